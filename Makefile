@@ -1,0 +1,63 @@
+# libmcp: the two commands of the README, and a few more.
+#
+#   make demo      install missing packages, build, run the tour
+#   make check     install missing packages, build with ASan+UBSan, run every test
+#   make fuzz      build the libFuzzer targets with clang-14 and run each for FUZZ_SECONDS
+#   make bench     optimised build, run the benchmarks against real peers
+#   make install   install headers, libraries, pkg-config and CMake files (PREFIX)
+
+PREFIX       ?= /usr/local
+JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 60
+CTEST_ARGS   ?=
+
+RELEASE_DIR := build/release
+CHECK_DIR   := build/check
+FUZZ_DIR    := build/fuzz
+BENCH_DIR   := build/bench
+
+.PHONY: all demo check fuzz bench install deps clean
+
+all: release
+
+deps:
+	@scripts/install-deps.sh build
+
+release: deps
+	@cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DMCP_BUILD_TESTS=OFF >/dev/null
+	@cmake --build $(RELEASE_DIR) -j $(JOBS)
+
+demo: release
+	@scripts/demo.sh $(RELEASE_DIR)
+
+check:
+	@scripts/install-deps.sh check
+	@CC=clang-14 cmake -S . -B $(CHECK_DIR) -DCMAKE_BUILD_TYPE=Debug \
+	  -DMCP_SANITIZE=ON -DMCP_BUILD_FUZZ=ON >/dev/null
+	@cmake --build $(CHECK_DIR) -j $(JOBS)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(CHECK_DIR) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+fuzz:
+	@scripts/install-deps.sh check
+	@CC=clang-14 cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DMCP_SANITIZE=ON -DMCP_BUILD_FUZZ=ON -DMCP_BUILD_TESTS=OFF \
+	  -DMCP_BUILD_EXAMPLES=OFF >/dev/null
+	@cmake --build $(FUZZ_DIR) -j $(JOBS)
+	@scripts/run-fuzzers.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+
+bench:
+	@scripts/install-deps.sh bench
+	@cmake -S . -B $(BENCH_DIR) -DCMAKE_BUILD_TYPE=Release -DMCP_BUILD_TESTS=OFF \
+	  -DMCP_BUILD_BENCH=ON >/dev/null
+	@cmake --build $(BENCH_DIR) -j $(JOBS)
+	@if [ -x bench/run.sh ]; then bench/run.sh $(BENCH_DIR); \
+	  else echo "bench: no benchmarks yet (see issue: benchmarks)"; fi
+
+install: release
+	@cmake --install $(RELEASE_DIR) --prefix $(PREFIX)
+
+clean:
+	rm -rf build

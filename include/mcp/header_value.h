@@ -1,0 +1,66 @@
+/*
+ * Values of the Mcp-Name and Mcp-Param-{Name} headers (digest section 4.6).
+ *
+ * A string that is safe as a plain header value is sent as-is. A string with
+ * any non-ASCII byte, any control character (TAB, CR and LF included),
+ * leading or trailing whitespace, or that itself looks like the sentinel
+ * (starts "=?base64?" and ends "?="), is sent as
+ * "=?base64?<standard Base64 of the UTF-8 bytes, with padding>?=".
+ * Integers are decimal, booleans "true"/"false". The markers are lowercase
+ * and case-sensitive: "=?BASE64?...?=" is a literal value.
+ *
+ * All functions are pure and thread-safe.
+ */
+#ifndef MCP_HEADER_VALUE_H
+#define MCP_HEADER_VALUE_H
+
+#include "mcp/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The largest integer magnitude a header may carry: 2^53 - 1. */
+#define MCP_HEADER_INT_MAX INT64_C(9007199254740991)
+
+/*
+ * Encodes `len` bytes of UTF-8 text for a header. Returns a malloc'd
+ * NUL-terminated value in *out (free with free()), or MCP_EINVAL when the
+ * text is not valid UTF-8 (or contains NUL), MCP_ENOMEM on allocation
+ * failure.
+ */
+MCP_API int mcp_header_value_encode(const char *text, size_t len, char **out);
+
+/*
+ * Encodes a JSON scalar for a header: a string as above, an integer in
+ * decimal (MCP_EINVAL beyond +-(2^53-1)), a boolean as true/false. Other
+ * types (null, real, object, array) give MCP_EINVAL.
+ */
+MCP_API int mcp_header_value_from_json(const json_t *value, char **out);
+
+/*
+ * Decodes a received header value: trims optional whitespace, then either
+ * Base64-decodes the sentinel form (standard alphabet, padding required,
+ * result must be valid UTF-8 without NUL) or takes the plain value, which
+ * must consist of visible ASCII and interior spaces/tabs only. Returns the
+ * decoded bytes, malloc'd and NUL-terminated, in *out and their length in
+ * *out_len (if not NULL). Errors: MCP_EINVAL for invalid characters or bad
+ * Base64; MCP_ENOMEM.
+ */
+MCP_API int mcp_header_value_decode(const char *value, size_t len, char **out, size_t *out_len);
+
+/*
+ * Does a decoded header value equal a body value (borrowed)?
+ *   string  : byte-exact comparison;
+ *   integer : numeric comparison ("42", "+42", "42.0", "4.2e1" equal 42;
+ *             the header must be a finite decimal number);
+ *   boolean : exactly "true" or "false";
+ *   anything else: false.
+ */
+MCP_API bool mcp_header_value_matches(const char *decoded, size_t decoded_len,
+                                      const json_t *body_value);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCP_HEADER_VALUE_H */

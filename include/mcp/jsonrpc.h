@@ -1,0 +1,129 @@
+/*
+ * JSON-RPC 2.0 messages: parse one message from bytes, build messages.
+ *
+ * MCP sends exactly one JSON-RPC message per stdio line or HTTP body; batches
+ * (JSON arrays) are rejected. The parser checks size and nesting depth on the
+ * raw bytes before jansson sees them (jansson recurses, and dumping deep
+ * documents needs a deep stack), rejects duplicate object keys (a smuggling
+ * risk between headers and body), and accepts \u0000 inside strings.
+ *
+ * All functions are pure and thread-safe.
+ */
+#ifndef MCP_JSONRPC_H
+#define MCP_JSONRPC_H
+
+#include "mcp/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mcp_msg_kind {
+    MCP_MSG_INVALID = 0,
+    MCP_MSG_REQUEST,      /* has id and method */
+    MCP_MSG_NOTIFICATION, /* has method, no id */
+    MCP_MSG_RESULT,       /* has id and result */
+    MCP_MSG_ERROR         /* has error (id may be absent or null) */
+} mcp_msg_kind_t;
+
+/* Limits checked before parsing. Zero fields take the defaults below. */
+typedef struct mcp_parse_limits {
+    size_t max_bytes; /* default MCP_DEFAULT_MAX_MESSAGE_BYTES */
+    int max_depth;    /* default MCP_DEFAULT_MAX_DEPTH (arrays + objects) */
+} mcp_parse_limits_t;
+
+#define MCP_DEFAULT_MAX_MESSAGE_BYTES ((size_t)16 * 1024 * 1024)
+#define MCP_DEFAULT_MAX_DEPTH 64
+
+/*
+ * One parsed message. `root` owns everything; the other pointers borrow from
+ * it and live as long as `root` does. Release with mcp_message_clear().
+ */
+typedef struct mcp_message {
+    mcp_msg_kind_t kind;
+    json_t *root;       /* the whole message (owned) */
+    json_t *id;         /* string or integer; NULL for notifications (and
+                           for errors whose id is absent or null) */
+    const char *method; /* requests and notifications */
+    json_t *params;     /* object, or NULL when absent */
+    json_t *result;     /* MCP_MSG_RESULT */
+    json_t *error;      /* MCP_MSG_ERROR: the error object */
+} mcp_message_t;
+
+/*
+ * Parses exactly one JSON-RPC 2.0 message from buf[0..len).
+ *
+ * Success: returns MCP_OK and fills *out.
+ * Failure: returns MCP_EINVAL (or MCP_ENOMEM) and fills *err with
+ *   -32700 Parse error  for bytes that are not one JSON value (invalid JSON,
+ *                       bad UTF-8, trailing garbage, integer overflow,
+ *                       duplicate keys); err->data = {"line","column",
+ *                       "position"} of the problem;
+ *   -32600 Invalid Request  for a batch (array), over-size input, too deep
+ *                       nesting, a non-object, "jsonrpc" not exactly "2.0",
+ *                       an id that is not a string or integer, a method
+ *                       that is not a string (or contains NUL), params that
+ *                       are not an object, or a shape that is none of the
+ *                       four kinds.
+ *   When a request's id could be read, out->id (and out->root) are kept so
+ *   the error response can carry the id; otherwise out->id is NULL.
+ * In every case the caller must call mcp_message_clear(out).
+ *
+ * `limits` may be NULL for the defaults. `out` must not be NULL; `err` may.
+ */
+MCP_API int mcp_jsonrpc_parse(const char *buf, size_t len, const mcp_parse_limits_t *limits,
+                              mcp_message_t *out, mcp_error_t *err);
+
+/*
+ * Classifies an already decoded JSON value as a message, with the same rules
+ * and errors as mcp_jsonrpc_parse (except the byte checks). `root` is
+ * borrowed; out->root takes a new reference to it.
+ */
+MCP_API int mcp_jsonrpc_from_json(json_t *root, mcp_message_t *out, mcp_error_t *err);
+
+/* Releases out->root and zeroes *out. NULL-safe. */
+MCP_API void mcp_message_clear(mcp_message_t *msg);
+
+/*
+ * Scans raw JSON text and returns the maximum nesting depth of arrays and
+ * objects (strings and escapes are skipped correctly), stopping early with
+ * max_depth + 1 once the limit is exceeded. Does not validate the JSON.
+ */
+MCP_API int mcp_json_depth(const char *buf, size_t len, int max_depth);
+
+/* Builders. Each returns a new message object, or NULL on allocation failure
+ * (or invalid UTF-8 in a string argument). `id` is borrowed (the message
+ * takes its own reference); `*_new` arguments are stolen, even on failure. */
+
+/* {"jsonrpc":"2.0","id":id,"method":method,"params":params_new?} */
+MCP_API json_t *mcp_jsonrpc_request(const json_t *id, const char *method, json_t *params_new);
+
+/* {"jsonrpc":"2.0","method":method,"params":params_new?} */
+MCP_API json_t *mcp_jsonrpc_notification(const char *method, json_t *params_new);
+
+/* {"jsonrpc":"2.0","id":id,"result":result_new} */
+MCP_API json_t *mcp_jsonrpc_result(const json_t *id, json_t *result_new);
+
+/*
+ * {"jsonrpc":"2.0","id":id,"error":{"code","message","data"?}}. A NULL id
+ * omits the member (the request's id could not be read; the 2026-07-28
+ * schema makes it optional rather than null). A NULL message uses
+ * mcp_error_code_name(code).
+ */
+MCP_API json_t *mcp_jsonrpc_error(const json_t *id, int code, const char *message,
+                                  json_t *data_new);
+
+/* The error response for err (code 0 becomes -32603). */
+MCP_API json_t *mcp_jsonrpc_error_from(const json_t *id, const mcp_error_t *err);
+
+/*
+ * Serialises a message compactly (no newlines, so it is a valid stdio line).
+ * Returns a malloc'd NUL-terminated string (free with free()) and its length
+ * in *len (if len is not NULL), or NULL on failure.
+ */
+MCP_API char *mcp_json_dump(const json_t *msg, size_t *len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCP_JSONRPC_H */

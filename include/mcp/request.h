@@ -1,0 +1,111 @@
+/*
+ * Server-side classification of an incoming message (digest sections 1.2,
+ * 4.4, 4.5 and 10.4; wire-ts2.md section 0).
+ *
+ * Era: the body decides. A request whose params._meta contains
+ * "io.modelcontextprotocol/protocolVersion" (the modern claim) is modern,
+ * whatever its value; anything else is legacy. Headers only cross-check.
+ *
+ * A modern request then climbs the validation ladder, in this order; the
+ * first failing rung answers:
+ *
+ *   1. header/body cross-check (HTTP only)   -32020  HTTP 400
+ *      MCP-Protocol-Version present and equal to the _meta version;
+ *      Mcp-Method present and equal to the body method (case-sensitive);
+ *      Mcp-Name present and equal (after decoding) to params.name for
+ *      tools/call and prompts/get, params.uri for resources/read.
+ *      Notifications are exempt from the presence checks (a header that is
+ *      present must still match). Values are trimmed; names are
+ *      case-insensitive; a header given twice is a mismatch.
+ *   2. required _meta                         -32602  HTTP 400
+ *      params is an object with _meta, protocolVersion a string,
+ *      clientCapabilities an object; clientInfo, when present, an object;
+ *      logLevel, when present, one of the eight RFC 5424 level names.
+ *   3. version supported                      -32022  HTTP 400
+ *   4. method exists                          -32601  HTTP 404
+ *   5. client capability                      -32021  HTTP 400
+ *   6. Mcp-Param-* headers (HTTP, tools/call) -32020  HTTP 400
+ *      each annotated argument with a non-null value must arrive in its
+ *      header with an equal decoded value; an annotated header that is
+ *      present with invalid characters or bad Base64 is rejected; a header
+ *      for an absent/null argument is ignored.
+ *
+ * All functions are pure and thread-safe.
+ */
+#ifndef MCP_REQUEST_H
+#define MCP_REQUEST_H
+
+#include "mcp/common.h"
+#include "mcp/headers.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Reserved _meta keys (digest sections 1.2 and 1.3). */
+#define MCP_META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CLIENT_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_CLIENT_INFO "io.modelcontextprotocol/clientInfo"
+#define MCP_META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
+#define MCP_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+#define MCP_META_SUBSCRIPTION_ID "io.modelcontextprotocol/subscriptionId"
+
+/* HTTP header names (digest section 4.2), in their canonical spelling. */
+#define MCP_HEADER_PROTOCOL_VERSION "MCP-Protocol-Version"
+#define MCP_HEADER_METHOD "Mcp-Method"
+#define MCP_HEADER_NAME "Mcp-Name"
+#define MCP_HEADER_PARAM_PREFIX "Mcp-Param-"
+#define MCP_HEADER_SESSION_ID "Mcp-Session-Id"
+
+/*
+ * The era of an incoming request or notification: MCP_ERA_MODERN when
+ * params._meta carries the protocolVersion key, MCP_ERA_LEGACY otherwise.
+ * Never MCP_ERA_UNKNOWN.
+ */
+MCP_API mcp_era_t mcp_request_era(const mcp_message_t *msg);
+
+/*
+ * The one check a legacy-classified message gets from the protocol core:
+ * on HTTP, a MCP-Protocol-Version header naming a modern version on a body
+ * without the modern claim is a -32020 mismatch (wire-ts2.md 5.5). Returns
+ * MCP_OK or MCP_EINVAL with *err filled and *http_status = 400.
+ * `headers` may be NULL (not HTTP): always MCP_OK.
+ */
+MCP_API int mcp_check_legacy_request(const mcp_message_t *msg, const mcp_headers_t *headers,
+                                     int *http_status, mcp_error_t *err);
+
+/* Inputs of the modern validation ladder. All pointers are borrowed. */
+typedef struct mcp_request_check {
+    const mcp_message_t *msg;       /* a request or notification with the modern claim */
+    const mcp_headers_t *headers;   /* HTTP request headers; NULL off HTTP (rungs 1, 6 skipped) */
+    const char *const *versions;    /* modern versions the server accepts */
+    size_t n_versions;
+    bool method_known;              /* the server serves msg->method on the modern path */
+    const json_t *required_capabilities; /* ClientCapabilities this request needs, or NULL */
+    const json_t *input_schema;     /* tools/call: the tool's inputSchema, or NULL */
+} mcp_request_check_t;
+
+/*
+ * Runs the ladder. Returns MCP_OK when the request may be dispatched;
+ * otherwise MCP_EINVAL with *err holding the JSON-RPC error (code, message,
+ * data) and *http_status its HTTP status. Notifications only get rung 1.
+ */
+MCP_API int mcp_check_modern_request(const mcp_request_check_t *check, int *http_status,
+                                     mcp_error_t *err);
+
+/*
+ * Where Mcp-Name comes from for `method`: "name" for tools/call and
+ * prompts/get, "uri" for resources/read, NULL for every other method.
+ */
+MCP_API const char *mcp_method_name_param(const char *method);
+
+/* The eight logging levels, least severe first (RFC 5424 order). Returns
+ * the index 0..7 of `level`, or -1 when it is not one of them. */
+MCP_API int mcp_log_level_index(const char *level);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCP_REQUEST_H */

@@ -1,0 +1,75 @@
+/*
+ * Modern result shaping and HTTP status of responses (digest sections 1.3,
+ * 2.1, 3.2, 4.4 and 6).
+ *
+ * Every 2026-07-28 result gets resultType ("complete" unless the handler
+ * said otherwise) and _meta["io.modelcontextprotocol/serverInfo"].
+ * Request-scoped keys that a handler may have copied from the request's
+ * _meta (protocolVersion, clientCapabilities, clientInfo, logLevel) are
+ * removed from the result's _meta; its other keys stay. The six cacheable
+ * results get ttlMs and cacheScope unless the handler set its own. Results
+ * of kind "input_required" (only for tools/call, prompts/get and
+ * resources/read) and "task" never carry cache hints.
+ *
+ * All functions are pure and thread-safe.
+ */
+#ifndef MCP_RESULT_H
+#define MCP_RESULT_H
+
+#include "mcp/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MCP_DEFAULT_TTL_MS 60000
+#define MCP_CACHE_PRIVATE "private"
+#define MCP_CACHE_PUBLIC "public"
+
+typedef struct mcp_result_shape {
+    const json_t *server_info;       /* Implementation object, or NULL to omit serverInfo */
+    int64_t ttl_ms;                  /* default ttlMs for cacheable results (< 0: MCP_DEFAULT_TTL_MS) */
+    const char *cache_scope;         /* default cacheScope; NULL means "private" */
+} mcp_result_shape_t;
+
+/* True for server/discover, tools/list, prompts/list, resources/list,
+ * resources/templates/list and resources/read. */
+MCP_API bool mcp_method_is_cacheable(const char *method);
+
+/* True for tools/call, prompts/get and resources/read: the only methods
+ * that may answer resultType "input_required". */
+MCP_API bool mcp_method_may_require_input(const char *method);
+
+/*
+ * Shapes `result` (an object, modified in place) as the result of `method`.
+ * Errors (MCP_EINVAL, *err filled with -32603): result not an object;
+ * resultType not a string; "input_required" for a method that may not
+ * return it, or without inputRequests and requestState; a handler-set ttlMs
+ * that is not a non-negative integer or cacheScope that is neither
+ * "public" nor "private".
+ */
+MCP_API int mcp_shape_modern_result(const char *method, json_t *result,
+                                    const mcp_result_shape_t *shape, mcp_error_t *err);
+
+/*
+ * Shapes a JSON-RPC error object (modified in place) for the modern era:
+ * -32002 (legacy resource not found) becomes -32602; everything else keeps
+ * its shape.
+ */
+MCP_API void mcp_shape_modern_error(json_t *error_obj);
+
+/*
+ * The HTTP status for a JSON-RPC error code on the modern path: -32020,
+ * -32021, -32022 -> 400; -32601 -> 404; -32700, -32600 -> 400; any other
+ * error -> 400 when it was raised before the method ran
+ * (`before_dispatch`), else 200. Code 0 (a result) -> 200.
+ */
+MCP_API int mcp_http_status_for_code(int code, bool before_dispatch);
+
+/* Same, reading the code from a response message (a result gives 200). */
+MCP_API int mcp_http_status_for_response(const json_t *response, bool before_dispatch);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCP_RESULT_H */
