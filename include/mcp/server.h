@@ -1,0 +1,562 @@
+/*
+ * libmcp server: registries of tools, resources, prompts and completions,
+ * and the handler API.
+ *
+ * A server is built once, filled with what it offers, then served over one
+ * or more transports (mcp_server_run_stdio() here; HTTP in
+ * mcp/server_http.h; your own through mcp/server_core.h). The same handler
+ * code serves every transport and both protocol eras.
+ *
+ *     static int echo(mcp_call_t *call, void *user)
+ *     {
+ *         const char *text = mcp_call_arg_string(call, "text");
+ *         if (!text)
+ *             return mcp_call_fail(call, MCP_INVALID_PARAMS, "text is required");
+ *         return mcp_call_add_text(call, text);
+ *     }
+ *
+ *     mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){
+ *         .name = "demo", .version = "1.0.0"}, NULL);
+ *     mcp_server_add_tool(srv, &(mcp_tool_t){
+ *         .name = "echo", .description = "Echo the text back",
+ *         .input_schema = "{\"type\":\"object\",\"properties\":"
+ *                         "{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}",
+ *         .handler = echo}, NULL);
+ *     mcp_server_run_stdio(srv, NULL);
+ *     mcp_server_free(srv);
+ *
+ * Threading: handlers run on the server's worker pool, several at once;
+ * a slow handler never blocks other requests. Everything in this header may
+ * be called from any thread, including adding and removing registry entries
+ * while the server is serving (the change is published to listeners as a
+ * list_changed event). mcp_call_* functions may only be used on the `call`
+ * a handler was given, during that handler's run.
+ */
+#ifndef MCP_SERVER_H
+#define MCP_SERVER_H
+
+#include "mcp/common.h"
+#include "mcp/content.h"
+#include "mcp/errors.h"
+#include "mcp/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mcp_server mcp_server_t;
+typedef struct mcp_call mcp_call_t;
+typedef struct mcp_codec mcp_codec_t; /* requestState sealing, see mcp/request_state.h */
+
+/* ------------------------------------------------------------------------
+ * Creating a server
+ * ------------------------------------------------------------------------ */
+
+typedef struct mcp_server_options {
+    /* Identity (Implementation): name and version are required. */
+    const char *name;
+    const char *version;
+    const char *title;       /* optional display name */
+    const char *description; /* optional */
+    const char *website_url; /* optional */
+    const char *icons;       /* optional JSON text: an array of Icon objects */
+
+    /* Natural-language guidance for the model (server/discover, initialize). */
+    const char *instructions;
+
+    /* Worker threads running handlers; 0 picks max(2, number of CPUs). */
+    int worker_threads;
+    /* Items per page of tools/list, prompts/list, resources/list and
+     * resources/templates/list; 0 picks 100. */
+    size_t page_size;
+    /* Cache hints for cacheable results a handler did not set itself:
+     * ttlMs (< 0 picks 60000; 0 means "immediately stale") and cacheScope
+     * ("private" when NULL). */
+    int64_t cache_ttl_ms;
+    const char *cache_scope;
+    /* Do not put _meta["io.modelcontextprotocol/serverInfo"] into results. */
+    bool omit_server_info_meta;
+    /* Maximum MRTR rounds of one request before it fails with -32602
+     * (0 picks 8). */
+    int max_input_rounds;
+
+    /* Where the library's diagnostics go (NULL: nowhere). */
+    mcp_log_fn log;
+    void *log_user;
+} mcp_server_options_t;
+
+/*
+ * Creates a server. `opts` is copied (strings included). Returns NULL with
+ * *err filled when name or version is missing, icons is not a JSON array,
+ * or allocation fails. The worker pool starts on first use.
+ */
+MCP_API mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err);
+
+/*
+ * Stops the worker pool (running handlers see mcp_call_cancelled() and are
+ * waited for), then frees the server. Every transport serving it must have
+ * been stopped first. NULL-safe.
+ */
+MCP_API void mcp_server_free(mcp_server_t *srv);
+
+/* ------------------------------------------------------------------------
+ * Tools
+ * ------------------------------------------------------------------------ */
+
+/*
+ * A tool handler. Reads its arguments with mcp_call_arg_*(), adds content
+ * with mcp_call_add_*(), and returns:
+ *   0 (MCP_OK)           the result is complete;
+ *   MCP_INPUT_REQUIRED   it asked for input with mcp_call_elicit() & co.
+ *                        and must run again once the client answers;
+ *   a negative MCP_E*    failure: the JSON-RPC error recorded with
+ *                        mcp_call_fail() is sent, or -32603 when none was.
+ * Tool-level failures the model should see (bad input values, an API that
+ * failed) are results, not errors: use mcp_call_tool_error().
+ */
+typedef int (*mcp_tool_fn)(mcp_call_t *call, void *user);
+
+/* Returned by a handler that asked for input (a positive value on purpose:
+ * it is not a failure). */
+#define MCP_INPUT_REQUIRED 1
+
+typedef struct mcp_tool {
+    const char *name;          /* required; unique; 1-128 chars of [A-Za-z0-9_.-] */
+    const char *title;         /* optional display name */
+    const char *description;   /* optional */
+    /* JSON text of the inputSchema; its root must be {"type":"object",...}.
+     * NULL means {"type":"object"}. x-mcp-header annotations are validated
+     * (an invalid one makes registration fail). */
+    const char *input_schema;
+    const char *output_schema; /* optional JSON text of the outputSchema */
+    const char *annotations;   /* optional JSON text of ToolAnnotations */
+    const char *icons;         /* optional JSON text: array of Icon */
+    const char *meta;          /* optional JSON text: the tool's _meta object */
+    /* Optional JSON text: the ClientCapabilities every call of this tool
+     * needs, e.g. "{\"sampling\":{}}". A call from a client that did not
+     * declare them is refused with -32021 before the handler runs. */
+    const char *required_capabilities;
+    mcp_tool_fn handler;       /* required */
+    void *user;                /* passed to the handler */
+} mcp_tool_t;
+
+/*
+ * Registers a tool (everything is copied). Fails with MCP_EINVAL and *err
+ * filled for a missing or malformed field, invalid JSON text, an inputSchema
+ * whose root is not an object schema, or invalid x-mcp-header annotations;
+ * with MCP_EEXIST when a tool of that name exists. Publishes a tools
+ * list_changed event.
+ */
+MCP_API int mcp_server_add_tool(mcp_server_t *srv, const mcp_tool_t *tool, mcp_error_t *err);
+
+/*
+ * Registers a tool from a complete Tool object (borrowed; deep-copied), for
+ * programs that build definitions as JSON. Same checks and errors as
+ * mcp_server_add_tool.
+ */
+MCP_API int mcp_server_add_tool_json(mcp_server_t *srv, const json_t *tool, mcp_tool_fn handler,
+                                     void *user, mcp_error_t *err);
+
+/* Removes a tool. Calls already running finish normally. Returns
+ * MCP_ENOTFOUND when there is no such tool. Publishes list_changed. */
+MCP_API int mcp_server_remove_tool(mcp_server_t *srv, const char *name);
+
+/* ------------------------------------------------------------------------
+ * Resources and resource templates
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Reads a resource: adds one or more contents with mcp_call_add_resource_*()
+ * for `uri` (the URI the client asked for) and returns 0. May return
+ * MCP_INPUT_REQUIRED, or fail like a tool handler; return
+ * mcp_call_resource_not_found(call) when the URI names nothing.
+ */
+typedef int (*mcp_resource_fn)(mcp_call_t *call, const char *uri, void *user);
+
+typedef struct mcp_resource {
+    const char *uri;         /* required; unique */
+    const char *name;        /* required */
+    const char *title;
+    const char *description;
+    const char *mime_type;
+    int64_t size;            /* size in bytes when known; 0 = not advertised */
+    const char *annotations; /* optional JSON text of Annotations */
+    const char *icons;       /* optional JSON text: array of Icon */
+    const char *meta;        /* optional JSON text: _meta object */
+    mcp_resource_fn handler; /* required */
+    void *user;
+} mcp_resource_t;
+
+/* Registers a static resource (copied). MCP_EINVAL / MCP_EEXIST as for
+ * tools. Publishes a resources list_changed event. */
+MCP_API int mcp_server_add_resource(mcp_server_t *srv, const mcp_resource_t *res,
+                                    mcp_error_t *err);
+
+/* Removes a resource; MCP_ENOTFOUND when absent. Publishes list_changed. */
+MCP_API int mcp_server_remove_resource(mcp_server_t *srv, const char *uri);
+
+typedef struct mcp_resource_template {
+    /* Required. An RFC 6570 URI template; level 1 ({var}) and the reserved
+     * and path forms ({+var}, {/var}) are matched against requested URIs. */
+    const char *uri_template;
+    const char *name;        /* required */
+    const char *title;
+    const char *description;
+    const char *mime_type;
+    const char *annotations; /* optional JSON text */
+    const char *icons;       /* optional JSON text */
+    const char *meta;        /* optional JSON text */
+    mcp_resource_fn handler; /* required; reads variables with mcp_call_uri_var() */
+    void *user;
+} mcp_resource_template_t;
+
+/* Registers a resource template (copied). A resources/read whose URI is not
+ * a static resource is matched against templates in registration order.
+ * MCP_EINVAL for a template that does not parse. Publishes list_changed. */
+MCP_API int mcp_server_add_resource_template(mcp_server_t *srv,
+                                             const mcp_resource_template_t *tpl,
+                                             mcp_error_t *err);
+
+/* Removes a template by its uri_template text; MCP_ENOTFOUND when absent. */
+MCP_API int mcp_server_remove_resource_template(mcp_server_t *srv, const char *uri_template);
+
+/*
+ * Tells subscribers that the resource at `uri` changed: listen streams whose
+ * filter names it (and legacy sessions subscribed to it) receive
+ * notifications/resources/updated. Safe from any thread.
+ */
+MCP_API int mcp_server_notify_resource_updated(mcp_server_t *srv, const char *uri);
+
+/* ------------------------------------------------------------------------
+ * Prompts
+ * ------------------------------------------------------------------------ */
+
+/* Builds a prompt: mcp_call_add_message() for each message, optionally
+ * mcp_call_set_description(). Returns like a tool handler. Arguments are
+ * read with mcp_call_arg_string(). */
+typedef int (*mcp_prompt_fn)(mcp_call_t *call, void *user);
+
+typedef struct mcp_prompt_arg {
+    const char *name;        /* required */
+    const char *title;
+    const char *description;
+    bool required;           /* prompts/get without it fails with -32602 */
+} mcp_prompt_arg_t;
+
+typedef struct mcp_prompt {
+    const char *name;        /* required; unique */
+    const char *title;
+    const char *description;
+    const mcp_prompt_arg_t *args; /* n_args entries */
+    size_t n_args;
+    const char *icons;       /* optional JSON text */
+    const char *meta;        /* optional JSON text */
+    mcp_prompt_fn handler;   /* required */
+    void *user;
+} mcp_prompt_t;
+
+/* Registers a prompt (copied). MCP_EINVAL / MCP_EEXIST as for tools.
+ * Publishes a prompts list_changed event. */
+MCP_API int mcp_server_add_prompt(mcp_server_t *srv, const mcp_prompt_t *prompt,
+                                  mcp_error_t *err);
+
+/* Removes a prompt; MCP_ENOTFOUND when absent. Publishes list_changed. */
+MCP_API int mcp_server_remove_prompt(mcp_server_t *srv, const char *name);
+
+/* ------------------------------------------------------------------------
+ * Completion
+ * ------------------------------------------------------------------------ */
+
+typedef enum mcp_completion_ref_kind {
+    MCP_REF_PROMPT = 0,   /* ref/prompt: `name` is the prompt name */
+    MCP_REF_RESOURCE = 1  /* ref/resource: `name` is the URI or URI template */
+} mcp_completion_ref_kind_t;
+
+/*
+ * Suggests values for one argument: calls mcp_call_add_completion() for each
+ * (at most 100 are sent) and optionally mcp_call_set_completion_total().
+ * `context` is the request's context.arguments object (borrowed), or NULL.
+ */
+typedef int (*mcp_complete_fn)(mcp_call_t *call, mcp_completion_ref_kind_t kind,
+                               const char *name, const char *argument, const char *value,
+                               const json_t *context, void *user);
+
+/* Installs the completion handler; this also advertises the `completions`
+ * capability. NULL removes it. */
+MCP_API int mcp_server_set_completion(mcp_server_t *srv, mcp_complete_fn handler, void *user);
+
+/* ------------------------------------------------------------------------
+ * Inside a handler: the request
+ * ------------------------------------------------------------------------ */
+
+/* The method being served: "tools/call", "resources/read", ... */
+MCP_API const char *mcp_call_method(const mcp_call_t *call);
+
+/* The tool or prompt name, or the resource URI, of this request. */
+MCP_API const char *mcp_call_target(const mcp_call_t *call);
+
+/* The request's params object (borrowed; never NULL). */
+MCP_API const json_t *mcp_call_params(const mcp_call_t *call);
+
+/* The arguments object of tools/call and prompts/get (borrowed; an empty
+ * object when the client sent none). */
+MCP_API const json_t *mcp_call_arguments(const mcp_call_t *call);
+
+/* One argument (borrowed), or NULL when absent. */
+MCP_API const json_t *mcp_call_arg(const mcp_call_t *call, const char *name);
+
+/* A string argument, or NULL when absent or not a string. */
+MCP_API const char *mcp_call_arg_string(const mcp_call_t *call, const char *name);
+
+/* An integer argument into *out; false when absent or not an integer. */
+MCP_API bool mcp_call_arg_int(const mcp_call_t *call, const char *name, int64_t *out);
+
+/* A number (integer or real) argument into *out; false otherwise. */
+MCP_API bool mcp_call_arg_number(const mcp_call_t *call, const char *name, double *out);
+
+/* A boolean argument into *out; false when absent or not a boolean. */
+MCP_API bool mcp_call_arg_bool(const mcp_call_t *call, const char *name, bool *out);
+
+/* A variable of the matched resource template, or NULL. */
+MCP_API const char *mcp_call_uri_var(const mcp_call_t *call, const char *name);
+
+/* The client's declared capabilities for this request (borrowed; {} when
+ * none). On a legacy session: those of initialize. */
+MCP_API const json_t *mcp_call_client_capabilities(const mcp_call_t *call);
+
+/* The client's self-reported Implementation (borrowed), or NULL. Not to be
+ * used for security decisions. */
+MCP_API const json_t *mcp_call_client_info(const mcp_call_t *call);
+
+/* The protocol version this request speaks ("2026-07-28", "2025-11-25"...). */
+MCP_API const char *mcp_call_protocol_version(const mcp_call_t *call);
+
+/* The era of this request. Handlers rarely need it: the SDK bridges. */
+MCP_API mcp_era_t mcp_call_era(const mcp_call_t *call);
+
+/* The authenticated principal the transport attached, or NULL. */
+MCP_API const char *mcp_call_principal(const mcp_call_t *call);
+
+/* True once the client cancelled the request (stdio notifications/cancelled,
+ * HTTP stream closed) or the server is shutting down. Long handlers should
+ * poll it and return MCP_ECANCELED; nothing more is sent for the request. */
+MCP_API bool mcp_call_cancelled(const mcp_call_t *call);
+
+/*
+ * Sleeps up to `ms` milliseconds, waking early when the request is
+ * cancelled. Returns 0 after the full sleep, MCP_ECANCELED when cut short.
+ */
+MCP_API int mcp_call_sleep(mcp_call_t *call, int64_t ms);
+
+/* ------------------------------------------------------------------------
+ * Inside a handler: notifications during the request
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Reports progress (notifications/progress) when the client asked for it
+ * with a progressToken; otherwise does nothing and returns 0. `progress`
+ * must increase from call to call (MCP_EINVAL otherwise); `total` < 0 and
+ * `message` NULL are omitted.
+ */
+MCP_API int mcp_call_progress(mcp_call_t *call, double progress, double total,
+                              const char *message);
+
+/*
+ * Sends a log message (notifications/message) for this request when the
+ * client opted in (modern: _meta logLevel; legacy: logging/setLevel) at or
+ * above the client's level; otherwise does nothing and returns 0. `level`
+ * is one of "debug", "info", "notice", "warning", "error", "critical",
+ * "alert", "emergency" (MCP_EINVAL otherwise). `logger` may be NULL.
+ * data_new is stolen.
+ */
+MCP_API int mcp_call_log(mcp_call_t *call, const char *level, const char *logger,
+                         json_t *data_new);
+
+/* mcp_call_log with a printf-formatted string as data. */
+MCP_API int mcp_call_logf(mcp_call_t *call, const char *level, const char *fmt, ...)
+    MCP_PRINTF(3, 4);
+
+/* ------------------------------------------------------------------------
+ * Inside a handler: the result
+ * ------------------------------------------------------------------------ */
+
+/* Appends a content block (stolen) to a tool result. */
+MCP_API int mcp_call_add_content(mcp_call_t *call, json_t *block_new);
+
+/* Appends {"type":"text","text":text}. */
+MCP_API int mcp_call_add_text(mcp_call_t *call, const char *text);
+
+/* Appends a text block from a printf format. */
+MCP_API int mcp_call_add_textf(mcp_call_t *call, const char *fmt, ...) MCP_PRINTF(2, 3);
+
+/*
+ * Sets structuredContent (stolen; any JSON value). When the tool declares
+ * an outputSchema the value should conform. If the handler adds no content
+ * block, the SDK adds the value's JSON text as a text block, as the spec
+ * recommends for compatibility.
+ */
+MCP_API int mcp_call_set_structured(mcp_call_t *call, json_t *value_new);
+
+/* Marks the tool result as a tool-level error (isError: true) and appends
+ * a text block with the formatted message. Returns 0: the handler should
+ * return it (`return mcp_call_tool_error(call, "no such city: %s", c);`). */
+MCP_API int mcp_call_tool_error(mcp_call_t *call, const char *fmt, ...) MCP_PRINTF(2, 3);
+
+/* Appends resource contents (stolen; TextResourceContents or
+ * BlobResourceContents, see mcp_resource_text/blob) to a resources/read
+ * result. */
+MCP_API int mcp_call_add_resource_contents(mcp_call_t *call, json_t *contents_new);
+
+/* Appends {"uri","mimeType"?,"text"} contents. */
+MCP_API int mcp_call_add_resource_text(mcp_call_t *call, const char *uri, const char *mime_type,
+                                       const char *text);
+
+/* Appends {"uri","mimeType"?,"blob"} contents (data is Base64-encoded). */
+MCP_API int mcp_call_add_resource_blob(mcp_call_t *call, const char *uri, const char *mime_type,
+                                       const void *data, size_t len);
+
+/* Records "resource not found" (-32602 with data.uri; -32002 on legacy
+ * sessions) and returns MCP_ENOTFOUND for the handler to return. */
+MCP_API int mcp_call_resource_not_found(mcp_call_t *call);
+
+/* Appends a prompt message {"role":role,"content":content_new (stolen)}.
+ * role is "user" or "assistant". */
+MCP_API int mcp_call_add_message(mcp_call_t *call, const char *role, json_t *content_new);
+
+/* Sets the description of a prompts/get result. */
+MCP_API int mcp_call_set_description(mcp_call_t *call, const char *description);
+
+/* Adds one completion value (values past 100 are counted in hasMore). */
+MCP_API int mcp_call_add_completion(mcp_call_t *call, const char *value);
+
+/* Sets completion.total (< 0 omits it) and completion.hasMore. */
+MCP_API int mcp_call_set_completion_total(mcp_call_t *call, int64_t total, bool has_more);
+
+/* Sets a key of the result's _meta (value stolen). Keys under
+ * "io.modelcontextprotocol/" are reserved and refused with MCP_EINVAL. */
+MCP_API int mcp_call_set_result_meta(mcp_call_t *call, const char *key, json_t *value_new);
+
+/* Overrides the cache hints of a cacheable result (resources/read): ttl_ms
+ * >= 0, scope "public" or "private". */
+MCP_API int mcp_call_set_cache(mcp_call_t *call, int64_t ttl_ms, const char *scope);
+
+/*
+ * Records a JSON-RPC error for this request and returns MCP_ERPC, for the
+ * handler to return: `return mcp_call_fail(call, MCP_INVALID_PARAMS, "...");`.
+ * data_new (stolen) may be NULL.
+ */
+MCP_API int mcp_call_fail(mcp_call_t *call, int code, const char *fmt, ...) MCP_PRINTF(3, 4);
+
+/* mcp_call_fail with a data member (stolen). */
+MCP_API int mcp_call_fail_data(mcp_call_t *call, int code, json_t *data_new, const char *fmt,
+                               ...) MCP_PRINTF(4, 5);
+
+/* ------------------------------------------------------------------------
+ * Inside a handler: asking the client for input (MRTR)
+ *
+ * A tools/call, prompts/get or resources/read handler that needs something
+ * from the user or the client's model asks for it by key and returns
+ * MCP_INPUT_REQUIRED. On the modern era the client receives an
+ * input_required result, gathers the answers and retries; the handler then
+ * runs again and finds the answers with mcp_call_input(). On a legacy
+ * session the SDK sends the real server-to-client requests and runs the
+ * handler again when the answers arrive. Either way the handler code is the
+ * same:
+ *
+ *     const json_t *answer = mcp_call_input(call, "confirm");
+ *     if (!answer) {
+ *         int rc = mcp_call_elicit(call, "confirm", "Delete everything?", schema,
+ *                                  MCP_INPUT_NEEDED);
+ *         return rc < 0 ? rc : MCP_INPUT_REQUIRED;
+ *     }
+ *     ... read answer's "action" and "content" ...
+ *
+ * State that must survive to the next round goes in mcp_call_set_state();
+ * it travels sealed (encrypted and authenticated) inside requestState.
+ * ------------------------------------------------------------------------ */
+
+/* Flags of the mcp_call_elicit/sample/list_roots family. */
+enum {
+    /* The handler cannot finish without this input: when the client did not
+     * declare the capability, record -32021 (with data.requiredCapabilities)
+     * for the handler to return, instead of just MCP_EUNSUPPORTED. */
+    MCP_INPUT_NEEDED = 1u << 0
+};
+
+/*
+ * The client's answer to the input request `key` from the previous round
+ * (borrowed): an ElicitResult, CreateMessageResult or ListRootsResult. NULL
+ * when the client has not answered it (first round, or it left it out).
+ */
+MCP_API const json_t *mcp_call_input(const mcp_call_t *call, const char *key);
+
+/* How many times this request has returned MCP_INPUT_REQUIRED before
+ * (0 on the first run). */
+MCP_API int mcp_call_round(const mcp_call_t *call);
+
+/*
+ * Asks for a form elicitation under `key`: `message` for the user and
+ * `requested_schema_new` (stolen) a flat object schema of primitive
+ * properties. Returns 0 when queued; MCP_EUNSUPPORTED when the client did
+ * not declare elicitation (form) -- with MCP_INPUT_NEEDED, *also* records
+ * -32021; MCP_EINVAL for a bad argument or duplicate key.
+ */
+MCP_API int mcp_call_elicit(mcp_call_t *call, const char *key, const char *message,
+                            json_t *requested_schema_new, unsigned flags);
+
+/* Asks for a URL-mode elicitation (the user visits `url`). Needs the
+ * elicitation.url capability. Returns as mcp_call_elicit. */
+MCP_API int mcp_call_elicit_url(mcp_call_t *call, const char *key, const char *message,
+                                const char *url, unsigned flags);
+
+/* Asks the client's model for a completion: params_new (stolen) is a
+ * CreateMessageRequest params object (messages, maxTokens, ...). Needs the
+ * sampling capability (sampling.tools for tools/toolChoice). Returns as
+ * mcp_call_elicit. */
+MCP_API int mcp_call_sample(mcp_call_t *call, const char *key, json_t *params_new,
+                            unsigned flags);
+
+/* Asks for the client's roots (roots/list). Needs the roots capability.
+ * Returns as mcp_call_elicit. */
+MCP_API int mcp_call_list_roots(mcp_call_t *call, const char *key, unsigned flags);
+
+/* Whether the client declared what a given input request needs, without
+ * asking: `method` is "elicitation/create" (form unless params say url),
+ * "sampling/createMessage" or "roots/list"; params may be NULL. */
+MCP_API bool mcp_call_can_ask(const mcp_call_t *call, const char *method, const json_t *params);
+
+/* Stores the handler's continuation state (stolen) for the next round. */
+MCP_API int mcp_call_set_state(mcp_call_t *call, json_t *state_new);
+
+/* The state stored in the previous round (borrowed), or NULL. */
+MCP_API const json_t *mcp_call_state(const mcp_call_t *call);
+
+/* ------------------------------------------------------------------------
+ * stdio transport
+ * ------------------------------------------------------------------------ */
+
+typedef struct mcp_stdio_options {
+    int in_fd;            /* default 0 (stdin); -1 also means 0 */
+    int out_fd;           /* default 1 (stdout); -1 also means 1 */
+    size_t max_line;      /* longest accepted line in bytes; 0 picks 16 MiB */
+    int shutdown_grace_ms;/* on EOF, how long in-flight work may finish; 0 picks 5000 */
+} mcp_stdio_options_t;
+
+/*
+ * Serves the server over newline-delimited JSON on stdin/stdout until stdin
+ * reaches EOF (then in-flight requests get up to shutdown_grace_ms to
+ * finish and are cancelled after that) or mcp_server_stop_stdio() is
+ * called. Nothing but MCP messages is ever written to out_fd. `opts` may be
+ * NULL. Returns 0 after a clean end, MCP_EIO on a read/write failure.
+ * Blocks the calling thread.
+ */
+MCP_API int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts);
+
+/* Asks a running mcp_server_run_stdio() to finish as if stdin had closed.
+ * Safe from any thread or a signal handler. */
+MCP_API void mcp_server_stop_stdio(mcp_server_t *srv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCP_SERVER_H */

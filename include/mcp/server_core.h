@@ -1,0 +1,117 @@
+/*
+ * The transport-agnostic server core, for transport authors and for
+ * embedding libmcp in another HTTP server or event loop.
+ *
+ * One entry point, mcp_server_submit(), takes one incoming message (raw
+ * bytes) plus its context and answers through a sink: zero or more
+ * request-scoped notifications (progress, log, listen-stream events), then
+ * the response. The built-in stdio and HTTP transports are thin adapters
+ * over it.
+ *
+ * Messages that belong together (a stdio pipe pair, where a later
+ * notifications/cancelled names an earlier request id) share an mcp_conn_t.
+ * Independent HTTP POSTs of the modern era need none (pass NULL).
+ *
+ * Thread safety: every function may be called from any thread. Sinks are
+ * called from worker threads, possibly concurrently for different requests,
+ * but never concurrently for the same request.
+ */
+#ifndef MCP_SERVER_CORE_H
+#define MCP_SERVER_CORE_H
+
+#include "mcp/common.h"
+#include "mcp/headers.h"
+#include "mcp/probe.h"
+#include "mcp/server.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the core hands to a sink. */
+typedef enum mcp_out_kind {
+    /* A notification scoped to the request (progress, log) or, for
+     * subscriptions/listen, an event of the stream. More will follow. */
+    MCP_OUT_NOTIFICATION = 0,
+    /* The response to the request: the last message for it. */
+    MCP_OUT_RESPONSE = 1,
+    /* The incoming message was a notification (or a response) and was
+     * accepted; there is nothing to send back (HTTP: 202, empty body). */
+    MCP_OUT_ACCEPTED = 2
+} mcp_out_kind_t;
+
+typedef struct mcp_sink mcp_sink_t;
+
+/*
+ * Where the core sends the outgoing messages of one submitted message.
+ * Embed it as the first member of your own struct. The sink must stay
+ * valid until release() is called.
+ */
+struct mcp_sink {
+    /*
+     * Delivers one outgoing message (borrowed: serialise it, or take a
+     * reference, during the call; NULL for MCP_OUT_ACCEPTED). For
+     * MCP_OUT_RESPONSE and MCP_OUT_ACCEPTED, `http_status` is the status the
+     * message maps to on HTTP (200, 202, 400, 404, ...). Return 0, or a
+     * negative value when the peer is gone: the core then cancels the
+     * request and sends nothing more.
+     */
+    int (*send)(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, int http_status);
+    /* Called exactly once per successful mcp_server_submit(), after the
+     * last send() for it (or instead of any, when cancelled). */
+    void (*release)(mcp_sink_t *sink);
+};
+
+/* Context of an incoming message, as the transport saw it. Borrowed for the
+ * duration of mcp_server_submit() (the core copies what it keeps). */
+typedef struct mcp_request_context {
+    mcp_transport_kind_t transport;
+    const mcp_headers_t *headers; /* HTTP request headers; NULL off HTTP */
+    const char *principal;        /* authenticated principal, or NULL */
+} mcp_request_context_t;
+
+/* A sequence of messages from one client (a stdio connection). */
+typedef struct mcp_conn mcp_conn_t;
+
+/* One submitted request in flight, for cancellation by the transport. */
+typedef struct mcp_exchange mcp_exchange_t;
+
+/* Creates a connection for `transport` on `srv`. NULL on allocation
+ * failure. */
+MCP_API mcp_conn_t *mcp_conn_new(mcp_server_t *srv, mcp_transport_kind_t transport);
+
+/* Cancels every request still in flight on the connection (their sinks are
+ * released without further sends once their handlers return). */
+MCP_API void mcp_conn_cancel_all(mcp_conn_t *conn);
+
+/* Frees a connection. Requests still running keep what they need alive.
+ * NULL-safe. */
+MCP_API void mcp_conn_free(mcp_conn_t *conn);
+
+/*
+ * Submits one incoming message: `len` bytes of JSON (one JSON-RPC message).
+ * Validation failures are answered at once through the sink; method work
+ * runs on the worker pool and answers later. Returns MCP_OK when the sink
+ * was taken (release() will be called exactly once), or a negative code
+ * when the core could not take it (MCP_ENOMEM, MCP_ECLOSED after the server
+ * started shutting down): then the sink is untouched.
+ *
+ * `conn` may be NULL (a one-off HTTP POST). When `exchange_out` is not NULL
+ * it receives a handle to cancel the request (NULL for messages answered
+ * at once); release it with mcp_exchange_release().
+ */
+MCP_API int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, size_t len,
+                              const mcp_request_context_t *ctx, mcp_sink_t *sink,
+                              mcp_exchange_t **exchange_out);
+
+/* Cancels a submitted request (the HTTP client went away): its handler sees
+ * mcp_call_cancelled(), nothing more is sent, and the sink is released. */
+MCP_API void mcp_exchange_cancel(mcp_exchange_t *ex);
+
+/* Drops the transport's handle. NULL-safe. */
+MCP_API void mcp_exchange_release(mcp_exchange_t *ex);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCP_SERVER_CORE_H */
