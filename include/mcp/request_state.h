@@ -1,0 +1,185 @@
+/*
+ * Sealed requestState for multi round-trip requests (digest section 3.2).
+ *
+ * When a handler asks the client for input, the server hands the client an
+ * opaque `requestState` that comes back on the retry. It is
+ * attacker-controlled input, so libmcp seals it: the default codec encrypts
+ * and authenticates it with AES-256-GCM, and binds it to
+ *   - the authenticated principal (or "none"),
+ *   - an expiry (a TTL from sealing time, read from an injectable clock),
+ *   - the method, and
+ *   - a SHA-256 digest of the canonical JSON (RFC 8785) of the request's
+ *     salient params: params without _meta, inputResponses and requestState.
+ * Opening checks all four and, optionally, that the state is used only once.
+ *
+ * Wire format (base64url, no padding) of the default codec:
+ *   0x01 (format version) | key id length (1 byte) | key id |
+ *   12-byte random nonce | ciphertext | 16-byte GCM tag
+ * with AAD = "libmcp/requestState/v1" | 0x00 | format version | key id, so
+ * the key id is authenticated and keys can rotate safely. The plaintext is a
+ * canonical JSON object holding the binding and the server's payload.
+ *
+ * A keyring holds several 32-byte keys, each with an id: the newest seals,
+ * all open. Instances that share a keyring open each other's states.
+ *
+ * Thread safety: a keyring must be fully loaded before it is given to a
+ * codec; codecs are safe to use from several threads at once.
+ */
+#ifndef MCP_REQUEST_STATE_H
+#define MCP_REQUEST_STATE_H
+
+#include "mcp/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Keyring
+ * ------------------------------------------------------------------------ */
+
+typedef struct mcp_keyring mcp_keyring_t;
+
+#define MCP_STATE_KEY_BYTES 32
+#define MCP_STATE_KEY_ID_MAX 32
+
+/* An empty keyring, or NULL on allocation failure. */
+MCP_API mcp_keyring_t *mcp_keyring_new(void);
+
+/* Frees a keyring and wipes its keys. NULL-safe. */
+MCP_API void mcp_keyring_free(mcp_keyring_t *ring);
+
+/*
+ * Adds a key. `key_id` is 1..MCP_STATE_KEY_ID_MAX characters of
+ * [A-Za-z0-9._-]; the most recently added key seals. MCP_EINVAL for a bad
+ * id, MCP_EEXIST for a duplicate id.
+ */
+MCP_API int mcp_keyring_add(mcp_keyring_t *ring, const char *key_id,
+                            const uint8_t key[MCP_STATE_KEY_BYTES]);
+
+/*
+ * Adds keys from text: one key per line, "<key id> <base64 or base64url of
+ * 32 bytes>", oldest first; blank lines and lines starting with '#' are
+ * skipped. A single line holding only a key (no id) gets the id "0".
+ * MCP_EINVAL with *err naming the line on any malformed line (nothing is
+ * added then).
+ */
+MCP_API int mcp_keyring_load_text(mcp_keyring_t *ring, const char *text, mcp_error_t *err);
+
+/* mcp_keyring_load_text on a file's contents. MCP_EIO when unreadable. */
+MCP_API int mcp_keyring_load_file(mcp_keyring_t *ring, const char *path, mcp_error_t *err);
+
+/* mcp_keyring_load_text on an environment variable's value. MCP_ENOTFOUND
+ * when the variable is unset or empty. */
+MCP_API int mcp_keyring_load_env(mcp_keyring_t *ring, const char *var, mcp_error_t *err);
+
+/* Adds a fresh random key with id `key_id` (from the OS CSPRNG). */
+MCP_API int mcp_keyring_generate(mcp_keyring_t *ring, const char *key_id);
+
+/* Number of keys in the ring. */
+MCP_API size_t mcp_keyring_count(const mcp_keyring_t *ring);
+
+/* ------------------------------------------------------------------------
+ * Replay store (single-use enforcement)
+ * ------------------------------------------------------------------------ */
+
+typedef struct mcp_replay_store_ops {
+    /*
+     * Records that the state with this 16-byte id was redeemed. Returns 0 the
+     * first time, MCP_EEXIST when the id was already recorded (a replay), or
+     * another negative code on failure (the open then fails too). The store
+     * may forget ids after `expires_ms` (Unix epoch milliseconds).
+     */
+    int (*redeem)(void *ctx, const uint8_t id[16], int64_t expires_ms, int64_t now_ms);
+    /* Frees ctx (may be NULL). */
+    void (*free)(void *ctx);
+} mcp_replay_store_ops_t;
+
+typedef struct mcp_replay_store mcp_replay_store_t;
+
+/* A store over your own ops (e.g. backed by Redis); ctx is owned by it. */
+MCP_API mcp_replay_store_t *mcp_replay_store_new(const mcp_replay_store_ops_t *ops, void *ctx);
+
+/* The in-memory default: a hash set with expiry, holding at most
+ * `max_entries` live ids (0 picks 100000; when full, redeem fails with
+ * MCP_ELIMIT rather than forget a live id). Thread-safe. */
+MCP_API mcp_replay_store_t *mcp_replay_store_memory_new(size_t max_entries);
+
+/* NULL-safe. */
+MCP_API void mcp_replay_store_free(mcp_replay_store_t *store);
+
+/* ------------------------------------------------------------------------
+ * Codecs
+ * ------------------------------------------------------------------------ */
+
+/* What a state is bound to. All pointers are borrowed. */
+typedef struct mcp_state_binding {
+    const char *principal; /* authenticated principal, or NULL for none */
+    const char *method;    /* e.g. "tools/call" */
+    const json_t *params;  /* the request's params; the digest covers them
+                              minus _meta, inputResponses and requestState */
+} mcp_state_binding_t;
+
+/* A pluggable codec, so an application can bring its own (for example an
+ * HMAC-only one, or one that stores state server-side and hands out ids). */
+typedef struct mcp_codec_ops {
+    /* Seals `payload` (borrowed) for `binding`; *out is malloc'd. */
+    int (*seal)(void *ctx, const json_t *payload, const mcp_state_binding_t *binding, char **out,
+                mcp_error_t *err);
+    /* Opens `state`; on success *payload_out is a new reference. Any failure
+     * (tampering, wrong binding, expiry, replay, garbage) returns a negative
+     * code; the message in *err says why, for logs. */
+    int (*open)(void *ctx, const char *state, const mcp_state_binding_t *binding,
+                json_t **payload_out, mcp_error_t *err);
+    void (*free)(void *ctx);
+} mcp_codec_ops_t;
+
+typedef struct mcp_codec mcp_codec_t;
+
+/* A codec over your own ops; ctx is owned by it. */
+MCP_API mcp_codec_t *mcp_codec_new(const mcp_codec_ops_t *ops, void *ctx);
+
+typedef struct mcp_aead_options {
+    /* Lifetime of a sealed state; 0 picks 10 minutes. */
+    int64_t ttl_ms;
+    /* Clock in Unix epoch milliseconds; NULL uses the system clock. */
+    int64_t (*now_ms)(void *user);
+    void *clock_user;
+    /* When set, every state opens at most once (the store is owned by the
+     * codec). NULL: states may be replayed until they expire. */
+    mcp_replay_store_t *replay_store;
+} mcp_aead_options_t;
+
+/*
+ * The default AES-256-GCM codec. Takes ownership of `ring` (which must hold
+ * at least one key) and of opts->replay_store, even on failure. `opts` may
+ * be NULL. NULL with *err filled on failure.
+ */
+MCP_API mcp_codec_t *mcp_codec_aead_new(mcp_keyring_t *ring, const mcp_aead_options_t *opts,
+                                        mcp_error_t *err);
+
+/* Seals a payload. MCP_OK with *out malloc'd (free with free()). */
+MCP_API int mcp_codec_seal(mcp_codec_t *codec, const json_t *payload,
+                           const mcp_state_binding_t *binding, char **out, mcp_error_t *err);
+
+/* Opens a state. MCP_OK with *payload_out a new reference; otherwise a
+ * negative code and *err explaining (never the payload). */
+MCP_API int mcp_codec_open(mcp_codec_t *codec, const char *state,
+                           const mcp_state_binding_t *binding, json_t **payload_out,
+                           mcp_error_t *err);
+
+/* NULL-safe. */
+MCP_API void mcp_codec_free(mcp_codec_t *codec);
+
+/*
+ * The digest a state is bound to: SHA-256 of the RFC 8785 canonical JSON of
+ * `params` without _meta, inputResponses and requestState (NULL params
+ * digest as {}). Exposed so other implementations can check
+ * interoperability. Returns MCP_OK and fills out[32].
+ */
+MCP_API int mcp_state_params_digest(const json_t *params, uint8_t out[32]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCP_REQUEST_STATE_H */
