@@ -53,14 +53,14 @@ MCP_API json_t *mcp_resource_blob(const char *uri, const char *mime_type, const 
  * Standard Base64 (with padding) of len bytes: a malloc'd NUL-terminated
  * string (free with free()), or NULL on allocation failure.
  */
-MCP_API char *mcp_base64_encode(const void *data, size_t len);
+MCP_API char *mcp_base64_to_string(const void *data, size_t len);
 
 /*
  * Decodes standard Base64 (padding required). Returns a malloc'd buffer
  * (free with free(); NUL-terminated for convenience) with its length in
  * *len, or NULL when the input is not valid Base64 or allocation fails.
  */
-MCP_API void *mcp_base64_decode(const char *text, size_t text_len, size_t *len);
+MCP_API void *mcp_base64_from_string(const char *text, size_t text_len, size_t *len);
 
 #ifdef __cplusplus
 }

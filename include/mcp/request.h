@@ -60,21 +60,17 @@ extern "C" {
 #define MCP_HEADER_SESSION_ID "Mcp-Session-Id"
 
 /*
- * The era of an incoming request or notification: MCP_ERA_MODERN when
- * params._meta carries the protocolVersion key, MCP_ERA_LEGACY otherwise.
- * Never MCP_ERA_UNKNOWN.
+ * The era of an incoming request or notification:
+ *   - MCP_ERA_MODERN when params._meta carries the protocolVersion key (the
+ *     modern claim), whatever its value;
+ *   - MCP_ERA_MODERN also when `headers` (HTTP) carry a MCP-Protocol-Version
+ *     naming a modern version: such a request is modern but malformed (its
+ *     envelope is missing), and the ladder answers -32602 (the conformance
+ *     suite sends exactly this and expects -32602 / HTTP 400);
+ *   - MCP_ERA_LEGACY otherwise.
+ * `headers` may be NULL (not HTTP). Never returns MCP_ERA_UNKNOWN.
  */
-MCP_API mcp_era_t mcp_request_era(const mcp_message_t *msg);
-
-/*
- * The one check a legacy-classified message gets from the protocol core:
- * on HTTP, a MCP-Protocol-Version header naming a modern version on a body
- * without the modern claim is a -32020 mismatch (wire-ts2.md 5.5). Returns
- * MCP_OK or MCP_EINVAL with *err filled and *http_status = 400.
- * `headers` may be NULL (not HTTP): always MCP_OK.
- */
-MCP_API int mcp_check_legacy_request(const mcp_message_t *msg, const mcp_headers_t *headers,
-                                     int *http_status, mcp_error_t *err);
+MCP_API mcp_era_t mcp_request_era(const mcp_message_t *msg, const mcp_headers_t *headers);
 
 /* Inputs of the modern validation ladder. All pointers are borrowed. */
 typedef struct mcp_request_check {

@@ -99,6 +99,15 @@ MCP_API mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error
  */
 MCP_API void mcp_server_free(mcp_server_t *srv);
 
+/*
+ * Replaces the codec that seals requestState for input-required round trips
+ * (see mcp/request_state.h). Takes ownership of `codec` (even on failure).
+ * Without one, the server creates an AES-256-GCM codec with a random key on
+ * first use and logs a warning: such states do not survive a restart and do
+ * not open on another instance. Set it before serving.
+ */
+MCP_API int mcp_server_set_codec(mcp_server_t *srv, mcp_codec_t *codec);
+
 /* ------------------------------------------------------------------------
  * Tools
  * ------------------------------------------------------------------------ */

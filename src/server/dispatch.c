@@ -1,0 +1,339 @@
+/*
+ * mcp_server_submit(): the one entry point of the server core.
+ *
+ *   bytes -> JSON-RPC message -> era -> validation ladder -> route
+ *
+ * Everything that can be decided without user code (parse errors, header
+ * and envelope checks, unknown methods, discover and the list methods) is
+ * answered on the calling thread. Handler-backed methods (tools/call,
+ * resources/read, prompts/get, completion/complete) become an exchange that
+ * runs on the worker pool.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server_internal.h"
+
+/* ------------------------------------------------------------------------
+ * Connections
+ * ------------------------------------------------------------------------ */
+
+mcp_conn_t *mcp_conn_new(mcp_server_t *srv, mcp_transport_kind_t transport)
+{
+    if (!srv)
+        return NULL;
+    mcp_conn_t *conn = calloc(1, sizeof *conn);
+    if (!conn)
+        return NULL;
+    atomic_init(&conn->refs, 1);
+    conn->srv = srv;
+    conn->transport = transport;
+    pthread_mutex_init(&conn->lock, NULL);
+    return conn;
+}
+
+void conn_ref(mcp_conn_t *conn)
+{
+    atomic_fetch_add(&conn->refs, 1);
+}
+
+void conn_unref(mcp_conn_t *conn)
+{
+    if (!conn || atomic_fetch_sub(&conn->refs, 1) != 1)
+        return;
+    pthread_mutex_destroy(&conn->lock);
+    free(conn);
+}
+
+void mcp_conn_cancel_all(mcp_conn_t *conn)
+{
+    if (!conn)
+        return;
+    pthread_mutex_lock(&conn->lock);
+    for (mcp_exchange_t *ex = conn->inflight; ex; ex = ex->conn_next)
+        exchange_cancel(ex);
+    pthread_mutex_unlock(&conn->lock);
+}
+
+void mcp_conn_free(mcp_conn_t *conn)
+{
+    conn_unref(conn);
+}
+
+/* Registers a request on its connection so notifications/cancelled can find
+ * it. A request id already in flight on the connection is refused. */
+static bool conn_track(mcp_conn_t *conn, mcp_exchange_t *ex)
+{
+    pthread_mutex_lock(&conn->lock);
+    for (mcp_exchange_t *other = conn->inflight; other; other = other->conn_next) {
+        if (json_equal(other->msg.id, ex->msg.id)) {
+            pthread_mutex_unlock(&conn->lock);
+            return false;
+        }
+    }
+    ex->conn_next = conn->inflight;
+    if (conn->inflight)
+        conn->inflight->conn_prev = ex;
+    conn->inflight = ex;
+    pthread_mutex_unlock(&conn->lock);
+    return true;
+}
+
+static void conn_cancel_id(mcp_conn_t *conn, const json_t *id)
+{
+    if (!conn || !id)
+        return;
+    pthread_mutex_lock(&conn->lock);
+    for (mcp_exchange_t *ex = conn->inflight; ex; ex = ex->conn_next) {
+        if (json_equal(ex->msg.id, id)) {
+            exchange_cancel(ex);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&conn->lock);
+}
+
+/* ------------------------------------------------------------------------
+ * Routing
+ * ------------------------------------------------------------------------ */
+
+method_id_t method_lookup(const char *method)
+{
+    static const struct {
+        const char *name;
+        method_id_t id;
+    } table[] = {
+        {"server/discover", METHOD_DISCOVER},
+        {"tools/list", METHOD_TOOLS_LIST},
+        {"tools/call", METHOD_TOOLS_CALL},
+        {"resources/list", METHOD_RESOURCES_LIST},
+        {"resources/templates/list", METHOD_RESOURCES_TEMPLATES_LIST},
+        {"resources/read", METHOD_RESOURCES_READ},
+        {"prompts/list", METHOD_PROMPTS_LIST},
+        {"prompts/get", METHOD_PROMPTS_GET},
+        {"completion/complete", METHOD_COMPLETE},
+        {"subscriptions/listen", METHOD_LISTEN},
+    };
+    if (!method)
+        return METHOD_UNKNOWN;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i].name, method) == 0)
+            return table[i].id;
+    return METHOD_UNKNOWN;
+}
+
+/* Is the method served now? Methods of a feature nothing registered are
+ * "not found" (the capability is not advertised), as the spec requires. */
+static bool method_available(mcp_server_t *srv, method_id_t m)
+{
+    switch (m) {
+    case METHOD_DISCOVER:
+        return true;
+    case METHOD_TOOLS_LIST:
+    case METHOD_TOOLS_CALL:
+        return registry_has(srv, ENTRY_TOOL);
+    case METHOD_RESOURCES_LIST:
+    case METHOD_RESOURCES_TEMPLATES_LIST:
+    case METHOD_RESOURCES_READ:
+        return registry_has(srv, ENTRY_RESOURCE) || registry_has(srv, ENTRY_TEMPLATE);
+    case METHOD_PROMPTS_LIST:
+    case METHOD_PROMPTS_GET:
+        return registry_has(srv, ENTRY_PROMPT);
+    case METHOD_COMPLETE: {
+        pthread_rwlock_rdlock(&srv->lock);
+        bool has = srv->complete != NULL;
+        pthread_rwlock_unlock(&srv->lock);
+        return has;
+    }
+    case METHOD_LISTEN: {
+        pthread_mutex_lock(&srv->event_lock);
+        bool has = srv->on_event != NULL;
+        pthread_mutex_unlock(&srv->event_lock);
+        return has;
+    }
+    case METHOD_UNKNOWN:
+        break;
+    }
+    return false;
+}
+
+/* The error response for a failure detected before any handler ran. */
+static json_t *rejection(const json_t *id, mcp_error_t *err, mcp_era_t era)
+{
+    json_t *response = mcp_jsonrpc_error_from(id, err);
+    if (era == MCP_ERA_MODERN)
+        mcp_shape_modern_error(json_object_get(response, "error"));
+    return response;
+}
+
+/*
+ * Legacy traffic (no modern claim) while the legacy era is not served: the
+ * request is refused with -32022 naming the versions this server speaks,
+ * the only diagnostic a legacy client can act on.
+ */
+static void reject_legacy(mcp_message_t *msg, const mcp_request_context_t *ctx,
+                          mcp_sink_t *sink)
+{
+    size_t n;
+    const char *const *modern = mcp_protocol_versions_modern(&n);
+    const char *requested = json_string_value(json_object_get(msg->params, "protocolVersion"));
+    if (!requested)
+        requested = mcp_headers_get(ctx->headers, MCP_HEADER_PROTOCOL_VERSION);
+    if (!requested)
+        requested = MCP_PROTOCOL_2025_03_26; /* what a header-less legacy client speaks */
+    mcp_error_t err = {0};
+    mcp_error_unsupported_version(&err, requested, modern, n);
+    snprintf(err.message, sizeof err.message,
+             "Unsupported protocol version %s: this server speaks %s", requested, modern[0]);
+    json_t *id = msg->kind == MCP_MSG_REQUEST ? msg->id : NULL;
+    if (msg->kind == MCP_MSG_REQUEST || ctx->transport == MCP_TRANSPORT_HTTP)
+        sink_answer(sink, mcp_jsonrpc_error_from(id, &err), 400);
+    else
+        sink_answer(sink, NULL, 202); /* never answer a notification on stdio */
+    mcp_error_clear(&err);
+}
+
+/* Modern notifications: only notifications/cancelled means something to a
+ * server (stdio); everything else is accepted and ignored. */
+static void handle_notification(mcp_conn_t *conn, mcp_message_t *msg, mcp_sink_t *sink)
+{
+    if (strcmp(msg->method, "notifications/cancelled") == 0)
+        conn_cancel_id(conn, json_object_get(msg->params, "requestId"));
+    sink->send(sink, MCP_OUT_ACCEPTED, NULL, 202);
+    sink->release(sink);
+}
+
+static void method_job(void *arg)
+{
+    method_run(arg);
+}
+
+int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, size_t len,
+                      const mcp_request_context_t *ctx, mcp_sink_t *sink,
+                      mcp_exchange_t **exchange_out)
+{
+    if (exchange_out)
+        *exchange_out = NULL;
+    if (!srv || !ctx || !sink || !sink->send || !sink->release || (!bytes && len))
+        return MCP_EINVAL;
+    if (atomic_load(&srv->shutting_down))
+        return MCP_ECLOSED;
+
+    mcp_message_t msg = {0};
+    mcp_error_t err = {0};
+    int status = 400;
+
+    if (mcp_jsonrpc_parse(bytes ? bytes : "", len, NULL, &msg, &err) != MCP_OK) {
+        sink_answer(sink, rejection(msg.id, &err, MCP_ERA_UNKNOWN), 400);
+        goto done;
+    }
+    if (msg.kind == MCP_MSG_RESULT || msg.kind == MCP_MSG_ERROR) {
+        /* The modern era has no server-to-client requests, so a response
+         * from the client answers nothing: refuse it without a body. */
+        sink->send(sink, MCP_OUT_ACCEPTED, NULL, 400);
+        sink->release(sink);
+        goto done;
+    }
+
+    mcp_era_t era = mcp_request_era(&msg, ctx->headers);
+    if (era != MCP_ERA_MODERN) {
+        reject_legacy(&msg, ctx, sink);
+        goto done;
+    }
+
+    method_id_t method = method_lookup(msg.method);
+    entry_t *tool = NULL;
+    if (method == METHOD_TOOLS_CALL)
+        tool = registry_find(srv, ENTRY_TOOL,
+                             json_string_value(json_object_get(msg.params, "name")));
+    size_t n_versions;
+    const char *const *versions = mcp_protocol_versions_modern(&n_versions);
+    mcp_request_check_t check = {
+        .msg = &msg,
+        .headers = ctx->transport == MCP_TRANSPORT_HTTP ? ctx->headers : NULL,
+        .versions = versions,
+        .n_versions = n_versions,
+        .method_known = method_available(srv, method),
+        .required_capabilities = tool ? tool->required_caps : NULL,
+        .input_schema = tool ? json_object_get(tool->def, "inputSchema") : NULL,
+    };
+    int rc = mcp_check_modern_request(&check, &status, &err);
+    entry_unref(tool);
+
+    if (msg.kind == MCP_MSG_NOTIFICATION) {
+        if (rc != MCP_OK) {
+            /* HTTP refuses it with a status and an id-less error; stdio
+             * never answers a notification. */
+            if (ctx->transport == MCP_TRANSPORT_HTTP)
+                sink_answer(sink, rejection(NULL, &err, era), status);
+            else
+                sink_answer(sink, NULL, status);
+        } else {
+            handle_notification(conn, &msg, sink);
+        }
+        goto done;
+    }
+    if (rc != MCP_OK) {
+        sink_answer(sink, rejection(msg.id, &err, era), status);
+        goto done;
+    }
+
+    switch (method) {
+    case METHOD_DISCOVER:
+    case METHOD_TOOLS_LIST:
+    case METHOD_RESOURCES_LIST:
+    case METHOD_RESOURCES_TEMPLATES_LIST:
+    case METHOD_PROMPTS_LIST: {
+        json_t *result = method_builtin(srv, method, msg.params, &err);
+        mcp_result_shape_t shape;
+        server_result_shape(srv, &shape);
+        if (result && mcp_shape_modern_result(msg.method, result, &shape, &err) != MCP_OK) {
+            json_decref(result);
+            result = NULL;
+        }
+        if (result)
+            sink_answer(sink, mcp_jsonrpc_result(msg.id, result), 200);
+        else
+            sink_answer(sink, rejection(msg.id, &err, era), 200);
+        goto done;
+    }
+    case METHOD_TOOLS_CALL:
+    case METHOD_RESOURCES_READ:
+    case METHOD_PROMPTS_GET:
+    case METHOD_COMPLETE:
+    case METHOD_LISTEN:
+        break;
+    case METHOD_UNKNOWN:
+        /* The ladder answers unknown methods; not reached. */
+        mcp_error_set(&err, MCP_EINVAL, MCP_METHOD_NOT_FOUND, NULL, "Method not found");
+        sink_answer(sink, rejection(msg.id, &err, era), 404);
+        goto done;
+    }
+
+    mcp_exchange_t *ex = exchange_new(srv, conn, &msg, ctx, sink);
+    if (!ex) {
+        mcp_message_clear(&msg);
+        return MCP_ENOMEM;
+    }
+    ex->era = era;
+    if (conn && !conn_track(conn, ex)) {
+        mcp_error_set(&err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,
+                      "Request id is already in use by a request in flight");
+        exchange_fail(ex, &err, true);
+        exchange_unref(ex);
+        goto done;
+    }
+    if (exchange_out) {
+        exchange_ref(ex);
+        *exchange_out = ex;
+    }
+    if (server_run_job(srv, method_job, ex) != MCP_OK) {
+        mcp_error_set(&err, MCP_ECLOSED, MCP_INTERNAL_ERROR, NULL, "Server is shutting down");
+        exchange_fail(ex, &err, false);
+        exchange_unref(ex);
+    }
+done:
+    mcp_message_clear(&msg);
+    mcp_error_clear(&err);
+    return MCP_OK;
+}

@@ -1,0 +1,197 @@
+/*
+ * An exchange is one request in flight: it owns the parsed request, knows
+ * where its answers go (the sink), and can be cancelled from any thread.
+ *
+ * Lifetime: the core holds one reference until the response is sent (or the
+ * request is abandoned after a cancellation); a transport that asked for a
+ * handle holds another. The sink is released exactly once, after the last
+ * send, whichever way the request ends.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server/server_internal.h"
+
+static void live_link(mcp_exchange_t *ex)
+{
+    mcp_server_t *srv = ex->srv;
+    pthread_mutex_lock(&srv->live_lock);
+    ex->live_next = srv->live;
+    if (srv->live)
+        srv->live->live_prev = ex;
+    srv->live = ex;
+    pthread_mutex_unlock(&srv->live_lock);
+}
+
+static void live_unlink(mcp_exchange_t *ex)
+{
+    mcp_server_t *srv = ex->srv;
+    pthread_mutex_lock(&srv->live_lock);
+    if (ex->live_prev)
+        ex->live_prev->live_next = ex->live_next;
+    else if (srv->live == ex)
+        srv->live = ex->live_next;
+    if (ex->live_next)
+        ex->live_next->live_prev = ex->live_prev;
+    ex->live_prev = ex->live_next = NULL;
+    pthread_mutex_unlock(&srv->live_lock);
+}
+
+mcp_exchange_t *exchange_new(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
+                             const mcp_request_context_t *ctx, mcp_sink_t *sink)
+{
+    mcp_exchange_t *ex = calloc(1, sizeof *ex);
+    if (!ex)
+        return NULL;
+    if (ctx->principal && !(ex->principal = strdup(ctx->principal))) {
+        free(ex);
+        return NULL;
+    }
+    atomic_init(&ex->refs, 1);
+    atomic_init(&ex->cancelled, false);
+    atomic_init(&ex->released, false);
+    ex->srv = srv;
+    ex->sink = sink;
+    ex->transport = ctx->transport;
+    ex->msg = *msg;
+    memset(msg, 0, sizeof *msg);
+    ex->log_level = -1;
+    if (conn) {
+        conn_ref(conn);
+        ex->conn = conn;
+    }
+    pthread_mutex_init(&ex->wait_lock, NULL);
+    /* mcp_call_sleep() computes deadlines on the monotonic clock. */
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&ex->wait_cond, &attr);
+    pthread_condattr_destroy(&attr);
+
+    /* The per-request envelope (validated by the ladder before we get
+     * here): what the handler may ask about the client. */
+    json_t *meta = json_object_get(ex->msg.params, "_meta");
+    ex->protocol_version = json_string_value(json_object_get(meta, MCP_META_PROTOCOL_VERSION));
+    ex->client_caps = json_object_get(meta, MCP_META_CLIENT_CAPABILITIES);
+    ex->client_caps = json_is_object(ex->client_caps) ? json_incref(ex->client_caps)
+                                                      : json_object();
+    ex->client_info = json_object_get(meta, MCP_META_CLIENT_INFO);
+    if (!json_is_object(ex->client_info))
+        ex->client_info = NULL;
+    ex->progress_token = json_object_get(meta, "progressToken");
+    if (!json_is_string(ex->progress_token) && !json_is_integer(ex->progress_token))
+        ex->progress_token = NULL;
+    const char *level = json_string_value(json_object_get(meta, MCP_META_LOG_LEVEL));
+    if (level)
+        ex->log_level = mcp_log_level_index(level);
+
+    live_link(ex);
+    return ex;
+}
+
+void exchange_ref(mcp_exchange_t *ex)
+{
+    atomic_fetch_add(&ex->refs, 1);
+}
+
+void exchange_unref(mcp_exchange_t *ex)
+{
+    if (!ex || atomic_fetch_sub(&ex->refs, 1) != 1)
+        return;
+    live_unlink(ex);
+    if (ex->conn)
+        conn_unref(ex->conn);
+    entry_unref(ex->entry);
+    json_decref(ex->uri_vars);
+    json_decref(ex->state);
+    json_decref(ex->input_responses);
+    json_decref(ex->client_caps);
+    mcp_message_clear(&ex->msg);
+    pthread_mutex_destroy(&ex->wait_lock);
+    pthread_cond_destroy(&ex->wait_cond);
+    free(ex->principal);
+    free(ex);
+}
+
+void exchange_cancel(mcp_exchange_t *ex)
+{
+    pthread_mutex_lock(&ex->wait_lock);
+    atomic_store(&ex->cancelled, true);
+    pthread_cond_broadcast(&ex->wait_cond);
+    pthread_mutex_unlock(&ex->wait_lock);
+}
+
+void exchange_release_sink(mcp_exchange_t *ex)
+{
+    if (atomic_exchange(&ex->released, true))
+        return;
+    /* Unlink from the connection first: once released, a later
+     * notifications/cancelled must not find this request. */
+    mcp_conn_t *conn = ex->conn;
+    if (conn) {
+        pthread_mutex_lock(&conn->lock);
+        if (ex->conn_prev)
+            ex->conn_prev->conn_next = ex->conn_next;
+        else if (conn->inflight == ex)
+            conn->inflight = ex->conn_next;
+        if (ex->conn_next)
+            ex->conn_next->conn_prev = ex->conn_prev;
+        ex->conn_prev = ex->conn_next = NULL;
+        pthread_mutex_unlock(&conn->lock);
+    }
+    ex->sink->release(ex->sink);
+}
+
+int exchange_notify(mcp_exchange_t *ex, json_t *notification_new)
+{
+    if (!notification_new)
+        return MCP_ENOMEM;
+    int rc = MCP_ECANCELED;
+    if (!atomic_load(&ex->cancelled)) {
+        rc = ex->sink->send(ex->sink, MCP_OUT_NOTIFICATION, notification_new, 0);
+        if (rc < 0) {
+            exchange_cancel(ex);
+            rc = MCP_ECLOSED;
+        }
+    }
+    json_decref(notification_new);
+    return rc;
+}
+
+void exchange_finish(mcp_exchange_t *ex, json_t *response_new, int http_status)
+{
+    if (response_new && !atomic_load(&ex->cancelled))
+        ex->sink->send(ex->sink, MCP_OUT_RESPONSE, response_new, http_status);
+    json_decref(response_new);
+    exchange_release_sink(ex);
+}
+
+void exchange_fail(mcp_exchange_t *ex, const mcp_error_t *err, bool before_dispatch)
+{
+    json_t *response = mcp_jsonrpc_error_from(ex->msg.id, err);
+    json_t *error = json_object_get(response, "error");
+    if (error && ex->era == MCP_ERA_MODERN)
+        mcp_shape_modern_error(error);
+    int code = (int)json_integer_value(json_object_get(error, "code"));
+    exchange_finish(ex, response, mcp_http_status_for_code(code, before_dispatch));
+}
+
+void sink_answer(mcp_sink_t *sink, json_t *response_new, int http_status)
+{
+    if (response_new)
+        sink->send(sink, MCP_OUT_RESPONSE, response_new, http_status);
+    json_decref(response_new);
+    sink->release(sink);
+}
+
+void mcp_exchange_cancel(mcp_exchange_t *ex)
+{
+    if (ex)
+        exchange_cancel(ex);
+}
+
+void mcp_exchange_release(mcp_exchange_t *ex)
+{
+    exchange_unref(ex);
+}

@@ -1,0 +1,294 @@
+/*
+ * Asking the client for input: multi round-trip requests (MRTR).
+ *
+ * Round N of a request: the handler asks for inputs by key and returns
+ * MCP_INPUT_REQUIRED. The server answers resultType "input_required" with
+ * the requests and a sealed requestState carrying
+ *     {"r": N + 1, "k": {key: method, ...}, "s": handler state}
+ * bound to the principal, method and salient params (see
+ * mcp/request_state.h). The client retries with inputResponses and the
+ * state; input_prepare() opens and checks both before the handler runs
+ * again, so a handler never sees a state that failed to open.
+ */
+#include <string.h>
+
+#include "server/server_internal.h"
+
+/* ------------------------------------------------------------------------
+ * Validating what the client answered
+ * ------------------------------------------------------------------------ */
+
+static bool valid_elicit_result(const json_t *r)
+{
+    const char *action = json_string_value(json_object_get(r, "action"));
+    if (!action || (strcmp(action, "accept") != 0 && strcmp(action, "decline") != 0 &&
+                    strcmp(action, "cancel") != 0))
+        return false;
+    const json_t *content = json_object_get(r, "content");
+    if (!content)
+        return true;
+    if (!json_is_object(content))
+        return false;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)content, k, v) {
+        if (json_is_array(v)) {
+            size_t i;
+            json_t *item;
+            json_array_foreach(v, i, item) {
+                if (!json_is_string(item))
+                    return false;
+            }
+        } else if (!json_is_string(v) && !json_is_number(v) && !json_is_boolean(v)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool valid_sampling_result(const json_t *r)
+{
+    const json_t *content = json_object_get(r, "content");
+    return json_is_string(json_object_get(r, "role")) &&
+           json_is_string(json_object_get(r, "model")) &&
+           (json_is_object(content) || json_is_array(content));
+}
+
+static bool valid_roots_result(const json_t *r)
+{
+    const json_t *roots = json_object_get(r, "roots");
+    if (!json_is_array(roots))
+        return false;
+    size_t i;
+    json_t *root;
+    json_array_foreach(roots, i, root) {
+        if (!json_is_string(json_object_get(root, "uri")))
+            return false;
+    }
+    return true;
+}
+
+/* Checks one response against the method of the request it answers
+ * (`method` NULL: unknown, so only the common shape is checked). */
+static bool valid_response(const char *method, const json_t *response)
+{
+    if (!json_is_object(response))
+        return false;
+    if (!method) {
+        /* Without a state we do not know what was asked: accept any of the
+         * three result shapes. */
+        return valid_elicit_result(response) || valid_sampling_result(response) ||
+               valid_roots_result(response);
+    }
+    if (strcmp(method, "elicitation/create") == 0)
+        return valid_elicit_result(response);
+    if (strcmp(method, "sampling/createMessage") == 0)
+        return valid_sampling_result(response);
+    if (strcmp(method, "roots/list") == 0)
+        return valid_roots_result(response);
+    return false;
+}
+
+int input_prepare(mcp_exchange_t *ex, mcp_error_t *err)
+{
+    const json_t *params = ex->msg.params;
+    const json_t *state = json_object_get(params, "requestState");
+    const json_t *responses = json_object_get(params, "inputResponses");
+    json_t *asked = NULL;
+
+    if (state) {
+        if (!json_is_string(state))
+            return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                                 "requestState must be a string");
+        mcp_codec_t *codec = server_codec(ex->srv);
+        mcp_state_binding_t binding = {
+            .principal = ex->principal, .method = ex->msg.method, .params = params};
+        json_t *payload = NULL;
+        mcp_error_t why = {0};
+        if (!codec ||
+            mcp_codec_open(codec, json_string_value(state), &binding, &payload, &why) != MCP_OK) {
+            /* The reason goes to the log, not to the (possibly hostile) client. */
+            server_log(ex->srv, MCP_LOG_WARNING, "rejected requestState for %s: %s",
+                       ex->msg.method, why.message);
+            mcp_error_clear(&why);
+            return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                                 "Invalid requestState: it was altered, has expired, or "
+                                 "belongs to another request");
+        }
+        json_t *round = json_object_get(payload, "r");
+        ex->round = json_is_integer(round) ? (int)json_integer_value(round) : 0;
+        ex->state = json_incref(json_object_get(payload, "s"));
+        asked = json_incref(json_object_get(payload, "k"));
+        json_decref(payload);
+        if (ex->round >= ex->srv->max_input_rounds) {
+            json_decref(asked);
+            return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                                 "Too many input rounds (%d) for one request", ex->round);
+        }
+    }
+
+    if (responses) {
+        if (!json_is_object(responses)) {
+            json_decref(asked);
+            return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                                 "inputResponses must be an object");
+        }
+        json_t *kept = json_object();
+        const char *key;
+        json_t *response;
+        json_object_foreach((json_t *)responses, key, response) {
+            const char *method = json_string_value(json_object_get(asked, key));
+            if (asked && !method)
+                continue; /* an answer to a question we never asked: ignored */
+            if (!valid_response(method, response)) {
+                json_decref(kept);
+                json_decref(asked);
+                return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
+                                     json_pack("{s:s}", "key", key),
+                                     "inputResponses.%s is not a valid %s result", key,
+                                     method ? method : "input");
+            }
+            json_object_set(kept, key, response);
+        }
+        ex->input_responses = kept;
+    }
+    json_decref(asked);
+    return MCP_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Asking
+ * ------------------------------------------------------------------------ */
+
+static int ask(mcp_call_t *call, const char *key, const char *method, json_t *params_new,
+               unsigned flags)
+{
+    if (!key || !key[0] || !params_new || !mcp_method_may_require_input(mcp_call_method(call))) {
+        json_decref(params_new);
+        return MCP_EINVAL;
+    }
+    if (call->input_requests && json_object_get(call->input_requests, key)) {
+        json_decref(params_new);
+        return MCP_EINVAL;
+    }
+    json_t *required = NULL;
+    if (!mcp_client_caps_allow(call->ex->client_caps, method, params_new, &required)) {
+        json_decref(params_new);
+        if (flags & MCP_INPUT_NEEDED)
+            mcp_error_missing_capability(&call->error, required);
+        else
+            json_decref(required);
+        return MCP_EUNSUPPORTED;
+    }
+    if (!call->input_requests)
+        call->input_requests = json_object();
+    json_t *request = json_pack("{s:s, s:o}", "method", method, "params", params_new);
+    if (!request || json_object_set_new(call->input_requests, key, request) != 0)
+        return MCP_ENOMEM;
+    return MCP_OK;
+}
+
+int mcp_call_elicit(mcp_call_t *call, const char *key, const char *message,
+                    json_t *requested_schema_new, unsigned flags)
+{
+    if (!message || !json_is_object(requested_schema_new)) {
+        json_decref(requested_schema_new);
+        return MCP_EINVAL;
+    }
+    json_t *params = json_pack("{s:s, s:s, s:o}", "mode", "form", "message", message,
+                               "requestedSchema", requested_schema_new);
+    return ask(call, key, "elicitation/create", params, flags);
+}
+
+int mcp_call_elicit_url(mcp_call_t *call, const char *key, const char *message,
+                        const char *url, unsigned flags)
+{
+    if (!message || !url)
+        return MCP_EINVAL;
+    json_t *params = json_pack("{s:s, s:s, s:s}", "mode", "url", "message", message, "url", url);
+    return ask(call, key, "elicitation/create", params, flags);
+}
+
+int mcp_call_sample(mcp_call_t *call, const char *key, json_t *params_new, unsigned flags)
+{
+    if (!json_is_array(json_object_get(params_new, "messages")) ||
+        !json_is_integer(json_object_get(params_new, "maxTokens"))) {
+        json_decref(params_new);
+        return MCP_EINVAL;
+    }
+    return ask(call, key, "sampling/createMessage", params_new, flags);
+}
+
+int mcp_call_list_roots(mcp_call_t *call, const char *key, unsigned flags)
+{
+    return ask(call, key, "roots/list", json_object(), flags);
+}
+
+bool mcp_call_can_ask(const mcp_call_t *call, const char *method, const json_t *params)
+{
+    json_t *empty = params ? NULL : json_object();
+    bool ok = mcp_client_caps_allow(call->ex->client_caps, method, params ? params : empty, NULL);
+    json_decref(empty);
+    return ok;
+}
+
+const json_t *mcp_call_input(const mcp_call_t *call, const char *key)
+{
+    return key ? json_object_get(call->ex->input_responses, key) : NULL;
+}
+
+int mcp_call_round(const mcp_call_t *call)
+{
+    return call->ex->round;
+}
+
+int mcp_call_set_state(mcp_call_t *call, json_t *state_new)
+{
+    if (!state_new)
+        return MCP_EINVAL;
+    json_decref(call->next_state);
+    call->next_state = state_new;
+    return MCP_OK;
+}
+
+const json_t *mcp_call_state(const mcp_call_t *call)
+{
+    return call->ex->state;
+}
+
+/* ------------------------------------------------------------------------
+ * The input_required result
+ * ------------------------------------------------------------------------ */
+
+json_t *input_required_result(mcp_call_t *call, mcp_error_t *err)
+{
+    mcp_exchange_t *ex = call->ex;
+    if (!call->input_requests || json_object_size(call->input_requests) == 0) {
+        mcp_error_set(err, MCP_EINVAL, MCP_INTERNAL_ERROR, NULL,
+                      "Internal error: the handler needs input but asked for none");
+        return NULL;
+    }
+    json_t *asked = json_object();
+    const char *key;
+    json_t *request;
+    json_object_foreach(call->input_requests, key, request)
+        json_object_set(asked, key, json_object_get(request, "method"));
+    json_t *payload = json_pack("{s:i, s:o}", "r", ex->round + 1, "k", asked);
+    if (call->next_state)
+        json_object_set(payload, "s", call->next_state);
+
+    mcp_codec_t *codec = server_codec(ex->srv);
+    mcp_state_binding_t binding = {
+        .principal = ex->principal, .method = ex->msg.method, .params = ex->msg.params};
+    char *sealed = NULL;
+    int rc = codec ? mcp_codec_seal(codec, payload, &binding, &sealed, err) : MCP_ENOMEM;
+    json_decref(payload);
+    if (rc != MCP_OK) {
+        mcp_error_set(err, rc, MCP_INTERNAL_ERROR, NULL, "Internal error: cannot seal state");
+        return NULL;
+    }
+    json_t *result = json_pack("{s:s, s:O, s:s}", "resultType", "input_required",
+                               "inputRequests", call->input_requests, "requestState", sealed);
+    free(sealed);
+    return result;
+}

@@ -1,0 +1,392 @@
+/*
+ * The methods of 2026-07-28, as the server answers them.
+ *
+ * server/discover and the four list methods are answered from the
+ * registries without user code. tools/call, resources/read, prompts/get
+ * and completion/complete find their target, run the user's handler on a
+ * worker thread, and turn what it built into the method's result.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server_internal.h"
+
+/* ------------------------------------------------------------------------
+ * Built-in methods
+ * ------------------------------------------------------------------------ */
+
+static json_t *discover_result(mcp_server_t *srv)
+{
+    size_t n;
+    const char *const *modern = mcp_protocol_versions_modern(&n);
+    json_t *versions = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(versions, json_string(modern[i]));
+    json_t *result = json_pack("{s:o, s:o}", "supportedVersions", versions, "capabilities",
+                               server_capabilities(srv));
+    if (result && srv->instructions)
+        json_object_set_new(result, "instructions", json_string(srv->instructions));
+    return result;
+}
+
+static json_t *list_result(mcp_server_t *srv, entry_kind_t kind, const char *member,
+                           const json_t *params, mcp_error_t *err)
+{
+    const json_t *cursor = json_object_get(params, "cursor");
+    if (cursor && !json_is_string(cursor)) {
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL, "cursor must be a string");
+        return NULL;
+    }
+    json_t *items = NULL;
+    char *next = NULL;
+    if (registry_page(srv, kind, json_string_value(cursor), &items, &next) != MCP_OK) {
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
+                      json_pack("{s:O}", "cursor", cursor), "Invalid cursor");
+        return NULL;
+    }
+    json_t *result = json_pack("{s:o}", member, items);
+    if (result && next)
+        json_object_set_new(result, "nextCursor", json_string(next));
+    free(next);
+    return result;
+}
+
+json_t *method_builtin(mcp_server_t *srv, method_id_t method, const json_t *params,
+                       mcp_error_t *err)
+{
+    switch (method) {
+    case METHOD_DISCOVER:
+        return discover_result(srv);
+    case METHOD_TOOLS_LIST:
+        return list_result(srv, ENTRY_TOOL, "tools", params, err);
+    case METHOD_RESOURCES_LIST:
+        return list_result(srv, ENTRY_RESOURCE, "resources", params, err);
+    case METHOD_RESOURCES_TEMPLATES_LIST:
+        return list_result(srv, ENTRY_TEMPLATE, "resourceTemplates", params, err);
+    case METHOD_PROMPTS_LIST:
+        return list_result(srv, ENTRY_PROMPT, "prompts", params, err);
+    default:
+        mcp_error_set(err, MCP_EINVAL, MCP_INTERNAL_ERROR, NULL, "not a built-in method");
+        return NULL;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Finding the target of a handler-backed method
+ * ------------------------------------------------------------------------ */
+
+static const char *string_param(const json_t *params, const char *key, mcp_error_t *err)
+{
+    const json_t *v = json_object_get(params, key);
+    const char *s = json_string_value(v);
+    if (!s || strlen(s) != json_string_length(v)) {
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                      "params.%s must be a string", key);
+        return NULL;
+    }
+    return s;
+}
+
+/* An optional "arguments" object; prompts require string values. */
+static bool arguments_valid(const json_t *args, bool strings_only, mcp_error_t *err)
+{
+    if (!args)
+        return true;
+    if (!json_is_object(args)) {
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                      "params.arguments must be an object");
+        return false;
+    }
+    if (strings_only) {
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)args, k, v) {
+            if (!json_is_string(v)) {
+                mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                              "prompt argument %s must be a string", k);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+static int resolve_tool(mcp_exchange_t *ex, const char **target, mcp_error_t *err)
+{
+    const json_t *params = ex->msg.params;
+    const char *name = string_param(params, "name", err);
+    if (!name)
+        return MCP_EINVAL;
+    if (!arguments_valid(json_object_get(params, "arguments"), false, err))
+        return MCP_EINVAL;
+    ex->entry = registry_find(ex->srv, ENTRY_TOOL, name);
+    if (!ex->entry)
+        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
+                             json_pack("{s:s}", "name", name), "Unknown tool: %s", name);
+    *target = name;
+    return MCP_OK;
+}
+
+static json_t *resource_not_found_data(const char *uri)
+{
+    return json_pack("{s:s}", "uri", uri);
+}
+
+static int resolve_resource(mcp_exchange_t *ex, const char **target, mcp_error_t *err)
+{
+    const char *uri = string_param(ex->msg.params, "uri", err);
+    if (!uri)
+        return MCP_EINVAL;
+    ex->entry = registry_find(ex->srv, ENTRY_RESOURCE, uri);
+    if (!ex->entry)
+        ex->entry = registry_match_template(ex->srv, uri, &ex->uri_vars);
+    if (!ex->entry)
+        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, resource_not_found_data(uri),
+                             "Resource not found: %s", uri);
+    *target = uri;
+    return MCP_OK;
+}
+
+static int resolve_prompt(mcp_exchange_t *ex, const char **target, mcp_error_t *err)
+{
+    const json_t *params = ex->msg.params;
+    const char *name = string_param(params, "name", err);
+    if (!name)
+        return MCP_EINVAL;
+    const json_t *args = json_object_get(params, "arguments");
+    if (!arguments_valid(args, true, err))
+        return MCP_EINVAL;
+    ex->entry = registry_find(ex->srv, ENTRY_PROMPT, name);
+    if (!ex->entry)
+        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
+                             json_pack("{s:s}", "name", name), "Unknown prompt: %s", name);
+    size_t i;
+    json_t *required;
+    json_array_foreach(ex->entry->required_args, i, required) {
+        if (!json_object_get(args, json_string_value(required)))
+            return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
+                                 json_pack("{s:O}", "argument", required),
+                                 "Missing required argument %s for prompt %s",
+                                 json_string_value(required), name);
+    }
+    *target = name;
+    return MCP_OK;
+}
+
+/* completion/complete: {ref: {type, name|uri}, argument: {name, value}}. */
+typedef struct completion_request {
+    mcp_completion_ref_kind_t kind;
+    const char *ref;
+    const char *argument;
+    const char *value;
+    const json_t *context;
+} completion_request_t;
+
+static int resolve_completion(mcp_exchange_t *ex, completion_request_t *c, mcp_error_t *err)
+{
+    const json_t *params = ex->msg.params;
+    const json_t *ref = json_object_get(params, "ref");
+    const json_t *arg = json_object_get(params, "argument");
+    const char *type = json_string_value(json_object_get(ref, "type"));
+    if (!type || !json_is_object(arg))
+        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                             "completion needs params.ref.type and params.argument");
+    if (strcmp(type, "ref/prompt") == 0) {
+        c->kind = MCP_REF_PROMPT;
+        c->ref = json_string_value(json_object_get(ref, "name"));
+    } else if (strcmp(type, "ref/resource") == 0) {
+        c->kind = MCP_REF_RESOURCE;
+        c->ref = json_string_value(json_object_get(ref, "uri"));
+    } else {
+        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                             "unknown completion reference type %s", type);
+    }
+    c->argument = json_string_value(json_object_get(arg, "name"));
+    c->value = json_string_value(json_object_get(arg, "value"));
+    if (!c->ref || !c->argument || !c->value)
+        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                             "completion needs ref name/uri, argument.name and argument.value");
+    c->context = json_object_get(json_object_get(params, "context"), "arguments");
+    if (c->context && !json_is_object(c->context))
+        c->context = NULL;
+    return MCP_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Turning a handler's work into a result
+ * ------------------------------------------------------------------------ */
+
+static json_t *tool_result(mcp_call_t *call)
+{
+    if (call->structured && json_array_size(call->content) == 0) {
+        /* The spec asks tools that return structured content to also give
+         * its serialisation as text, for clients that only read content. */
+        char *text = mcp_json_dump(call->structured, NULL);
+        json_t *block = text ? mcp_content_text(text) : NULL;
+        free(text);
+        if (block)
+            json_array_append_new(call->content, block);
+    }
+    json_t *result = json_pack("{s:O}", "content", call->content);
+    if (call->structured)
+        json_object_set(result, "structuredContent", call->structured);
+    if (call->is_error)
+        json_object_set_new(result, "isError", json_true());
+    return result;
+}
+
+static json_t *complete_result(mcp_call_t *call)
+{
+    json_t *completion = json_pack("{s:O}", "values", call->values);
+    if (call->total >= 0)
+        json_object_set_new(completion, "total", json_integer(call->total));
+    if (call->has_more)
+        json_object_set_new(completion, "hasMore", json_true());
+    return json_pack("{s:o}", "completion", completion);
+}
+
+/* The complete result of a handler run that returned 0. */
+static json_t *complete_method_result(mcp_call_t *call, mcp_error_t *err)
+{
+    json_t *result = NULL;
+    switch (call->method) {
+    case METHOD_TOOLS_CALL:
+        result = tool_result(call);
+        break;
+    case METHOD_RESOURCES_READ:
+        if (json_array_size(call->contents) == 0) {
+            /* Empty contents must never stand for a missing resource. */
+            mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
+                          resource_not_found_data(call->target), "Resource not found: %s",
+                          call->target);
+            return NULL;
+        }
+        result = json_pack("{s:O}", "contents", call->contents);
+        if (call->cache_ttl_ms >= 0)
+            json_object_set_new(result, "ttlMs", json_integer(call->cache_ttl_ms));
+        if (call->cache_scope)
+            json_object_set_new(result, "cacheScope", json_string(call->cache_scope));
+        break;
+    case METHOD_PROMPTS_GET:
+        result = json_pack("{s:O}", "messages", call->messages);
+        if (call->description)
+            json_object_set_new(result, "description", json_string(call->description));
+        break;
+    case METHOD_COMPLETE:
+        result = complete_result(call);
+        break;
+    default:
+        break;
+    }
+    if (!result) {
+        mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "could not build the result");
+        return NULL;
+    }
+    if (call->result_meta)
+        json_object_set(result, "_meta", call->result_meta);
+    return result;
+}
+
+/* Runs the handler of `call` and returns what it returned. */
+static int invoke(mcp_exchange_t *ex, mcp_call_t *call, const completion_request_t *c)
+{
+    entry_t *e = ex->entry;
+    switch (call->method) {
+    case METHOD_TOOLS_CALL:
+        return e->fn.tool(call, e->user);
+    case METHOD_RESOURCES_READ:
+        return e->fn.resource(call, call->target, e->user);
+    case METHOD_PROMPTS_GET:
+        return e->fn.prompt(call, e->user);
+    case METHOD_COMPLETE: {
+        pthread_rwlock_rdlock(&ex->srv->lock);
+        mcp_complete_fn fn = ex->srv->complete;
+        void *user = ex->srv->complete_user;
+        pthread_rwlock_unlock(&ex->srv->lock);
+        if (!fn)
+            return mcp_call_fail(call, MCP_METHOD_NOT_FOUND, "Method not found");
+        return fn(call, c->kind, c->ref, c->argument, c->value, c->context, user);
+    }
+    default:
+        return mcp_call_fail(call, MCP_METHOD_NOT_FOUND, "Method not found");
+    }
+}
+
+void method_run(mcp_exchange_t *ex)
+{
+    mcp_error_t err = {0};
+    method_id_t method = method_lookup(ex->msg.method);
+    const char *target = NULL;
+    completion_request_t completion = {0};
+    int rc;
+
+    if (atomic_load(&ex->cancelled)) {
+        exchange_release_sink(ex);
+        exchange_unref(ex);
+        return;
+    }
+    switch (method) {
+    case METHOD_TOOLS_CALL:
+        rc = resolve_tool(ex, &target, &err);
+        break;
+    case METHOD_RESOURCES_READ:
+        rc = resolve_resource(ex, &target, &err);
+        break;
+    case METHOD_PROMPTS_GET:
+        rc = resolve_prompt(ex, &target, &err);
+        break;
+    case METHOD_COMPLETE:
+        rc = resolve_completion(ex, &completion, &err);
+        target = completion.ref;
+        break;
+    default:
+        rc = mcp_error_set(&err, MCP_EINVAL, MCP_METHOD_NOT_FOUND, NULL, "Method not found");
+        break;
+    }
+    if (rc == MCP_OK && mcp_method_may_require_input(ex->msg.method))
+        rc = input_prepare(ex, &err);
+    if (rc != MCP_OK) {
+        exchange_fail(ex, &err, false);
+        mcp_error_clear(&err);
+        exchange_unref(ex);
+        return;
+    }
+
+    mcp_call_t call;
+    call_init(&call, ex, method, target);
+    rc = invoke(ex, &call, &completion);
+
+    json_t *result = NULL;
+    if (atomic_load(&ex->cancelled)) {
+        /* Nothing more may be sent for a cancelled request. */
+    } else if (rc == MCP_INPUT_REQUIRED || (rc == MCP_OK && call.input_requests)) {
+        result = input_required_result(&call, &err);
+    } else if (rc < 0) {
+        if (call.error.code)
+            mcp_error_move(&err, &call.error);
+        else
+            mcp_error_set(&err, rc, MCP_INTERNAL_ERROR, NULL, "Internal error: %s",
+                          mcp_strerror(rc));
+    } else {
+        result = complete_method_result(&call, &err);
+    }
+
+    if (atomic_load(&ex->cancelled)) {
+        json_decref(result);
+        exchange_release_sink(ex);
+    } else if (result) {
+        mcp_result_shape_t shape;
+        server_result_shape(ex->srv, &shape);
+        if (mcp_shape_modern_result(ex->msg.method, result, &shape, &err) == MCP_OK) {
+            exchange_finish(ex, mcp_jsonrpc_result(ex->msg.id, result), 200);
+        } else {
+            json_decref(result);
+            exchange_fail(ex, &err, false);
+        }
+    } else {
+        exchange_fail(ex, &err, false);
+    }
+    call_cleanup(&call);
+    mcp_error_clear(&err);
+    exchange_unref(ex);
+}

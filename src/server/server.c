@@ -1,0 +1,271 @@
+/* The server object: identity, options, derived capabilities, the worker
+ * pool, the requestState codec and the event hook. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server/server_internal.h"
+#include "server/worker_pool.h"
+
+#define DEFAULT_PAGE_SIZE 100
+#define DEFAULT_MAX_INPUT_ROUNDS 8
+#define MAX_WORKER_THREADS 64
+#define WORKER_IDLE_MS 30000
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+void server_log(mcp_server_t *srv, mcp_log_level_t level, const char *fmt, ...)
+{
+    if (!srv->log)
+        return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    srv->log(srv->log_user, level, line);
+}
+
+/* The Implementation object that identifies the server (serverInfo). */
+static json_t *build_implementation(const mcp_server_options_t *o, mcp_error_t *err)
+{
+    json_t *impl = json_pack("{s:s, s:s}", "name", o->name, "version", o->version);
+    if (!impl) {
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                      "server name and version must be valid UTF-8");
+        return NULL;
+    }
+    struct { const char *key, *value; } optional[] = {
+        {"title", o->title}, {"description", o->description}, {"websiteUrl", o->website_url}};
+    for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++) {
+        if (!optional[i].value)
+            continue;
+        json_t *v = json_string(optional[i].value);
+        if (!v) {
+            json_decref(impl);
+            mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                          "server %s is not valid UTF-8", optional[i].key);
+            return NULL;
+        }
+        json_object_set_new(impl, optional[i].key, v);
+    }
+    if (o->icons) {
+        json_error_t jerr;
+        json_t *icons = json_loads(o->icons, JSON_REJECT_DUPLICATES, &jerr);
+        if (!json_is_array(icons)) {
+            json_decref(icons);
+            json_decref(impl);
+            mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                          "server icons must be a JSON array of Icon objects");
+            return NULL;
+        }
+        json_object_set_new(impl, "icons", icons);
+    }
+    return impl;
+}
+
+mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
+{
+    if (!opts || !opts->name || !opts->name[0] || !opts->version || !opts->version[0]) {
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                      "a server needs a name and a version");
+        return NULL;
+    }
+    if (opts->cache_scope && strcmp(opts->cache_scope, MCP_CACHE_PRIVATE) != 0 &&
+        strcmp(opts->cache_scope, MCP_CACHE_PUBLIC) != 0) {
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                      "cache_scope must be \"private\" or \"public\"");
+        return NULL;
+    }
+    mcp_server_t *srv = calloc(1, sizeof *srv);
+    if (!srv) {
+        mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
+        return NULL;
+    }
+    srv->impl = build_implementation(opts, err);
+    if (!srv->impl) {
+        free(srv);
+        return NULL;
+    }
+    srv->instructions = dup_or_null(opts->instructions);
+    srv->page_size = opts->page_size ? opts->page_size : DEFAULT_PAGE_SIZE;
+    srv->cache_ttl_ms = opts->cache_ttl_ms < 0 ? MCP_DEFAULT_TTL_MS : opts->cache_ttl_ms;
+    srv->cache_scope = strdup(opts->cache_scope ? opts->cache_scope : MCP_CACHE_PRIVATE);
+    srv->omit_server_info_meta = opts->omit_server_info_meta;
+    srv->max_input_rounds =
+        opts->max_input_rounds > 0 ? opts->max_input_rounds : DEFAULT_MAX_INPUT_ROUNDS;
+    srv->worker_threads = opts->worker_threads;
+    srv->log = opts->log;
+    srv->log_user = opts->log_user;
+    pthread_rwlock_init(&srv->lock, NULL);
+    pthread_mutex_init(&srv->pool_lock, NULL);
+    pthread_mutex_init(&srv->codec_lock, NULL);
+    pthread_mutex_init(&srv->live_lock, NULL);
+    pthread_mutex_init(&srv->event_lock, NULL);
+    for (int k = 0; k < ENTRY_KIND_COUNT; k++)
+        registry_init(&srv->reg[k]);
+    atomic_init(&srv->shutting_down, false);
+    atomic_init(&srv->stdio_stop_fd, -1);
+    return srv;
+}
+
+void mcp_server_free(mcp_server_t *srv)
+{
+    if (!srv)
+        return;
+    atomic_store(&srv->shutting_down, true);
+
+    /* Cancel everything still in flight; handlers see mcp_call_cancelled()
+     * and the pool shutdown below waits for them to return. */
+    pthread_mutex_lock(&srv->live_lock);
+    for (mcp_exchange_t *ex = srv->live; ex; ex = ex->live_next)
+        exchange_cancel(ex);
+    pthread_mutex_unlock(&srv->live_lock);
+
+    pthread_mutex_lock(&srv->pool_lock);
+    struct mcp_pool *pool = srv->pool;
+    srv->pool = NULL;
+    pthread_mutex_unlock(&srv->pool_lock);
+    mcp_pool_free(pool);
+
+    for (int k = 0; k < ENTRY_KIND_COUNT; k++)
+        registry_clear(&srv->reg[k]);
+    mcp_codec_free(srv->codec);
+    json_decref(srv->impl);
+    free(srv->instructions);
+    free(srv->cache_scope);
+    pthread_rwlock_destroy(&srv->lock);
+    pthread_mutex_destroy(&srv->pool_lock);
+    pthread_mutex_destroy(&srv->codec_lock);
+    pthread_mutex_destroy(&srv->live_lock);
+    pthread_mutex_destroy(&srv->event_lock);
+    free(srv);
+}
+
+int server_run_job(mcp_server_t *srv, void (*fn)(void *), void *arg)
+{
+    if (atomic_load(&srv->shutting_down))
+        return MCP_ECLOSED;
+    pthread_mutex_lock(&srv->pool_lock);
+    if (!srv->pool) {
+        int min = srv->worker_threads;
+        if (min <= 0) {
+            long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+            min = cpus > 2 ? (int)cpus : 2;
+        }
+        int max = min > MAX_WORKER_THREADS ? min : MAX_WORKER_THREADS;
+        srv->pool = mcp_pool_new(min, max, WORKER_IDLE_MS);
+    }
+    struct mcp_pool *pool = srv->pool;
+    pthread_mutex_unlock(&srv->pool_lock);
+    if (!pool)
+        return MCP_ENOMEM;
+    return mcp_pool_submit(pool, fn, arg);
+}
+
+mcp_codec_t *server_codec(mcp_server_t *srv)
+{
+    pthread_mutex_lock(&srv->codec_lock);
+    if (!srv->codec) {
+        /* No key was configured: seal with a random key that lives as long
+         * as this process. States then neither survive a restart nor open
+         * on another instance, which the log says once. */
+        mcp_keyring_t *ring = mcp_keyring_new();
+        if (ring && mcp_keyring_generate(ring, "ephemeral") == MCP_OK) {
+            srv->codec = mcp_codec_aead_new(ring, NULL, NULL);
+            server_log(srv, MCP_LOG_WARNING,
+                       "no requestState key configured: using a random key; input-required "
+                       "round trips will not survive a restart or span instances");
+        } else {
+            mcp_keyring_free(ring);
+        }
+    }
+    mcp_codec_t *codec = srv->codec;
+    pthread_mutex_unlock(&srv->codec_lock);
+    return codec;
+}
+
+int mcp_server_set_codec(mcp_server_t *srv, mcp_codec_t *codec)
+{
+    if (!srv || !codec) {
+        mcp_codec_free(codec);
+        return MCP_EINVAL;
+    }
+    pthread_mutex_lock(&srv->codec_lock);
+    mcp_codec_t *old = srv->codec;
+    srv->codec = codec;
+    pthread_mutex_unlock(&srv->codec_lock);
+    mcp_codec_free(old);
+    return MCP_OK;
+}
+
+void server_result_shape(const mcp_server_t *srv, mcp_result_shape_t *shape)
+{
+    shape->server_info = srv->omit_server_info_meta ? NULL : srv->impl;
+    shape->ttl_ms = srv->cache_ttl_ms;
+    shape->cache_scope = srv->cache_scope;
+}
+
+json_t *server_capabilities(mcp_server_t *srv)
+{
+    json_t *caps = json_object();
+    bool tools = registry_has(srv, ENTRY_TOOL);
+    bool prompts = registry_has(srv, ENTRY_PROMPT);
+    bool resources = registry_has(srv, ENTRY_RESOURCE) || registry_has(srv, ENTRY_TEMPLATE);
+    pthread_rwlock_rdlock(&srv->lock);
+    bool completions = srv->complete != NULL;
+    pthread_rwlock_unlock(&srv->lock);
+
+    pthread_mutex_lock(&srv->event_lock);
+    bool listening = srv->on_event != NULL;
+    pthread_mutex_unlock(&srv->event_lock);
+
+    if (tools)
+        json_object_set_new(caps, "tools",
+                            listening ? json_pack("{s:b}", "listChanged", 1) : json_object());
+    if (prompts)
+        json_object_set_new(caps, "prompts",
+                            listening ? json_pack("{s:b}", "listChanged", 1) : json_object());
+    if (resources)
+        json_object_set_new(caps, "resources",
+                            listening ? json_pack("{s:b, s:b}", "listChanged", 1, "subscribe", 1)
+                                      : json_object());
+    if (completions)
+        json_object_set_new(caps, "completions", json_object());
+    /* Handlers may log (only to clients that opt in per request). */
+    json_object_set_new(caps, "logging", json_object());
+    return caps;
+}
+
+void server_publish(mcp_server_t *srv, server_event_kind_t kind, const char *uri)
+{
+    pthread_mutex_lock(&srv->event_lock);
+    server_event_fn fn = srv->on_event;
+    void *user = srv->on_event_user;
+    pthread_mutex_unlock(&srv->event_lock);
+    if (fn)
+        fn(user, kind, uri);
+}
+
+int mcp_server_notify_resource_updated(mcp_server_t *srv, const char *uri)
+{
+    if (!srv || !uri)
+        return MCP_EINVAL;
+    server_publish(srv, SERVER_EVENT_RESOURCE_UPDATED, uri);
+    return MCP_OK;
+}
+
+int mcp_server_set_completion(mcp_server_t *srv, mcp_complete_fn handler, void *user)
+{
+    if (!srv)
+        return MCP_EINVAL;
+    pthread_rwlock_wrlock(&srv->lock);
+    srv->complete = handler;
+    srv->complete_user = user;
+    pthread_rwlock_unlock(&srv->lock);
+    return MCP_OK;
+}

@@ -1,0 +1,317 @@
+/*
+ * Internal structures of the server library, shared by its files:
+ *
+ *   server.c    the server object: identity, options, capabilities, logs
+ *   registry.c  tools, resources, templates and prompts, with pagination
+ *   dispatch.c  mcp_server_submit(): parse, classify, validate, route
+ *   exchange.c  one request in flight: lifetime, cancellation, sending
+ *   call.c      the handler API (mcp_call_*): reading the request, building
+ *               the result
+ *   input.c     asking the client for input (MRTR) and the round trip state
+ *   methods.c   the methods the server answers itself (discover, lists) and
+ *               the handler-backed ones (call, read, get, complete)
+ */
+#ifndef MCP_SERVER_INTERNAL_H
+#define MCP_SERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "mcp/protocol.h"
+#include "mcp/request_state.h"
+#include "mcp/server.h"
+#include "mcp/server_core.h"
+
+struct mcp_pool;
+struct mcp_uri_template;
+
+/* ------------------------------------------------------------------------
+ * Registry entries
+ * ------------------------------------------------------------------------ */
+
+typedef enum entry_kind {
+    ENTRY_TOOL = 0,
+    ENTRY_RESOURCE,
+    ENTRY_TEMPLATE,
+    ENTRY_PROMPT,
+    ENTRY_KIND_COUNT
+} entry_kind_t;
+
+/* One registered item. Immutable after registration and reference-counted,
+ * so a request keeps its entry alive even if it is removed meanwhile. */
+typedef struct entry {
+    atomic_int refs;
+    entry_kind_t kind;
+    uint64_t seq;        /* registration order (template matching precedence) */
+    char *key;           /* tool/prompt name, resource URI, or URI template */
+    json_t *def;         /* the object as listed (Tool, Resource, ...) */
+    union {
+        mcp_tool_fn tool;
+        mcp_resource_fn resource; /* resources and templates */
+        mcp_prompt_fn prompt;
+    } fn;
+    void *user;
+    json_t *required_caps;        /* tools: ClientCapabilities every call needs */
+    struct mcp_uri_template *tpl; /* templates */
+    json_t *required_args;        /* prompts: array of required argument names */
+} entry_t;
+
+void entry_ref(entry_t *e);
+void entry_unref(entry_t *e);
+
+/* One kind of registry: entries sorted by key (strcmp). */
+typedef struct registry {
+    entry_t **items;
+    size_t count, cap;
+} registry_t;
+
+/* ------------------------------------------------------------------------
+ * The server
+ * ------------------------------------------------------------------------ */
+
+/* Events a registry change or the application publishes to listeners. */
+typedef enum server_event_kind {
+    SERVER_EVENT_TOOLS_CHANGED = 0,
+    SERVER_EVENT_PROMPTS_CHANGED,
+    SERVER_EVENT_RESOURCES_CHANGED,
+    SERVER_EVENT_RESOURCE_UPDATED
+} server_event_kind_t;
+
+typedef void (*server_event_fn)(void *user, server_event_kind_t kind, const char *uri);
+
+struct mcp_server {
+    /* Identity and options (immutable after mcp_server_new). */
+    json_t *impl;          /* Implementation object: name, version, title, ... */
+    char *instructions;
+    size_t page_size;
+    int64_t cache_ttl_ms;
+    char *cache_scope;
+    bool omit_server_info_meta;
+    int max_input_rounds;
+    int worker_threads;
+    mcp_log_fn log;
+    void *log_user;
+
+    /* Registries, under `lock`. */
+    pthread_rwlock_t lock;
+    registry_t reg[ENTRY_KIND_COUNT];
+    uint64_t next_seq;
+    mcp_complete_fn complete;
+    void *complete_user;
+
+    /* The worker pool runs handlers; created on first use. */
+    pthread_mutex_t pool_lock;
+    struct mcp_pool *pool;
+
+    /* requestState sealing; created on first use when none was set. */
+    pthread_mutex_t codec_lock;
+    mcp_codec_t *codec;
+
+    /* Live exchanges, for cancelling everything at shutdown. */
+    pthread_mutex_t live_lock;
+    struct mcp_exchange *live;
+    atomic_bool shutting_down;
+
+    /* Listeners of registry events (the subscriptions/listen fan-out). */
+    pthread_mutex_t event_lock;
+    server_event_fn on_event;
+    void *on_event_user;
+
+    /* stdio transport: the fd that wakes a running mcp_server_run_stdio. */
+    atomic_int stdio_stop_fd;
+};
+
+/* Logs through the user's callback (no-op without one). */
+void server_log(mcp_server_t *srv, mcp_log_level_t level, const char *fmt, ...)
+    MCP_PRINTF(3, 4);
+
+/* Publishes a registry or resource event to listeners. */
+void server_publish(mcp_server_t *srv, server_event_kind_t kind, const char *uri);
+
+/* The ServerCapabilities object derived from what is registered now (new
+ * reference). */
+json_t *server_capabilities(mcp_server_t *srv);
+
+/* Submits a job to the worker pool (starting it on first use). */
+int server_run_job(mcp_server_t *srv, void (*fn)(void *), void *arg);
+
+/* The requestState codec (created with an ephemeral key on first use). */
+mcp_codec_t *server_codec(mcp_server_t *srv);
+
+/* Result shaping options for this server. */
+void server_result_shape(const mcp_server_t *srv, mcp_result_shape_t *shape);
+
+/* ------------------------------------------------------------------------
+ * Registry operations (registry.c)
+ * ------------------------------------------------------------------------ */
+
+void registry_init(registry_t *r);
+void registry_clear(registry_t *r);
+
+/* Adds under srv->lock (write). MCP_EEXIST when the key is taken. Takes the
+ * entry's reference on success only. */
+int registry_add(mcp_server_t *srv, entry_t *e);
+/* Removes by key under srv->lock (write). MCP_ENOTFOUND when absent. */
+int registry_remove(mcp_server_t *srv, entry_kind_t kind, const char *key);
+/* Finds by exact key; returns a new reference or NULL. */
+entry_t *registry_find(mcp_server_t *srv, entry_kind_t kind, const char *key);
+/* The template matching `uri` with the lowest registration order; returns a
+ * new reference and the variables (new object) or NULL. */
+entry_t *registry_match_template(mcp_server_t *srv, const char *uri, json_t **vars_out);
+/* Whether any entry of `kind` exists. */
+bool registry_has(mcp_server_t *srv, entry_kind_t kind);
+/*
+ * One page of definitions after `cursor` (NULL for the first page) into
+ * *items (new array) and *next_cursor (malloc'd, NULL at the end).
+ * MCP_EINVAL for a cursor that does not decode.
+ */
+int registry_page(mcp_server_t *srv, entry_kind_t kind, const char *cursor, json_t **items,
+                  char **next_cursor);
+
+/* ------------------------------------------------------------------------
+ * Connections and exchanges (dispatch.c, exchange.c)
+ * ------------------------------------------------------------------------ */
+
+struct mcp_conn {
+    atomic_int refs;
+    mcp_server_t *srv;
+    mcp_transport_kind_t transport;
+    pthread_mutex_t lock;
+    struct mcp_exchange *inflight; /* requests in flight, for cancellation by id */
+};
+
+void conn_ref(mcp_conn_t *conn);
+void conn_unref(mcp_conn_t *conn);
+
+/* One request being served. */
+struct mcp_exchange {
+    atomic_int refs;        /* the core's, plus one for a transport handle */
+    atomic_bool cancelled;
+    atomic_bool released;   /* the sink was released */
+    mcp_server_t *srv;
+    mcp_conn_t *conn;       /* reference, or NULL */
+    mcp_sink_t *sink;
+    mcp_message_t msg;      /* the parsed request (owns it) */
+    mcp_era_t era;
+    mcp_transport_kind_t transport;
+    char *principal;
+
+    /* From the request's params._meta. */
+    const char *protocol_version; /* borrowed from msg */
+    json_t *client_caps;          /* borrowed from msg, or an owned {} */
+    json_t *client_info;          /* borrowed, or NULL */
+    json_t *progress_token;       /* borrowed, or NULL */
+    int log_level;                /* index 0..7, or -1: no logs */
+
+    /* The registry entry serving it (tools/call, resources/read, prompts/get). */
+    entry_t *entry;
+    json_t *uri_vars;             /* template variables, or NULL */
+
+    /* Round trip state opened from requestState (MRTR). */
+    int round;
+    json_t *state;                /* handler state from the previous round, or NULL */
+    json_t *input_responses;      /* the answers the handler may read (owned), or NULL */
+
+    /* Wakes mcp_call_sleep() early on cancellation. */
+    pthread_mutex_t wait_lock;
+    pthread_cond_t wait_cond;
+
+    /* Links in the connection's in-flight list and the server's live list. */
+    struct mcp_exchange *conn_prev, *conn_next;
+    struct mcp_exchange *live_prev, *live_next;
+};
+
+/* Creates an exchange that owns `msg` (moved in) and takes the sink. */
+mcp_exchange_t *exchange_new(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
+                             const mcp_request_context_t *ctx, mcp_sink_t *sink);
+void exchange_ref(mcp_exchange_t *ex);
+void exchange_unref(mcp_exchange_t *ex);
+/* Sends a request-scoped notification unless cancelled. */
+int exchange_notify(mcp_exchange_t *ex, json_t *notification_new);
+/* Sends the final response (unless cancelled), then releases the sink. */
+void exchange_finish(mcp_exchange_t *ex, json_t *response_new, int http_status);
+/* Finishes with a JSON-RPC error built from err. */
+void exchange_fail(mcp_exchange_t *ex, const mcp_error_t *err, bool before_dispatch);
+/* Releases the sink once (no-op the second time). */
+void exchange_release_sink(mcp_exchange_t *ex);
+/* Sets cancelled and wakes sleepers. */
+void exchange_cancel(mcp_exchange_t *ex);
+
+/* Answers a message at once, without an exchange: one response, release. */
+void sink_answer(mcp_sink_t *sink, json_t *response_new, int http_status);
+
+/* ------------------------------------------------------------------------
+ * Calls (call.c, input.c, methods.c)
+ * ------------------------------------------------------------------------ */
+
+typedef enum method_id {
+    METHOD_UNKNOWN = 0,
+    METHOD_DISCOVER,
+    METHOD_TOOLS_LIST,
+    METHOD_TOOLS_CALL,
+    METHOD_RESOURCES_LIST,
+    METHOD_RESOURCES_TEMPLATES_LIST,
+    METHOD_RESOURCES_READ,
+    METHOD_PROMPTS_LIST,
+    METHOD_PROMPTS_GET,
+    METHOD_COMPLETE,
+    METHOD_LISTEN
+} method_id_t;
+
+method_id_t method_lookup(const char *method);
+
+/* What one handler run produces. */
+struct mcp_call {
+    mcp_exchange_t *ex;
+    method_id_t method;
+    const char *target;      /* tool/prompt name or resource URI */
+    json_t *arguments;       /* borrowed, or an owned {} */
+    bool owns_arguments;
+
+    /* Tool result */
+    json_t *content;         /* array */
+    json_t *structured;      /* or NULL */
+    bool is_error;
+    /* Resource result */
+    json_t *contents;        /* array */
+    /* Prompt result */
+    json_t *messages;        /* array */
+    char *description;
+    /* Completion result */
+    json_t *values;          /* array of strings */
+    int64_t total;           /* < 0: omitted */
+    bool has_more;
+    /* Any result */
+    json_t *result_meta;     /* or NULL */
+    int64_t cache_ttl_ms;    /* < 0: server default */
+    const char *cache_scope; /* static string or NULL */
+    /* Failure */
+    mcp_error_t error;
+    /* Input requests (MRTR) */
+    json_t *input_requests;  /* object key -> InputRequest, or NULL */
+    json_t *next_state;      /* state for the next round, or NULL */
+
+    double last_progress;
+    bool progress_sent;
+};
+
+void call_init(mcp_call_t *call, mcp_exchange_t *ex, method_id_t method, const char *target);
+void call_cleanup(mcp_call_t *call);
+
+/* Runs the handler-backed method of an exchange on the calling (worker)
+ * thread and finishes the exchange. */
+void method_run(mcp_exchange_t *ex);
+
+/* Answers the methods the server serves itself (discover and the lists).
+ * Returns the result object (new) or NULL with *err filled. */
+json_t *method_builtin(mcp_server_t *srv, method_id_t method, const json_t *params,
+                       mcp_error_t *err);
+
+/* MRTR: opens the request's requestState and checks inputResponses before
+ * the handler runs. MCP_OK, or a negative code with *err (-32602). */
+int input_prepare(mcp_exchange_t *ex, mcp_error_t *err);
+/* MRTR: builds the input_required result after a handler asked for input.
+ * Returns the result (new) or NULL with *err filled. */
+json_t *input_required_result(mcp_call_t *call, mcp_error_t *err);
+
+#endif /* MCP_SERVER_INTERNAL_H */

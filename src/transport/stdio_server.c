@@ -1,0 +1,310 @@
+/*
+ * The stdio transport of the server: newline-delimited JSON-RPC on
+ * stdin/stdout (digest section 5).
+ *
+ * One thread (the caller of mcp_server_run_stdio) reads lines and submits
+ * each to the core; handlers answer from worker threads, so responses may
+ * leave out of order. Every outgoing message is one compact line written
+ * under a mutex, so lines never interleave. Nothing else is ever written to
+ * stdout.
+ *
+ * The writer outlives the run: a handler that ignores cancellation may still
+ * answer after mcp_server_run_stdio() returned, so the writer is
+ * reference-counted (one reference per request in flight) and drops
+ * messages once the run is over.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mcp/server_core.h"
+#include "server/server_internal.h"
+
+#define DEFAULT_MAX_LINE ((size_t)16 * 1024 * 1024)
+#define DEFAULT_GRACE_MS 5000
+#define READ_CHUNK 65536
+/* After cancelling, how long to wait for handlers to notice. */
+#define CANCEL_WAIT_MS 2000
+
+typedef struct stdio_writer {
+    mcp_sink_t sink;        /* must stay first: the core hands us back this */
+    atomic_int refs;
+    pthread_mutex_t lock;   /* serialises writes; guards `open`, `inflight` */
+    pthread_cond_t idle;    /* signalled when inflight drops */
+    int fd;
+    bool open;              /* false once the run ended or writing failed */
+    bool broken;            /* a write failed (the reader gave up on us) */
+    size_t inflight;        /* submitted messages not yet released */
+} stdio_writer_t;
+
+static void writer_unref(stdio_writer_t *w)
+{
+    if (atomic_fetch_sub(&w->refs, 1) != 1)
+        return;
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->idle);
+    free(w);
+}
+
+/* Writes all of buf, without letting a closed pipe kill the process with
+ * SIGPIPE (the library must not change the application's signal
+ * dispositions, so the signal is blocked in this thread and any pending
+ * one is consumed). */
+static bool write_all(int fd, const char *buf, size_t len)
+{
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    bool ok = true;
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            ok = false;
+            break;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    if (!ok && errno == EPIPE && !sigismember(&old, SIGPIPE)) {
+        struct timespec zero = {0, 0};
+        sigtimedwait(&pipe_set, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return ok;
+}
+
+static int writer_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, int status)
+{
+    stdio_writer_t *w = (stdio_writer_t *)sink;
+    if (kind == MCP_OUT_ACCEPTED || !msg)
+        return 0;
+    size_t len;
+    char *line = mcp_json_dump(msg, &len);
+    if (!line)
+        return 0; /* nothing sendable; the request is not the peer's fault */
+    line[len] = '\n'; /* mcp_json_dump leaves room for the terminator we replace */
+    pthread_mutex_lock(&w->lock);
+    int rc = 0;
+    if (!w->open) {
+        rc = -1;
+    } else if (!write_all(w->fd, line, len + 1)) {
+        w->open = false;
+        w->broken = true;
+        rc = -1;
+    }
+    pthread_mutex_unlock(&w->lock);
+    free(line);
+    return rc;
+}
+
+static void writer_release(mcp_sink_t *sink)
+{
+    stdio_writer_t *w = (stdio_writer_t *)sink;
+    pthread_mutex_lock(&w->lock);
+    w->inflight--;
+    pthread_cond_broadcast(&w->idle);
+    pthread_mutex_unlock(&w->lock);
+    writer_unref(w);
+}
+
+/* Waits until nothing is in flight or `ms` pass; true when idle. */
+static bool writer_wait_idle(stdio_writer_t *w, int ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += ms / 1000;
+    deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&w->lock);
+    int rc = 0;
+    while (w->inflight > 0 && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&w->idle, &w->lock, &deadline);
+    bool idle = w->inflight == 0;
+    pthread_mutex_unlock(&w->lock);
+    return idle;
+}
+
+static stdio_writer_t *writer_new(int fd)
+{
+    stdio_writer_t *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->sink.send = writer_send;
+    w->sink.release = writer_release;
+    atomic_init(&w->refs, 1);
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->idle, &attr);
+    pthread_condattr_destroy(&attr);
+    w->fd = fd;
+    w->open = true;
+    return w;
+}
+
+/* An error line for input that never became a message (too long). */
+static void answer_oversized(stdio_writer_t *w, size_t max_line)
+{
+    mcp_error_t err = {0};
+    mcp_error_set(&err, MCP_ELIMIT, MCP_INVALID_REQUEST, NULL,
+                  "Invalid Request: message longer than %zu bytes", max_line);
+    json_t *response = mcp_jsonrpc_error_from(NULL, &err);
+    writer_send(&w->sink, MCP_OUT_RESPONSE, response, 400);
+    json_decref(response);
+    mcp_error_clear(&err);
+}
+
+static void submit_line(mcp_server_t *srv, mcp_conn_t *conn, stdio_writer_t *w,
+                        const char *line, size_t len)
+{
+    while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
+        len--;
+    if (len == 0)
+        return; /* blank lines are not messages */
+    mcp_request_context_t ctx = {.transport = MCP_TRANSPORT_STDIO};
+    atomic_fetch_add(&w->refs, 1);
+    pthread_mutex_lock(&w->lock);
+    w->inflight++;
+    pthread_mutex_unlock(&w->lock);
+    if (mcp_server_submit(srv, conn, line, len, &ctx, &w->sink, NULL) != MCP_OK)
+        writer_release(&w->sink); /* not taken: undo the accounting */
+}
+
+int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
+{
+    if (!srv)
+        return MCP_EINVAL;
+    int in_fd = opts && opts->in_fd > 0 ? opts->in_fd : 0;
+    int out_fd = opts && opts->out_fd > 0 ? opts->out_fd : 1;
+    size_t max_line = opts && opts->max_line ? opts->max_line : DEFAULT_MAX_LINE;
+    int grace_ms = opts && opts->shutdown_grace_ms > 0 ? opts->shutdown_grace_ms
+                                                       : DEFAULT_GRACE_MS;
+
+    int stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (stop_fd < 0)
+        return MCP_EIO;
+    int expected = -1;
+    if (!atomic_compare_exchange_strong(&srv->stdio_stop_fd, &expected, stop_fd)) {
+        close(stop_fd);
+        return MCP_ESTATE; /* already serving stdio */
+    }
+    stdio_writer_t *w = writer_new(out_fd);
+    mcp_conn_t *conn = mcp_conn_new(srv, MCP_TRANSPORT_STDIO);
+    char *buf = malloc(READ_CHUNK);
+    size_t cap = READ_CHUNK, used = 0;
+    bool discarding = false; /* inside an over-long line, skipping to its end */
+    int rc = MCP_OK;
+    if (!w || !conn || !buf) {
+        rc = MCP_ENOMEM;
+        goto out;
+    }
+
+    for (;;) {
+        struct pollfd fds[2] = {{.fd = in_fd, .events = POLLIN}, {.fd = stop_fd, .events = POLLIN}};
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = MCP_EIO;
+            break;
+        }
+        if (fds[1].revents)
+            break; /* mcp_server_stop_stdio() */
+        pthread_mutex_lock(&w->lock);
+        bool broken = w->broken;
+        pthread_mutex_unlock(&w->lock);
+        if (broken) {
+            rc = MCP_EIO; /* the client stopped reading our output */
+            break;
+        }
+        if (used == cap) {
+            size_t grown = cap * 2 > max_line + 2 ? max_line + 2 : cap * 2;
+            char *bigger = grown > cap ? realloc(buf, grown) : NULL;
+            if (!bigger) {
+                /* Only reachable at the line limit: start discarding. */
+                answer_oversized(w, max_line);
+                discarding = true;
+                used = 0;
+                continue;
+            }
+            buf = bigger;
+            cap = grown;
+        }
+        ssize_t n = read(in_fd, buf + used, cap - used);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n < 0) {
+            rc = MCP_EIO;
+            break;
+        }
+        if (n == 0)
+            break; /* EOF: the client closed our stdin */
+        size_t end = used + (size_t)n, scan = used, line_start = 0;
+        char *nl;
+        while ((nl = memchr(buf + scan, '\n', end - scan)) != NULL) {
+            size_t line_end = (size_t)(nl - buf);
+            if (discarding)
+                discarding = false; /* the tail of an over-long line ends here */
+            else if (line_end - line_start > max_line)
+                answer_oversized(w, max_line);
+            else
+                submit_line(srv, conn, w, buf + line_start, line_end - line_start);
+            line_start = scan = line_end + 1;
+        }
+        if (discarding) {
+            used = 0; /* still inside the over-long line: drop what we have */
+        } else {
+            used = end - line_start;
+            memmove(buf, buf + line_start, used);
+            if (used > max_line) {
+                answer_oversized(w, max_line);
+                discarding = true;
+                used = 0;
+            }
+        }
+    }
+
+    /* Let in-flight work finish, then cancel what is left and give the
+     * handlers a moment to notice. */
+    if (!writer_wait_idle(w, grace_ms)) {
+        mcp_conn_cancel_all(conn);
+        writer_wait_idle(w, CANCEL_WAIT_MS);
+    }
+out:
+    if (w) {
+        pthread_mutex_lock(&w->lock);
+        w->open = false;
+        pthread_mutex_unlock(&w->lock);
+        writer_unref(w);
+    }
+    mcp_conn_free(conn);
+    free(buf);
+    atomic_store(&srv->stdio_stop_fd, -1);
+    close(stop_fd);
+    return rc;
+}
+
+void mcp_server_stop_stdio(mcp_server_t *srv)
+{
+    if (!srv)
+        return;
+    int fd = atomic_load(&srv->stdio_stop_fd);
+    if (fd >= 0) {
+        uint64_t one = 1;
+        ssize_t n = write(fd, &one, sizeof one); /* async-signal-safe */
+        (void)n;
+    }
+}
