@@ -1,2 +1,0 @@
-/* Keeps the support library non-empty before any helper exists. */
-typedef int mcp_test_support_placeholder_t;
