@@ -2,6 +2,7 @@
  * Values of Mcp-Name and Mcp-Param-{Name} (digest section 4.6): the plain
  * form, the "=?base64?...?=" sentinel form, and comparison with the body.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,9 +128,16 @@ static bool integral_real(const json_t *value, json_int_t *n)
     return true;
 }
 
-int mcp_header_value_from_json(const json_t *value, char **out)
+static int format_integer(json_int_t n, char **out)
 {
     char digits[24];
+    int len = snprintf(digits, sizeof digits, "%" JSON_INTEGER_FORMAT, n);
+    *out = copy_bytes(digits, (size_t)len);
+    return *out ? MCP_OK : MCP_ENOMEM;
+}
+
+int mcp_header_value_from_json(const json_t *value, char **out)
+{
     json_int_t n;
     *out = NULL;
     if (!value)
@@ -147,13 +155,9 @@ int mcp_header_value_from_json(const json_t *value, char **out)
         n = json_integer_value(value);
         if (n < -MCP_HEADER_INT_MAX || n > MCP_HEADER_INT_MAX)
             return MCP_EINVAL;
-        *out = copy_bytes(digits, (size_t)snprintf(digits, sizeof digits, "%" JSON_INTEGER_FORMAT, n));
-        break;
+        return format_integer(n, out);
     case JSON_REAL:
-        if (!integral_real(value, &n))
-            return MCP_EINVAL;
-        *out = copy_bytes(digits, (size_t)snprintf(digits, sizeof digits, "%" JSON_INTEGER_FORMAT, n));
-        break;
+        return integral_real(value, &n) ? format_integer(n, out) : MCP_EINVAL;
     default:
         return MCP_EINVAL; /* NULL, null, object, array */
     }
@@ -222,13 +226,15 @@ struct decimal {
     long long exponent;
 };
 
-/* Exponents beyond this cannot bring any mantissa back to a json_int_t;
- * clamping keeps the arithmetic from overflowing without changing answers. */
-#define EXPONENT_CLAMP 1000000000LL
+/* Exponent magnitudes stop growing here, so that the arithmetic below
+ * cannot overflow. No string in memory has this many digits to offset such
+ * an exponent, so the clamp changes no answer. */
+#define EXPONENT_CLAMP (LLONG_MAX / 16)
 
-/* Parses [+-]digits[.digits][(e|E)[+-]digits] with at least one mantissa
- * digit. False for anything else, and for numbers with more significant
- * digits than `digits` holds (they equal no json_int_t). */
+/* Parses an optional sign, digits with at most one '.', at least one of
+ * them, and an optional (e|E)[+-]digits exponent. False for anything else,
+ * and for numbers with more significant digits than `digits` holds (they
+ * equal no json_int_t). */
 static bool parse_decimal(const char *s, size_t len, struct decimal *d)
 {
     size_t i = 0, mantissa_digits = 0;

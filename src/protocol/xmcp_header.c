@@ -157,16 +157,22 @@ static int reject(struct walk *w, const char *rule)
                          "invalid x-mcp-header at %s: %s", where[0] ? where : "/", rule);
 }
 
-static bool is_header_type(const char *t)
+/* Is `s` a JSON string exactly equal to `word` (no NUL tricks)? */
+static bool string_is(const json_t *s, const char *word)
 {
-    return strcmp(t, "string") == 0 || strcmp(t, "integer") == 0 || strcmp(t, "boolean") == 0;
+    return json_string_length(s) == strlen(word) && strcmp(json_string_value(s), word) == 0;
+}
+
+static bool is_header_type(const json_t *t)
+{
+    return string_is(t, "string") || string_is(t, "integer") || string_is(t, "boolean");
 }
 
 static bool has_header_type(const json_t *schema)
 {
     const json_t *type = json_object_get(schema, "type");
     if (json_is_string(type))
-        return is_header_type(json_string_value(type));
+        return is_header_type(type);
     if (!json_is_array(type))
         return false;
     bool some = false;
@@ -175,9 +181,9 @@ static bool has_header_type(const json_t *schema)
     json_array_foreach(type, i, t) {
         if (!json_is_string(t))
             return false;
-        if (is_header_type(json_string_value(t)))
+        if (is_header_type(t))
             some = true;
-        else if (strcmp(json_string_value(t), "null") != 0)
+        else if (!string_is(t, "null"))
             return false;
     }
     return some;
@@ -188,10 +194,15 @@ static bool has_header_type(const json_t *schema)
 static int record(struct walk *w, const json_t *value)
 {
     mcp_param_headers_t *out = w->out;
-    mcp_param_header_t *grown = realloc(out->items, (out->count + 1) * sizeof *grown);
-    if (!grown)
-        return MCP_ENOMEM;
-    out->items = grown;
+    /* The capacity is the smallest power of two that holds count, so the
+     * array doubles whenever count reaches one. */
+    if ((out->count & (out->count - 1)) == 0) {
+        size_t cap = out->count ? out->count * 2 : 1;
+        mcp_param_header_t *grown = realloc(out->items, cap * sizeof *grown);
+        if (!grown)
+            return MCP_ENOMEM;
+        out->items = grown;
+    }
     mcp_param_header_t *h = &out->items[out->count];
     memset(h, 0, sizeof *h);
     out->count++;
@@ -290,7 +301,8 @@ static int walk_schema(struct walk *w, const json_t *schema, bool via_properties
     size_t key_len;
     json_t *value;
     json_object_keylen_foreach((json_t *)schema, key, key_len, value) {
-        const struct keyword *kw = find_keyword(key);
+        /* A name with NUL inside (only a program can build one) is no keyword. */
+        const struct keyword *kw = strlen(key) == key_len ? find_keyword(key) : NULL;
         if (kw) {
             int rc = walk_keyword(w, kw, key, key_len, value, via_properties, depth);
             if (rc != MCP_OK)

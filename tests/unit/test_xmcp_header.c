@@ -298,6 +298,38 @@ static void test_invalid_schemas(void **state)
     }
 }
 
+/* Many annotations: all kept in schema order; one late duplicate found. */
+static void test_many_annotations(void **state)
+{
+    (void)state;
+    json_t *props = json_object();
+    char name[32], header[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof name, "p%d", i);
+        snprintf(header, sizeof header, "H-%d", i);
+        json_object_set_new(props, name,
+                            json_pack("{s:s, s:s}", "type", "string", "x-mcp-header", header));
+    }
+    json_t *schema = json_pack("{s:o}", "properties", props);
+    mcp_param_headers_t h;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_xmcp_headers_collect(schema, &h, &err), MCP_OK);
+    assert_int_equal(h.count, 1000);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(header, sizeof header, "H-%d", i);
+        assert_string_equal(h.items[i].name, header);
+    }
+    mcp_param_headers_clear(&h);
+
+    json_object_set_new(props, "late",
+                        json_pack("{s:s, s:s}", "type", "string", "x-mcp-header", "h-500"));
+    assert_int_equal(mcp_xmcp_headers_collect(schema, &h, &err), MCP_EINVAL);
+    assert_non_null(strstr(err.message, "/properties/p500 and /properties/late"));
+    assert_int_equal(h.count, 0);
+    mcp_error_clear(&err);
+    json_decref(schema);
+}
+
 /* A property name with NUL (jansson's parser refuses one, but a program
  * can build it) could not be found again in the arguments. */
 static void test_property_name_with_nul(void **state)
@@ -431,6 +463,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_schemas),
         cmocka_unit_test(test_invalid_schemas),
+        cmocka_unit_test(test_many_annotations),
         cmocka_unit_test(test_property_name_with_nul),
         cmocka_unit_test(test_error_is_optional),
         cmocka_unit_test(test_depth_is_bounded),
