@@ -21,6 +21,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/mcpConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/mcpConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/mcp)
 
+file(RELATIVE_PATH MCP_PC_TO_PREFIX "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 configure_file(cmake/libmcp.pc.in ${CMAKE_CURRENT_BINARY_DIR}/libmcp.pc @ONLY)
 configure_file(cmake/libmcp.pc.in ${CMAKE_CURRENT_BINARY_DIR}/mcp.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/libmcp.pc ${CMAKE_CURRENT_BINARY_DIR}/mcp.pc
