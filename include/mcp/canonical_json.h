@@ -22,16 +22,20 @@ extern "C" {
 /*
  * Serialises `value` (borrowed) canonically. Returns a malloc'd
  * NUL-terminated string (free with free()) and its length in *len (if not
- * NULL), or NULL for values that have no canonical form (non-finite reals)
- * or on allocation failure. Strings may contain \u0000 (it is escaped).
+ * NULL), or NULL for a NULL value, for values that have no canonical form
+ * (non-finite reals; trees nested deeper than 2048 levels, jansson's own
+ * parsing limit) or on allocation failure. Strings and member names may
+ * contain \u0000 (it is escaped).
  */
 MCP_API char *mcp_json_canonical(const json_t *value, size_t *len);
 
 /*
- * Formats a double as ECMAScript's Number.prototype.toString does (shortest
- * round-trip digits; exponent form outside 1e-7 .. 1e21; "-0" prints "0").
- * `buf` must hold at least 32 bytes. Returns the length written, or -1 for
- * NaN and infinities.
+ * Formats a double as ECMAScript's Number.prototype.toString does: the
+ * fewest digits that read back as `v`, plain notation for
+ * 1e-6 <= |v| < 1e21 and exponent notation ("1e-7", "1.5e+21") otherwise;
+ * "-0" prints "0". Writes a NUL-terminated string to `buf` (32 bytes always
+ * suffice). Returns the length written, or -1 for NaN and infinities or when
+ * `size` is too small.
  */
 MCP_API int mcp_format_es_number(double v, char *buf, size_t size);
 
