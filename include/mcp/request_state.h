@@ -17,13 +17,27 @@
  *   12-byte random nonce | ciphertext | 16-byte GCM tag
  * with AAD = "libmcp/requestState/v1" | 0x00 | format version | key id, so
  * the key id is authenticated and keys can rotate safely. The plaintext is a
- * canonical JSON object holding the binding and the server's payload.
+ * compact JSON object with sorted keys holding the binding and the server's
+ * payload: {"expiresMs", "method", "paramsDigest" (base64url), "payload",
+ * "principal" (or null), "stateId" (base64url of 16 random bytes)}. It is
+ * not RFC 8785, whose double-only numbers would round int64 payload values
+ * beyond 2^53 and turn 1.0 into 1; only the params digest must be
+ * reproducible by other implementations, and that one is RFC 8785.
  *
  * A keyring holds several 32-byte keys, each with an id: the newest seals,
  * all open. Instances that share a keyring open each other's states.
  *
  * Thread safety: a keyring must be fully loaded before it is given to a
  * codec; codecs are safe to use from several threads at once.
+ *
+ * Errors of mcp_codec_open: a state that is rejected (garbage, tampered,
+ * unknown key, expired, bound to another principal, method or params, or
+ * already used) gives MCP_EINVAL with err->code -32602 (Invalid params) and
+ * a message saying which check failed, for logs; the server core answers
+ * the client with a generic error of its own. A failure on the server's
+ * side (out of memory, a replay store that failed) keeps its own code with
+ * -32603 (Internal error), and missing arguments give MCP_EINVAL with
+ * -32603.
  */
 #ifndef MCP_REQUEST_STATE_H
 #define MCP_REQUEST_STATE_H
@@ -43,7 +57,8 @@ typedef struct mcp_keyring mcp_keyring_t;
 #define MCP_STATE_KEY_BYTES 32
 #define MCP_STATE_KEY_ID_MAX 32
 
-/* An empty keyring, or NULL on allocation failure. */
+/* An empty keyring, or NULL on allocation failure. Loading and adding are
+ * not thread-safe; once loaded, a keyring is only read. */
 MCP_API mcp_keyring_t *mcp_keyring_new(void);
 
 /* Frees a keyring and wipes its keys. NULL-safe. */
@@ -51,29 +66,36 @@ MCP_API void mcp_keyring_free(mcp_keyring_t *ring);
 
 /*
  * Adds a key. `key_id` is 1..MCP_STATE_KEY_ID_MAX characters of
- * [A-Za-z0-9._-]; the most recently added key seals. MCP_EINVAL for a bad
- * id, MCP_EEXIST for a duplicate id.
+ * [A-Za-z0-9._-]; the most recently added key seals. The key is copied.
+ * MCP_EINVAL for a bad id (or a NULL argument), MCP_EEXIST for a duplicate
+ * id, MCP_ENOMEM.
  */
 MCP_API int mcp_keyring_add(mcp_keyring_t *ring, const char *key_id,
                             const uint8_t key[MCP_STATE_KEY_BYTES]);
 
 /*
  * Adds keys from text: one key per line, "<key id> <base64 or base64url of
- * 32 bytes>", oldest first; blank lines and lines starting with '#' are
- * skipped. A single line holding only a key (no id) gets the id "0".
- * MCP_EINVAL with *err naming the line on any malformed line (nothing is
- * added then).
+ * 32 bytes>" (padding optional; spaces or tabs between), oldest first;
+ * blank lines and lines starting with '#' are skipped. A single line holding
+ * only a key (no id) gets the id "0"; such a line is allowed only when it
+ * is the text's only key. MCP_EINVAL with *err naming the line on any
+ * malformed line or an id already in the ring, and when the text holds no
+ * key at all: nothing is added then. Messages never quote a key. err->code
+ * is 0 (these are local configuration errors).
  */
 MCP_API int mcp_keyring_load_text(mcp_keyring_t *ring, const char *text, mcp_error_t *err);
 
-/* mcp_keyring_load_text on a file's contents. MCP_EIO when unreadable. */
+/* mcp_keyring_load_text on a file's contents. MCP_EIO when unreadable;
+ * MCP_EINVAL for a file over 1 MiB or holding a NUL byte. */
 MCP_API int mcp_keyring_load_file(mcp_keyring_t *ring, const char *path, mcp_error_t *err);
 
 /* mcp_keyring_load_text on an environment variable's value. MCP_ENOTFOUND
- * when the variable is unset or empty. */
+ * when the variable is unset or empty. Uses getenv(): call it at start-up,
+ * not while another thread may change the environment. */
 MCP_API int mcp_keyring_load_env(mcp_keyring_t *ring, const char *var, mcp_error_t *err);
 
-/* Adds a fresh random key with id `key_id` (from the OS CSPRNG). */
+/* Adds a fresh random key with id `key_id` (from the OS CSPRNG). Returns as
+ * mcp_keyring_add, or MCP_EIO when the CSPRNG fails. */
 MCP_API int mcp_keyring_generate(mcp_keyring_t *ring, const char *key_id);
 
 /* Number of keys in the ring. */
@@ -88,7 +110,8 @@ typedef struct mcp_replay_store_ops {
      * Records that the state with this 16-byte id was redeemed. Returns 0 the
      * first time, MCP_EEXIST when the id was already recorded (a replay), or
      * another negative code on failure (the open then fails too). The store
-     * may forget ids after `expires_ms` (Unix epoch milliseconds).
+     * may forget ids after `expires_ms` (Unix epoch milliseconds). Only 0
+     * admits the state. Called from any thread the codec is used on.
      */
     int (*redeem)(void *ctx, const uint8_t id[16], int64_t expires_ms, int64_t now_ms);
     /* Frees ctx (may be NULL). */
@@ -97,7 +120,9 @@ typedef struct mcp_replay_store_ops {
 
 typedef struct mcp_replay_store mcp_replay_store_t;
 
-/* A store over your own ops (e.g. backed by Redis); ctx is owned by it. */
+/* A store over your own ops (e.g. backed by Redis; `ops` is copied). ctx is
+ * owned by it, even on failure: NULL when ops or ops->redeem is missing or
+ * on allocation failure. */
 MCP_API mcp_replay_store_t *mcp_replay_store_new(const mcp_replay_store_ops_t *ops, void *ctx);
 
 /* The in-memory default: a hash set with expiry, holding at most
@@ -123,12 +148,15 @@ typedef struct mcp_state_binding {
 /* A pluggable codec, so an application can bring its own (for example an
  * HMAC-only one, or one that stores state server-side and hands out ids). */
 typedef struct mcp_codec_ops {
-    /* Seals `payload` (borrowed) for `binding`; *out is malloc'd. */
+    /* Seals `payload` (borrowed) for `binding`; *out is malloc'd. On
+     * failure leave *out NULL: whatever is left there is freed. */
     int (*seal)(void *ctx, const json_t *payload, const mcp_state_binding_t *binding, char **out,
                 mcp_error_t *err);
     /* Opens `state`; on success *payload_out is a new reference. Any failure
      * (tampering, wrong binding, expiry, replay, garbage) returns a negative
-     * code; the message in *err says why, for logs. */
+     * code; the message in *err says why, for logs. On failure leave
+     * *payload_out NULL: whatever is left there is released, so a codec can
+     * never hand a payload out of a failed open. */
     int (*open)(void *ctx, const char *state, const mcp_state_binding_t *binding,
                 json_t **payload_out, mcp_error_t *err);
     void (*free)(void *ctx);
@@ -136,13 +164,17 @@ typedef struct mcp_codec_ops {
 
 typedef struct mcp_codec mcp_codec_t;
 
-/* A codec over your own ops; ctx is owned by it. */
+/* A codec over your own ops (`ops` is copied). ctx is owned by it, even on
+ * failure: NULL when ops, ops->seal or ops->open is missing or on
+ * allocation failure. */
 MCP_API mcp_codec_t *mcp_codec_new(const mcp_codec_ops_t *ops, void *ctx);
 
 typedef struct mcp_aead_options {
-    /* Lifetime of a sealed state; 0 picks 10 minutes. */
+    /* Lifetime of a sealed state; 0 picks 10 minutes. A state opens while
+     * the clock reads less than its sealing time plus ttl_ms. */
     int64_t ttl_ms;
-    /* Clock in Unix epoch milliseconds; NULL uses the system clock. */
+    /* Clock in Unix epoch milliseconds; NULL uses the system clock. Called
+     * from any thread the codec is used on. */
     int64_t (*now_ms)(void *user);
     void *clock_user;
     /* When set, every state opens at most once (the store is owned by the
@@ -153,17 +185,24 @@ typedef struct mcp_aead_options {
 /*
  * The default AES-256-GCM codec. Takes ownership of `ring` (which must hold
  * at least one key) and of opts->replay_store, even on failure. `opts` may
- * be NULL. NULL with *err filled on failure.
+ * be NULL. NULL with *err filled on failure (an empty ring or a negative
+ * ttl_ms, or out of memory).
  */
 MCP_API mcp_codec_t *mcp_codec_aead_new(mcp_keyring_t *ring, const mcp_aead_options_t *opts,
                                         mcp_error_t *err);
 
-/* Seals a payload. MCP_OK with *out malloc'd (free with free()). */
+/* Seals a payload (borrowed; any JSON value) for `binding`, whose method
+ * is required. MCP_OK with *out malloc'd (free with free()); otherwise a
+ * negative code with *out NULL: MCP_EINVAL for a missing argument or a
+ * method/principal that is not UTF-8, MCP_EIO when the CSPRNG fails,
+ * MCP_ENOMEM. Thread-safe. */
 MCP_API int mcp_codec_seal(mcp_codec_t *codec, const json_t *payload,
                            const mcp_state_binding_t *binding, char **out, mcp_error_t *err);
 
 /* Opens a state. MCP_OK with *payload_out a new reference; otherwise a
- * negative code and *err explaining (never the payload). */
+ * negative code, *payload_out NULL and *err explaining (see "Errors of
+ * mcp_codec_open" above). With a replay store, only a state that passed
+ * every other check is spent. Thread-safe. */
 MCP_API int mcp_codec_open(mcp_codec_t *codec, const char *state,
                            const mcp_state_binding_t *binding, json_t **payload_out,
                            mcp_error_t *err);
@@ -174,8 +213,10 @@ MCP_API void mcp_codec_free(mcp_codec_t *codec);
 /*
  * The digest a state is bound to: SHA-256 of the RFC 8785 canonical JSON of
  * `params` without _meta, inputResponses and requestState (NULL params
- * digest as {}). Exposed so other implementations can check
- * interoperability. Returns MCP_OK and fills out[32].
+ * digest as {}; params that are not an object are digested as they are).
+ * Exposed so other implementations can check interoperability. Returns
+ * MCP_OK and fills out[32]; MCP_EINVAL when out is NULL, MCP_ENOMEM.
+ * Thread-safe.
  */
 MCP_API int mcp_state_params_digest(const json_t *params, uint8_t out[32]);
 
