@@ -1,0 +1,335 @@
+/*
+ * Elastic worker pool (contract in worker_pool.h).
+ *
+ * One mutex guards everything; jobs run outside it. A thread is "idle" when
+ * it is alive and not running a job: waiting for work, starting up, or on
+ * its way back to the queue. Every idle thread looks at the queue before it
+ * sleeps, so a submitted job needs a new thread only when the queue holds
+ * more jobs than there are idle threads.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "server/worker_pool.h"
+
+/* First allocation of the queue, and the capacity above which an emptied
+ * queue gives its memory back (so a burst does not pin it forever). */
+#define QUEUE_INITIAL_CAPACITY 64
+#define QUEUE_RETAINED_CAPACITY 4096
+
+struct job {
+    mcp_pool_job_fn fn;
+    void *arg;
+};
+
+/* Jobs not yet started, oldest first: a ring buffer that doubles when full. */
+struct job_queue {
+    struct job *ring;
+    size_t capacity;
+    size_t head; /* index of the oldest job */
+    size_t count;
+};
+
+struct mcp_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t work_available; /* a job was queued, or shutdown began */
+    pthread_cond_t all_exited;     /* the last thread exited */
+
+    struct job_queue queue;
+    int min_threads;
+    int max_threads;
+    int idle_ms;
+
+    int threads;      /* alive: from pthread_create until worker_exit */
+    int busy;         /* running a job */
+    int peak_threads;
+    bool closing;     /* mcp_pool_shutdown has begun */
+
+    /* The thread that exited last and has not been joined yet. A thread
+     * cannot join itself, so each exiting thread joins its predecessor;
+     * mcp_pool_shutdown joins the last one. */
+    pthread_t unjoined;
+    bool has_unjoined;
+};
+
+/* The pool whose job the calling thread is running, if any: lets jobs keep
+ * submitting while their pool drains. */
+static _Thread_local mcp_pool_t *current_pool;
+
+/* ------------------------------------------------------------------------
+ * The queue
+ * ------------------------------------------------------------------------ */
+
+static bool queue_push(struct job_queue *q, struct job job)
+{
+    if (q->count == q->capacity) {
+        size_t capacity = q->capacity ? q->capacity * 2 : QUEUE_INITIAL_CAPACITY;
+        if (capacity > SIZE_MAX / sizeof(struct job))
+            return false;
+        struct job *ring = malloc(capacity * sizeof *ring);
+        if (!ring)
+            return false;
+        /* Unroll the old ring so that the oldest job is at index 0. */
+        for (size_t i = 0; i < q->count; i++)
+            ring[i] = q->ring[(q->head + i) % q->capacity];
+        free(q->ring);
+        q->ring = ring;
+        q->capacity = capacity;
+        q->head = 0;
+    }
+    q->ring[(q->head + q->count) % q->capacity] = job;
+    q->count++;
+    return true;
+}
+
+static struct job queue_pop(struct job_queue *q)
+{
+    struct job job = q->ring[q->head];
+    q->head = (q->head + 1) % q->capacity;
+    q->count--;
+    if (q->count == 0 && q->capacity > QUEUE_RETAINED_CAPACITY) {
+        free(q->ring);
+        q->ring = NULL;
+        q->capacity = 0;
+        q->head = 0;
+    }
+    return job;
+}
+
+/* Takes back the job queue_push() just added. */
+static void queue_drop_newest(struct job_queue *q)
+{
+    q->count--;
+}
+
+/* ------------------------------------------------------------------------
+ * Worker threads
+ * ------------------------------------------------------------------------ */
+
+static struct timespec deadline_after_ms(int ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
+/*
+ * Waits (lock held) until a job is queued. Returns false when the thread
+ * should exit instead: the pool is shutting down and the queue is drained,
+ * or the thread is beyond min_threads and found no work for idle_ms.
+ */
+static bool wait_for_work(mcp_pool_t *pool)
+{
+    struct timespec deadline;
+    bool have_deadline = false;
+
+    while (pool->queue.count == 0) {
+        if (pool->closing)
+            return false;
+        if (pool->threads <= pool->min_threads) {
+            pthread_cond_wait(&pool->work_available, &pool->lock);
+            continue;
+        }
+        /* The deadline is fixed once, so wakeups that find no work (another
+         * thread took it) do not extend this thread's idle time. */
+        if (!have_deadline) {
+            deadline = deadline_after_ms(pool->idle_ms);
+            have_deadline = true;
+        }
+        int rc = pthread_cond_timedwait(&pool->work_available, &pool->lock, &deadline);
+        /* Re-check under the lock: a job may have been queued for us just
+         * as the time ran out, or other threads may have exited meanwhile
+         * and left this one among the min_threads that stay. */
+        if (rc == ETIMEDOUT && pool->queue.count == 0 && pool->threads > pool->min_threads)
+            return false;
+    }
+    return true;
+}
+
+/* Leaves the pool (lock held on entry, released here). */
+static void worker_exit(mcp_pool_t *pool)
+{
+    pthread_t predecessor = pool->unjoined;
+    bool join_predecessor = pool->has_unjoined;
+
+    pool->unjoined = pthread_self();
+    pool->has_unjoined = true;
+    pool->threads--;
+    if (pool->threads == 0)
+        pthread_cond_broadcast(&pool->all_exited);
+    pthread_mutex_unlock(&pool->lock);
+
+    /* The pool may be freed from here on: touch only locals. */
+    if (join_predecessor)
+        pthread_join(predecessor, NULL);
+}
+
+static void *worker_main(void *arg)
+{
+    mcp_pool_t *pool = arg;
+    current_pool = pool;
+
+    pthread_mutex_lock(&pool->lock);
+    while (wait_for_work(pool)) {
+        struct job job = queue_pop(&pool->queue);
+        pool->busy++;
+        pthread_mutex_unlock(&pool->lock);
+
+        job.fn(job.arg);
+
+        pthread_mutex_lock(&pool->lock);
+        pool->busy--;
+    }
+    worker_exit(pool);
+    return NULL;
+}
+
+/*
+ * Starts one worker (lock held). Asynchronous signals are blocked in the new
+ * thread (it inherits the mask in effect at pthread_create); the signals
+ * that report a fault in the thread itself stay open so that crashes are
+ * still reported (and sanitizers still see them).
+ */
+static bool start_thread(mcp_pool_t *pool)
+{
+    static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS};
+    sigset_t blocked, saved;
+    pthread_t tid;
+
+    sigfillset(&blocked);
+    for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
+        sigdelset(&blocked, fault_signals[i]);
+    pthread_sigmask(SIG_SETMASK, &blocked, &saved);
+    int rc = pthread_create(&tid, NULL, worker_main, pool);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (rc != 0)
+        return false;
+
+    pool->threads++;
+    if (pool->threads > pool->peak_threads)
+        pool->peak_threads = pool->threads;
+    return true;
+}
+
+/* ------------------------------------------------------------------------
+ * The API
+ * ------------------------------------------------------------------------ */
+
+mcp_pool_t *mcp_pool_new(int min_threads, int max_threads, int idle_ms)
+{
+    if (min_threads < 0 || max_threads < 1 || min_threads > max_threads || idle_ms < 0)
+        return NULL;
+
+    mcp_pool_t *pool = calloc(1, sizeof *pool);
+    if (!pool)
+        return NULL;
+    pool->min_threads = min_threads;
+    pool->max_threads = max_threads;
+    pool->idle_ms = idle_ms;
+
+    /* Idle timeouts are measured on the monotonic clock, immune to the
+     * wall clock being set. */
+    pthread_condattr_t monotonic;
+    if (pthread_condattr_init(&monotonic) != 0)
+        goto fail_pool;
+    if (pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC) != 0 ||
+        pthread_cond_init(&pool->work_available, &monotonic) != 0) {
+        pthread_condattr_destroy(&monotonic);
+        goto fail_pool;
+    }
+    pthread_condattr_destroy(&monotonic);
+    if (pthread_cond_init(&pool->all_exited, NULL) != 0)
+        goto fail_work_available;
+    if (pthread_mutex_init(&pool->lock, NULL) != 0)
+        goto fail_all_exited;
+    return pool;
+
+fail_all_exited:
+    pthread_cond_destroy(&pool->all_exited);
+fail_work_available:
+    pthread_cond_destroy(&pool->work_available);
+fail_pool:
+    free(pool);
+    return NULL;
+}
+
+/* mcp_pool_submit with the lock held. */
+static int submit_locked(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
+{
+    if (pool->closing && current_pool != pool)
+        return MCP_ECLOSED;
+    if (!queue_push(&pool->queue, (struct job){fn, arg}))
+        return MCP_ENOMEM;
+
+    size_t idle = (size_t)(pool->threads - pool->busy);
+    if (pool->queue.count > idle && pool->threads < pool->max_threads &&
+        !start_thread(pool) && pool->threads == 0) {
+        /* Nobody would ever run the job. (With threads alive, it simply
+         * waits for one of them.) */
+        queue_drop_newest(&pool->queue);
+        return MCP_ENOMEM;
+    }
+    pthread_cond_signal(&pool->work_available);
+    return MCP_OK;
+}
+
+int mcp_pool_submit(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
+{
+    if (!fn)
+        return MCP_EINVAL;
+    pthread_mutex_lock(&pool->lock);
+    int rc = submit_locked(pool, fn, arg);
+    pthread_mutex_unlock(&pool->lock);
+    return rc;
+}
+
+void mcp_pool_shutdown(mcp_pool_t *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->closing = true;
+    pthread_cond_broadcast(&pool->work_available);
+    while (pool->threads > 0)
+        pthread_cond_wait(&pool->all_exited, &pool->lock);
+    pthread_t last = pool->unjoined;
+    bool join_last = pool->has_unjoined;
+    pool->has_unjoined = false;
+    pthread_mutex_unlock(&pool->lock);
+
+    /* Each exited thread joined its predecessor before returning, so
+     * joining the last one waits for all of them. */
+    if (join_last)
+        pthread_join(last, NULL);
+}
+
+void mcp_pool_free(mcp_pool_t *pool)
+{
+    if (!pool)
+        return;
+    mcp_pool_shutdown(pool);
+    free(pool->queue.ring);
+    pthread_mutex_destroy(&pool->lock);
+    pthread_cond_destroy(&pool->all_exited);
+    pthread_cond_destroy(&pool->work_available);
+    free(pool);
+}
+
+void mcp_pool_get_stats(mcp_pool_t *pool, mcp_pool_stats_t *out)
+{
+    pthread_mutex_lock(&pool->lock);
+    out->threads = pool->threads;
+    out->busy = pool->busy;
+    out->peak_threads = pool->peak_threads;
+    out->queued = pool->queue.count;
+    pthread_mutex_unlock(&pool->lock);
+}

@@ -1,0 +1,522 @@
+/*
+ * Elastic worker pool: FIFO order, growth while jobs block, shrinking back
+ * to min_threads, shutdown draining the queue, submissions during and after
+ * shutdown, and a multi-threaded stress run.
+ *
+ * Timing: the machine may be loaded, so tests never assert how long
+ * something took. They wait for a condition with a generous deadline, and
+ * only assert "did not happen" for states the pool could never reach when
+ * correct.
+ */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "server/worker_pool.h"
+
+#define PATIENCE_MS 20000 /* how long a test waits for something that must happen */
+
+static void sleep_ms(int ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* Polls `done(arg)` every millisecond; false when PATIENCE_MS passes first. */
+static bool eventually(bool (*done)(void *arg), void *arg)
+{
+    for (int waited = 0; waited < PATIENCE_MS; waited++) {
+        if (done(arg))
+            return true;
+        sleep_ms(1);
+    }
+    return done(arg);
+}
+
+static mcp_pool_stats_t stats_of(mcp_pool_t *pool)
+{
+    mcp_pool_stats_t s;
+    mcp_pool_get_stats(pool, &s);
+    return s;
+}
+
+/* ------------------------------------------------------------------------
+ * A gate that blocking jobs wait behind, and counters they bump
+ * ------------------------------------------------------------------------ */
+
+struct gate {
+    pthread_mutex_t lock;
+    pthread_cond_t opened_cond;
+    bool opened;
+    atomic_int started; /* jobs that reached the gate */
+    atomic_int finished;
+};
+
+static void gate_init(struct gate *g)
+{
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->opened_cond, NULL);
+    g->opened = false;
+    atomic_init(&g->started, 0);
+    atomic_init(&g->finished, 0);
+}
+
+static void gate_open(struct gate *g)
+{
+    pthread_mutex_lock(&g->lock);
+    g->opened = true;
+    pthread_cond_broadcast(&g->opened_cond);
+    pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_destroy(struct gate *g)
+{
+    pthread_cond_destroy(&g->opened_cond);
+    pthread_mutex_destroy(&g->lock);
+}
+
+/* A job that blocks until its gate opens. */
+static void wait_at_gate(void *arg)
+{
+    struct gate *g = arg;
+    atomic_fetch_add(&g->started, 1);
+    pthread_mutex_lock(&g->lock);
+    while (!g->opened)
+        pthread_cond_wait(&g->opened_cond, &g->lock);
+    pthread_mutex_unlock(&g->lock);
+    atomic_fetch_add(&g->finished, 1);
+}
+
+struct count_target {
+    struct gate *gate;
+    int count;
+};
+
+static bool started_reaches(void *arg)
+{
+    struct count_target *t = arg;
+    return atomic_load(&t->gate->started) >= t->count;
+}
+
+static void wait_started(struct gate *g, int count)
+{
+    struct count_target t = {g, count};
+    assert_true(eventually(started_reaches, &t));
+}
+
+static void bump(void *arg)
+{
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+static bool flag_set(void *arg)
+{
+    return atomic_load((atomic_int *)arg) != 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Construction and arguments
+ * ------------------------------------------------------------------------ */
+
+static void test_rejects_out_of_range_arguments(void **state)
+{
+    assert_null(mcp_pool_new(-1, 4, 100));
+    assert_null(mcp_pool_new(0, 0, 100));
+    assert_null(mcp_pool_new(5, 4, 100));
+    assert_null(mcp_pool_new(1, 4, -1));
+    mcp_pool_free(NULL);
+
+    mcp_pool_t *pool = mcp_pool_new(0, 1, 0);
+    assert_non_null(pool);
+    assert_int_equal(mcp_pool_submit(pool, NULL, NULL), MCP_EINVAL);
+    mcp_pool_free(pool);
+}
+
+static void test_starts_no_thread_before_first_job(void **state)
+{
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    mcp_pool_t *pool = mcp_pool_new(2, 4, 1000);
+    assert_non_null(pool);
+    assert_int_equal(stats_of(pool).threads, 0);
+
+    assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
+    assert_true(eventually(flag_set, &ran));
+    assert_int_equal(stats_of(pool).peak_threads, 1);
+    mcp_pool_free(pool);
+
+    /* A pool that never ran anything frees without ever starting a thread. */
+    pool = mcp_pool_new(2, 4, 1000);
+    assert_non_null(pool);
+    mcp_pool_free(pool);
+}
+
+/* ------------------------------------------------------------------------
+ * Order
+ * ------------------------------------------------------------------------ */
+
+#define FIFO_JOBS 1000
+
+struct fifo_log {
+    int order[FIFO_JOBS];
+    int next; /* written by the pool's only thread */
+};
+
+struct fifo_job {
+    struct fifo_log *log;
+    int index;
+};
+
+static void record(void *arg)
+{
+    struct fifo_job *job = arg;
+    job->log->order[job->log->next++] = job->index;
+}
+
+static void test_runs_jobs_in_submission_order(void **state)
+{
+    static struct fifo_log log;
+    static struct fifo_job jobs[FIFO_JOBS];
+    struct gate gate;
+    gate_init(&gate);
+    log.next = 0;
+
+    mcp_pool_t *pool = mcp_pool_new(0, 1, 1000);
+    assert_non_null(pool);
+    /* Hold the only thread so that every job is queued before any runs:
+     * a LIFO or unordered queue would then show. */
+    assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &gate), MCP_OK);
+    wait_started(&gate, 1);
+    for (int i = 0; i < FIFO_JOBS; i++) {
+        jobs[i] = (struct fifo_job){&log, i};
+        assert_int_equal(mcp_pool_submit(pool, record, &jobs[i]), MCP_OK);
+    }
+    assert_int_equal(stats_of(pool).queued, FIFO_JOBS);
+    gate_open(&gate);
+    mcp_pool_shutdown(pool);
+
+    assert_int_equal(log.next, FIFO_JOBS);
+    for (int i = 0; i < FIFO_JOBS; i++)
+        assert_int_equal(log.order[i], i);
+    assert_int_equal(stats_of(pool).peak_threads, 1);
+    mcp_pool_free(pool);
+    gate_destroy(&gate);
+}
+
+/* ------------------------------------------------------------------------
+ * Growth and shrinking
+ * ------------------------------------------------------------------------ */
+
+static void test_grows_so_blocked_jobs_do_not_stall_others(void **state)
+{
+    struct gate gate;
+    atomic_int quick_done;
+    gate_init(&gate);
+    atomic_init(&quick_done, 0);
+
+    mcp_pool_t *pool = mcp_pool_new(0, 8, 1000);
+    assert_non_null(pool);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &gate), MCP_OK);
+    wait_started(&gate, 3);
+
+    /* Three threads are stuck; a fourth job must still run. */
+    assert_int_equal(mcp_pool_submit(pool, bump, &quick_done), MCP_OK);
+    assert_true(eventually(flag_set, &quick_done));
+    assert_int_equal(atomic_load(&gate.finished), 0);
+    assert_int_equal(stats_of(pool).peak_threads, 4);
+
+    gate_open(&gate);
+    mcp_pool_free(pool);
+    assert_int_equal(atomic_load(&gate.finished), 3);
+    gate_destroy(&gate);
+}
+
+static void test_never_exceeds_max_threads(void **state)
+{
+    struct gate gate;
+    gate_init(&gate);
+
+    mcp_pool_t *pool = mcp_pool_new(0, 3, 1000);
+    assert_non_null(pool);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &gate), MCP_OK);
+    wait_started(&gate, 3);
+
+    /* Give a broken pool time to start a fourth thread; a correct one
+     * cannot, so this only ever fails when the rule is broken. */
+    sleep_ms(50);
+    mcp_pool_stats_t s = stats_of(pool);
+    assert_int_equal(atomic_load(&gate.started), 3);
+    assert_int_equal(s.threads, 3);
+    assert_int_equal(s.busy, 3);
+    assert_int_equal(s.queued, 2);
+
+    gate_open(&gate);
+    mcp_pool_shutdown(pool);
+    assert_int_equal(atomic_load(&gate.finished), 5);
+    assert_int_equal(stats_of(pool).peak_threads, 3);
+    mcp_pool_free(pool);
+    gate_destroy(&gate);
+}
+
+struct thread_target {
+    mcp_pool_t *pool;
+    int threads;
+};
+
+static bool threads_fall_to(void *arg)
+{
+    struct thread_target *t = arg;
+    return stats_of(t->pool).threads <= t->threads;
+}
+
+static void test_idle_threads_shrink_back_to_min(void **state)
+{
+    struct gate gate;
+    gate_init(&gate);
+
+    mcp_pool_t *pool = mcp_pool_new(1, 4, 20);
+    assert_non_null(pool);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &gate), MCP_OK);
+    wait_started(&gate, 4);
+    assert_int_equal(stats_of(pool).threads, 4);
+    gate_open(&gate);
+
+    struct thread_target target = {pool, 1};
+    assert_true(eventually(threads_fall_to, &target));
+    /* Many idle periods later, the min_threads thread is still there. */
+    sleep_ms(200);
+    assert_int_equal(stats_of(pool).threads, 1);
+
+    /* And the pool still works. */
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
+    assert_true(eventually(flag_set, &ran));
+    mcp_pool_free(pool);
+    gate_destroy(&gate);
+}
+
+static void test_idle_pool_with_min_zero_restarts_on_demand(void **state)
+{
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    mcp_pool_t *pool = mcp_pool_new(0, 2, 0);
+    assert_non_null(pool);
+
+    assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
+    struct thread_target target = {pool, 0};
+    assert_true(eventually(threads_fall_to, &target));
+    assert_int_equal(atomic_load(&ran), 1);
+
+    assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
+    mcp_pool_shutdown(pool);
+    assert_int_equal(atomic_load(&ran), 2);
+    mcp_pool_free(pool);
+}
+
+/* ------------------------------------------------------------------------
+ * Shutdown
+ * ------------------------------------------------------------------------ */
+
+static void nap_then_bump(void *arg)
+{
+    sleep_ms(100);
+    bump(arg);
+}
+
+static void test_shutdown_runs_every_queued_job(void **state)
+{
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    mcp_pool_t *pool = mcp_pool_new(0, 1, 1000);
+    assert_non_null(pool);
+
+    assert_int_equal(mcp_pool_submit(pool, nap_then_bump, &ran), MCP_OK);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
+    mcp_pool_shutdown(pool);
+    assert_int_equal(atomic_load(&ran), 101);
+
+    mcp_pool_stats_t s = stats_of(pool);
+    assert_int_equal(s.threads, 0);
+    assert_int_equal(s.queued, 0);
+    mcp_pool_shutdown(pool); /* idempotent */
+    mcp_pool_free(pool);
+}
+
+static void test_submit_after_shutdown_fails(void **state)
+{
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    mcp_pool_t *pool = mcp_pool_new(0, 2, 1000);
+    assert_non_null(pool);
+    assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
+    mcp_pool_shutdown(pool);
+
+    assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_ECLOSED);
+    assert_int_equal(atomic_load(&ran), 1);
+    assert_int_equal(stats_of(pool).queued, 0);
+    mcp_pool_free(pool);
+}
+
+static void test_free_waits_for_running_jobs(void **state)
+{
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    mcp_pool_t *pool = mcp_pool_new(0, 4, 1000);
+    assert_non_null(pool);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(mcp_pool_submit(pool, nap_then_bump, &ran), MCP_OK);
+    mcp_pool_free(pool);
+    assert_int_equal(atomic_load(&ran), 4);
+}
+
+/* A job that, once released, hands on a chain of CHAIN_LENGTH jobs, each
+ * submitting the next, while the pool is shutting down. */
+#define CHAIN_LENGTH 50
+
+struct chain {
+    mcp_pool_t *pool;
+    struct gate gate;
+    atomic_int links_run;
+    atomic_int failed_submits;
+};
+
+static void chain_link(void *arg)
+{
+    struct chain *c = arg;
+    if (atomic_fetch_add(&c->links_run, 1) + 1 < CHAIN_LENGTH &&
+        mcp_pool_submit(c->pool, chain_link, c) != MCP_OK)
+        atomic_fetch_add(&c->failed_submits, 1);
+}
+
+static void chain_head(void *arg)
+{
+    struct chain *c = arg;
+    wait_at_gate(&c->gate);
+    if (mcp_pool_submit(c->pool, chain_link, c) != MCP_OK)
+        atomic_fetch_add(&c->failed_submits, 1);
+}
+
+static void *shutdown_thread(void *arg)
+{
+    mcp_pool_shutdown(arg);
+    return NULL;
+}
+
+static void noop(void *arg)
+{
+    (void)arg;
+}
+
+static void test_jobs_may_submit_while_pool_drains(void **state)
+{
+    struct chain c;
+    gate_init(&c.gate);
+    atomic_init(&c.links_run, 0);
+    atomic_init(&c.failed_submits, 0);
+    c.pool = mcp_pool_new(0, 2, 1000);
+    assert_non_null(c.pool);
+
+    assert_int_equal(mcp_pool_submit(c.pool, chain_head, &c), MCP_OK);
+    wait_started(&c.gate, 1);
+
+    pthread_t closer;
+    assert_int_equal(pthread_create(&closer, NULL, shutdown_thread, c.pool), 0);
+    /* Wait until shutdown has begun: from outside, submissions now fail. */
+    int rc;
+    for (int waited = 0; (rc = mcp_pool_submit(c.pool, noop, NULL)) == MCP_OK; waited++) {
+        assert_true(waited < PATIENCE_MS);
+        sleep_ms(1);
+    }
+    assert_int_equal(rc, MCP_ECLOSED);
+
+    /* Now the blocked job hands on its chain; all of it must run before
+     * shutdown returns. */
+    gate_open(&c.gate);
+    assert_int_equal(pthread_join(closer, NULL), 0);
+    assert_int_equal(atomic_load(&c.failed_submits), 0);
+    assert_int_equal(atomic_load(&c.links_run), CHAIN_LENGTH);
+    assert_int_equal(stats_of(c.pool).threads, 0);
+    mcp_pool_free(c.pool);
+    gate_destroy(&c.gate);
+}
+
+/* ------------------------------------------------------------------------
+ * Stress
+ * ------------------------------------------------------------------------ */
+
+#define STRESS_SUBMITTERS 4
+#define STRESS_JOBS_EACH 25000
+
+struct stress {
+    mcp_pool_t *pool;
+    atomic_int counter;
+    atomic_int failed_submits;
+};
+
+static void *submit_many(void *arg)
+{
+    struct stress *st = arg;
+    for (int i = 0; i < STRESS_JOBS_EACH; i++)
+        if (mcp_pool_submit(st->pool, bump, &st->counter) != MCP_OK)
+            atomic_fetch_add(&st->failed_submits, 1);
+    return NULL;
+}
+
+static void test_stress_many_tiny_jobs_from_many_threads(void **state)
+{
+    struct stress st;
+    atomic_init(&st.counter, 0);
+    atomic_init(&st.failed_submits, 0);
+    /* A short idle time makes threads come and go during the run. */
+    st.pool = mcp_pool_new(1, 4, 1);
+    assert_non_null(st.pool);
+
+    pthread_t submitters[STRESS_SUBMITTERS];
+    for (int i = 0; i < STRESS_SUBMITTERS; i++)
+        assert_int_equal(pthread_create(&submitters[i], NULL, submit_many, &st), 0);
+    for (int i = 0; i < STRESS_SUBMITTERS; i++)
+        assert_int_equal(pthread_join(submitters[i], NULL), 0);
+    mcp_pool_shutdown(st.pool);
+
+    assert_int_equal(atomic_load(&st.failed_submits), 0);
+    assert_int_equal(atomic_load(&st.counter), STRESS_SUBMITTERS * STRESS_JOBS_EACH);
+    mcp_pool_stats_t s = stats_of(st.pool);
+    assert_true(s.peak_threads >= 1 && s.peak_threads <= 4);
+    assert_int_equal(s.threads, 0);
+    assert_int_equal(s.busy, 0);
+    assert_int_equal(s.queued, 0);
+    mcp_pool_free(st.pool);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rejects_out_of_range_arguments),
+        cmocka_unit_test(test_starts_no_thread_before_first_job),
+        cmocka_unit_test(test_runs_jobs_in_submission_order),
+        cmocka_unit_test(test_grows_so_blocked_jobs_do_not_stall_others),
+        cmocka_unit_test(test_never_exceeds_max_threads),
+        cmocka_unit_test(test_idle_threads_shrink_back_to_min),
+        cmocka_unit_test(test_idle_pool_with_min_zero_restarts_on_demand),
+        cmocka_unit_test(test_shutdown_runs_every_queued_job),
+        cmocka_unit_test(test_submit_after_shutdown_fails),
+        cmocka_unit_test(test_free_waits_for_running_jobs),
+        cmocka_unit_test(test_jobs_may_submit_while_pool_drains),
+        cmocka_unit_test(test_stress_many_tiny_jobs_from_many_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
