@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/uri_template.h"
+#include "protocol/uri_template.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -205,8 +205,10 @@ MCP_API int mcp_server_add_resource(mcp_server_t *srv, const mcp_resource_t *res
 MCP_API int mcp_server_remove_resource(mcp_server_t *srv, const char *uri);
 
 typedef struct mcp_resource_template {
-    /* Required. An RFC 6570 URI template; level 1 ({var}) and the reserved
-     * and path forms ({+var}, {/var}) are matched against requested URIs. */
+    /* Required. An RFC 6570 URI template, matched against requested URIs:
+     * {var} takes one or more unreserved characters (never a '/'), {+var}
+     * and {#var} also reserved ones, {/var} a path segment, {?a,b} and {&a}
+     * query parameters in any order. Variables arrive percent-decoded. */
     const char *uri_template;
     const char *name;        /* required */
     const char *title;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "server/server_internal.h"
-#include "server/uri_template.h"
+#include "protocol/uri_template.h"
 
 /* ------------------------------------------------------------------------
  * Entries
@@ -163,7 +163,7 @@ entry_t *registry_match_template(mcp_server_t *srv, const char *uri, json_t **va
         if (best && e->seq > best->seq)
             continue; /* an earlier registration already matched */
         json_t *vars = NULL;
-        if (mcp_uri_template_match(e->tpl, uri, &vars) == MCP_OK) {
+        if (mcp_uri_template_match(e->tpl, uri, strlen(uri), &vars) == MCP_OK) {
             json_decref(best_vars);
             best = e;
             best_vars = vars;
@@ -490,10 +490,10 @@ int mcp_server_add_resource_template(mcp_server_t *srv, const mcp_resource_templ
     if (!srv || !tpl || !tpl->uri_template || !tpl->handler)
         return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
                              "a resource template needs a uri_template and a handler");
-    struct mcp_uri_template *parsed = NULL;
-    int rc = mcp_uri_template_parse(tpl->uri_template, &parsed, err);
-    if (rc)
-        return rc;
+    struct mcp_uri_template *parsed = mcp_uri_template_new(tpl->uri_template, err);
+    if (!parsed)
+        return MCP_EINVAL;
+    int rc;
     json_t *def = json_object();
     rc = set_string_field(def, "uriTemplate", tpl->uri_template, "uri template", err);
     if (!rc)

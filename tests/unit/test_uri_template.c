@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "server/uri_template.h"
+#include "protocol/uri_template.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 

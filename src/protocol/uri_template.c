@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/uri_template.h"
+#include "protocol/uri_template.h"
 
 /* ------------------------------------------------------------------------
  * Characters
