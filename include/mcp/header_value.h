@@ -32,30 +32,36 @@ extern "C" {
 MCP_API int mcp_header_value_encode(const char *text, size_t len, char **out);
 
 /*
- * Encodes a JSON scalar for a header: a string as above, an integer in
- * decimal (MCP_EINVAL beyond +-(2^53-1)), a boolean as true/false. Other
- * types (null, real, object, array) give MCP_EINVAL.
+ * Encodes a JSON scalar (borrowed) for a header: a string as above, an
+ * integer in decimal (MCP_EINVAL beyond +-(2^53-1)), a boolean as
+ * true/false. A real with an integral value in that range counts as that
+ * integer (JSON Schema's "integer" admits 42.0). Other types (NULL, null,
+ * non-integral real, object, array) give MCP_EINVAL; MCP_ENOMEM.
  */
 MCP_API int mcp_header_value_from_json(const json_t *value, char **out);
 
 /*
- * Decodes a received header value: trims optional whitespace, then either
- * Base64-decodes the sentinel form (standard alphabet, padding required,
- * result must be valid UTF-8 without NUL) or takes the plain value, which
- * must consist of visible ASCII and interior spaces/tabs only. Returns the
- * decoded bytes, malloc'd and NUL-terminated, in *out and their length in
- * *out_len (if not NULL). Errors: MCP_EINVAL for invalid characters or bad
- * Base64; MCP_ENOMEM.
+ * Decodes a received header value: trims optional whitespace (SP, HTAB),
+ * then either Base64-decodes the sentinel form (standard alphabet, padding
+ * required, unused bits zero; the result must be valid UTF-8 without NUL)
+ * or takes the plain value, which must consist of visible ASCII and
+ * interior spaces/tabs only. The markers must not overlap: "=?base64?=" is
+ * a plain value. Returns the decoded bytes, malloc'd and NUL-terminated, in
+ * *out and their length in *out_len (if not NULL). Errors: MCP_EINVAL for
+ * invalid characters, bad Base64 or a NULL value; MCP_ENOMEM.
  */
 MCP_API int mcp_header_value_decode(const char *value, size_t len, char **out, size_t *out_len);
 
 /*
  * Does a decoded header value equal a body value (borrowed)?
  *   string  : byte-exact comparison;
- *   integer : numeric comparison ("42", "+42", "42.0", "4.2e1" equal 42;
- *             the header must be a finite decimal number);
+ *   integer : exact numeric comparison ("42", "+42", "42.0", "4.2e1" equal
+ *             42); the header must be a decimal number: optional sign,
+ *             digits with at most one decimal point, optional exponent
+ *             (no hex, no Infinity). A real body value with an integral
+ *             value within +-(2^53-1) counts as that integer;
  *   boolean : exactly "true" or "false";
- *   anything else: false.
+ *   anything else (NULL, null, other reals, objects, arrays): false.
  */
 MCP_API bool mcp_header_value_matches(const char *decoded, size_t decoded_len,
                                       const json_t *body_value);

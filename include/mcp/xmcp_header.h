@@ -7,10 +7,17 @@
  * refuse to register it. The rules:
  *   - the value is a non-empty RFC 9110 token (ALPHA DIGIT !#$%&'*+-.^_`|~);
  *   - values are unique, compared case-insensitively;
- *   - the annotated property has "type" "string", "integer" or "boolean";
+ *   - the annotated property has "type" "string", "integer" or "boolean",
+ *     or an array of those plus "null" with at least one non-null member
+ *     (a nullable parameter); a property without "type" is refused;
  *   - the property is reachable from the root only through a chain of
  *     "properties" keywords (not items, prefixItems, anyOf/oneOf/allOf/not,
- *     if/then/else, $ref, $defs, additionalProperties, ...).
+ *     if/then/else, $ref, $defs, additionalProperties, ...); the root itself
+ *     is not a property.
+ * Annotations are searched in every subschema JSON Schema defines (2020-12
+ * and draft-07 keywords); members of data keywords (const, enum, default,
+ * examples) and of unknown keywords are data, not annotations. Schemas
+ * nested deeper than 64 subschema levels are refused as a whole.
  *
  * All functions are pure and thread-safe.
  */
@@ -39,8 +46,10 @@ typedef struct mcp_param_headers {
 /*
  * Validates the annotations of `input_schema` (borrowed) and collects them
  * in schema order into *out (release with mcp_param_headers_clear). A schema
- * without annotations gives count 0. Errors: MCP_EINVAL with err->message
- * naming the offending property and rule (err->code is -32602); MCP_ENOMEM.
+ * without annotations, a boolean schema or NULL gives count 0. Errors:
+ * MCP_EINVAL with err->message naming the offending property (as a JSON
+ * Pointer) and rule (err->code is -32602); MCP_ENOMEM. On error *out is
+ * empty. `err` may be NULL.
  */
 MCP_API int mcp_xmcp_headers_collect(const json_t *input_schema, mcp_param_headers_t *out,
                                      mcp_error_t *err);
