@@ -26,7 +26,8 @@ typedef enum mcp_msg_kind {
     MCP_MSG_ERROR         /* has error (id may be absent or null) */
 } mcp_msg_kind_t;
 
-/* Limits checked before parsing. Zero fields take the defaults below. */
+/* Limits checked before parsing. Zero (or negative) fields take the defaults
+ * below. */
 typedef struct mcp_parse_limits {
     size_t max_bytes; /* default MCP_DEFAULT_MAX_MESSAGE_BYTES */
     int max_depth;    /* default MCP_DEFAULT_MAX_DEPTH (arrays + objects) */
@@ -43,7 +44,8 @@ typedef struct mcp_message {
     mcp_msg_kind_t kind;
     json_t *root;       /* the whole message (owned) */
     json_t *id;         /* string or integer; NULL for notifications (and
-                           for errors whose id is absent or null) */
+                           for errors whose id is absent or null). A string
+                           id may contain NUL: compare ids with json_equal() */
     const char *method; /* requests and notifications */
     json_t *params;     /* object, or NULL when absent */
     json_t *result;     /* MCP_MSG_RESULT */
@@ -63,13 +65,19 @@ typedef struct mcp_message {
  *                       nesting, a non-object, "jsonrpc" not exactly "2.0",
  *                       an id that is not a string or integer, a method
  *                       that is not a string (or contains NUL), params that
- *                       are not an object, or a shape that is none of the
- *                       four kinds.
+ *                       are not an object (positional params are not used
+ *                       by MCP), or a shape that is none of the four kinds
+ *                       (method with result/error, result with error, a
+ *                       result that is not an object or lacks an id, an
+ *                       error without integer code and string message).
  *   When a request's id could be read, out->id (and out->root) are kept so
- *   the error response can carry the id; otherwise out->id is NULL.
+ *   the error response can carry the id; otherwise out->id and out->root
+ *   are NULL.
  * In every case the caller must call mcp_message_clear(out).
  *
  * `limits` may be NULL for the defaults. `out` must not be NULL; `err` may.
+ * `buf` may be NULL only when len is 0 (otherwise MCP_EINVAL, err->code 0).
+ * Object keys containing \u0000 cannot be represented and count as -32700.
  */
 MCP_API int mcp_jsonrpc_parse(const char *buf, size_t len, const mcp_parse_limits_t *limits,
                               mcp_message_t *out, mcp_error_t *err);
@@ -87,13 +95,17 @@ MCP_API void mcp_message_clear(mcp_message_t *msg);
 /*
  * Scans raw JSON text and returns the maximum nesting depth of arrays and
  * objects (strings and escapes are skipped correctly), stopping early with
- * max_depth + 1 once the limit is exceeded. Does not validate the JSON.
+ * max_depth + 1 once the limit is exceeded (max_depth is clamped to
+ * 0..INT_MAX-1). Does not validate the JSON; a NULL buf gives 0.
  */
 MCP_API int mcp_json_depth(const char *buf, size_t len, int max_depth);
 
-/* Builders. Each returns a new message object, or NULL on allocation failure
- * (or invalid UTF-8 in a string argument). `id` is borrowed (the message
- * takes its own reference); `*_new` arguments are stolen, even on failure. */
+/* Builders. Each returns a new message object, or NULL on allocation failure,
+ * invalid UTF-8 in a string argument, or an argument that would make a
+ * message mcp_jsonrpc_parse() rejects (an id that is not a string or integer,
+ * a NULL method, params or result that are not objects). `id` is borrowed
+ * (the message takes its own reference); `*_new` arguments are stolen, even
+ * on failure. */
 
 /* {"jsonrpc":"2.0","id":id,"method":method,"params":params_new?} */
 MCP_API json_t *mcp_jsonrpc_request(const json_t *id, const char *method, json_t *params_new);
@@ -106,20 +118,22 @@ MCP_API json_t *mcp_jsonrpc_result(const json_t *id, json_t *result_new);
 
 /*
  * {"jsonrpc":"2.0","id":id,"error":{"code","message","data"?}}. A NULL id
- * omits the member (the request's id could not be read; the 2026-07-28
- * schema makes it optional rather than null). A NULL message uses
+ * (or a JSON null) omits the member (the request's id could not be read; the
+ * 2026-07-28 schema makes it optional rather than null). A NULL message uses
  * mcp_error_code_name(code).
  */
 MCP_API json_t *mcp_jsonrpc_error(const json_t *id, int code, const char *message,
                                   json_t *data_new);
 
-/* The error response for err (code 0 becomes -32603). */
+/* The error response for err (code 0 becomes -32603; a NULL err gives
+ * -32603 "Internal error"). `id` as for mcp_jsonrpc_error(). */
 MCP_API json_t *mcp_jsonrpc_error_from(const json_t *id, const mcp_error_t *err);
 
 /*
- * Serialises a message compactly (no newlines, so it is a valid stdio line).
- * Returns a malloc'd NUL-terminated string (free with free()) and its length
- * in *len (if len is not NULL), or NULL on failure.
+ * Serialises a message (or any JSON value) compactly: no newlines, so it is a
+ * valid stdio line, and UTF-8 is written as is, not as \u escapes. Returns a
+ * malloc'd NUL-terminated string (free with free()) and its length in *len
+ * (if len is not NULL; 0 on failure), or NULL when msg is NULL or on failure.
  */
 MCP_API char *mcp_json_dump(const json_t *msg, size_t *len);
 

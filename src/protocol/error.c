@@ -32,6 +32,24 @@ const char *mcp_lib_version(void)
     return MCP_LIB_VERSION;
 }
 
+/*
+ * vsnprintf cuts at a byte, possibly inside a multi-byte UTF-8 character.
+ * Drop such a partial character so that the message still converts to a
+ * JSON string (json_string() refuses invalid UTF-8, see mcp_error_to_json).
+ */
+static void drop_partial_utf8_tail(char *s)
+{
+    size_t len = strlen(s), lead = len;
+    while (lead > 0 && len - lead < 3 && ((unsigned char)s[lead - 1] & 0xC0) == 0x80)
+        lead--;
+    if (lead == 0)
+        return;
+    unsigned char c = (unsigned char)s[lead - 1];
+    size_t needed = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    if (len - (lead - 1) < needed)
+        s[lead - 1] = '\0';
+}
+
 int mcp_error_setv(mcp_error_t *err, int rc, int code, json_t *data_new, const char *fmt,
                    va_list ap)
 {
@@ -39,14 +57,25 @@ int mcp_error_setv(mcp_error_t *err, int rc, int code, json_t *data_new, const c
         json_decref(data_new);
         return rc;
     }
-    json_decref(err->data);
+    /* Format into a local buffer and release the old data last: the
+     * arguments may point into err->message or err->data, as when context
+     * is prefixed to an existing error ("reading x: %s", err->message). */
+    char message[MCP_ERROR_MESSAGE_MAX];
+    if (fmt) {
+        int n = vsnprintf(message, sizeof message, fmt, ap);
+        if (n < 0)
+            message[0] = '\0';
+        else if ((size_t)n >= sizeof message)
+            drop_partial_utf8_tail(message);
+    } else {
+        snprintf(message, sizeof message, "%s",
+                 code ? mcp_error_code_name(code) : mcp_strerror(rc));
+    }
+    json_t *old_data = err->data;
+    memcpy(err->message, message, sizeof message);
     err->code = code;
     err->data = data_new;
-    if (fmt)
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-    else
-        snprintf(err->message, sizeof err->message, "%s",
-                 code ? mcp_error_code_name(code) : mcp_strerror(rc));
+    json_decref(old_data);
     return rc;
 }
 
@@ -69,6 +98,8 @@ void mcp_error_clear(mcp_error_t *err)
 
 void mcp_error_move(mcp_error_t *dst, mcp_error_t *src)
 {
+    if (dst == src)
+        return;
     mcp_error_clear(dst);
     *dst = *src;
     memset(src, 0, sizeof *src);

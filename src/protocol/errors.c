@@ -55,18 +55,24 @@ int mcp_error_header_mismatch(mcp_error_t *err, const char *header, const char *
 
 int mcp_error_missing_capability(mcp_error_t *err, json_t *required_new)
 {
+    json_t *required = required_new ? required_new : json_object();
+    /* The first key names the capability in the message. It borrows from
+     * `required`, so hold that reference until the message is formatted. */
     const char *first = NULL;
-    if (json_is_object(required_new)) {
-        void *it = json_object_iter(required_new);
+    if (json_is_object(required)) {
+        void *it = json_object_iter(required);
         first = it ? json_object_iter_key(it) : NULL;
     }
-    json_t *data = json_pack("{s:o}", "requiredCapabilities",
-                             required_new ? required_new : json_object());
+    json_t *data = json_pack("{s:O}", "requiredCapabilities", required);
+    int rc;
     if (first)
-        return mcp_error_set(err, MCP_EINVAL, MCP_MISSING_CLIENT_CAPABILITY, data,
-                             "Server requires the %s capability for this request", first);
-    return mcp_error_set(err, MCP_EINVAL, MCP_MISSING_CLIENT_CAPABILITY, data,
-                         "Server requires a client capability this request did not declare");
+        rc = mcp_error_set(err, MCP_EINVAL, MCP_MISSING_CLIENT_CAPABILITY, data,
+                           "Server requires the %s capability for this request", first);
+    else
+        rc = mcp_error_set(err, MCP_EINVAL, MCP_MISSING_CLIENT_CAPABILITY, data,
+                           "Server requires a client capability this request did not declare");
+    json_decref(required);
+    return rc;
 }
 
 int mcp_error_unsupported_version(mcp_error_t *err, const char *requested,

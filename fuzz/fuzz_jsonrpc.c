@@ -1,0 +1,109 @@
+/*
+ * Fuzzes mcp_jsonrpc_parse with the default limits and with small ones.
+ * Every accepted message must be a well-formed tree within the limits, and
+ * must survive mcp_json_dump + mcp_jsonrpc_parse as the same message.
+ * Every rejection must carry -32700 or -32600.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp/errors.h"
+#include "mcp/jsonrpc.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Nesting depth of a decoded tree, counted as mcp_json_depth counts text. */
+static int tree_depth(const json_t *j)
+{
+    int deepest = 0;
+    if (json_is_object(j)) {
+        const char *key;
+        const json_t *value;
+        json_object_foreach((json_t *)j, key, value) {
+            int d = tree_depth(value);
+            if (d > deepest)
+                deepest = d;
+        }
+        return deepest + 1;
+    }
+    if (json_is_array(j)) {
+        size_t i;
+        const json_t *value;
+        json_array_foreach(j, i, value) {
+            int d = tree_depth(value);
+            if (d > deepest)
+                deepest = d;
+        }
+        return deepest + 1;
+    }
+    return 0;
+}
+
+static void check(const char *buf, size_t len, const mcp_parse_limits_t *limits, int max_depth)
+{
+    mcp_message_t msg;
+    mcp_error_t err = {0};
+    int rc = mcp_jsonrpc_parse(buf, len, limits, &msg, &err);
+    if (rc != MCP_OK) {
+        if (rc != MCP_EINVAL && rc != MCP_ENOMEM)
+            abort();
+        if (rc == MCP_EINVAL && err.code != MCP_PARSE_ERROR && err.code != MCP_INVALID_REQUEST)
+            abort();
+        /* The id is kept only together with its root. */
+        if (msg.id && !msg.root)
+            abort();
+        /* The error must always render as a JSON-RPC error response. */
+        json_t *response = mcp_jsonrpc_error_from(msg.id, &err);
+        if (!response)
+            abort();
+        json_decref(response);
+        mcp_message_clear(&msg);
+        mcp_error_clear(&err);
+        return;
+    }
+
+    if (msg.kind == MCP_MSG_INVALID || !json_is_object(msg.root))
+        abort();
+    if (tree_depth(msg.root) > max_depth)
+        abort();
+    if ((msg.kind == MCP_MSG_REQUEST || msg.kind == MCP_MSG_NOTIFICATION) &&
+        strlen(msg.method) != json_string_length(json_object_get(msg.root, "method")))
+        abort();
+
+    size_t out_len;
+    char *text = mcp_json_dump(msg.root, &out_len);
+    if (!text || memchr(text, '\n', out_len))
+        abort();
+    /* The dump may be longer than the input (escapes), so re-parse it with
+     * the default size limit but the same depth limit. */
+    mcp_parse_limits_t again_limits = {.max_depth = max_depth};
+    mcp_message_t again;
+    if (mcp_jsonrpc_parse(text, out_len, &again_limits, &again, NULL) != MCP_OK)
+        abort();
+    if (again.kind != msg.kind || !json_equal(again.root, msg.root))
+        abort();
+    if ((msg.id == NULL) != (again.id == NULL) || (msg.id && !json_equal(msg.id, again.id)))
+        abort();
+
+    free(text);
+    mcp_message_clear(&again);
+    mcp_message_clear(&msg);
+    mcp_error_clear(&err);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *buf = (const char *)data;
+    check(buf, size, NULL, MCP_DEFAULT_MAX_DEPTH);
+    mcp_parse_limits_t small = {.max_bytes = 256, .max_depth = 4};
+    check(buf, size, &small, small.max_depth);
+
+    /* The pre-scan never reports more than max + 1, and agrees with itself. */
+    int depth = mcp_json_depth(buf, size, 4);
+    if (depth < 0 || depth > 5)
+        abort();
+    if (depth <= 4 && mcp_json_depth(buf, size, 1000) != depth)
+        abort();
+    return 0;
+}
