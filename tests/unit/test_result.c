@@ -86,6 +86,7 @@ enum shape_kind {
     SHAPE_CUSTOM,    /* serverInfo SI, ttl 5000, scope public */
     SHAPE_NO_INFO,   /* serverInfo omitted */
     SHAPE_BAD_SCOPE, /* default scope "shared" */
+    SHAPE_ZERO_TTL,  /* serverInfo SI, ttl 0 (always stale), default scope */
 };
 
 struct shape_row {
@@ -122,7 +123,8 @@ static const struct shape_row shape_rows[] = {
      "{\"resultType\":\"complete\",\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":1,"
      "\"io.modelcontextprotocol/serverInfo\":" SI "}}"},
     {"configured serverInfo replaces a handler's", "tools/call", SHAPE_DEFAULT,
-     "{\"content\":[],\"_meta\":{\"io.modelcontextprotocol/serverInfo\":{\"name\":\"x\",\"version\":\"0\"}}}",
+     "{\"content\":[],\"_meta\":{\"io.modelcontextprotocol/serverInfo\":"
+     "{\"name\":\"x\",\"version\":\"0\"}}}",
      "{\"content\":[],\"resultType\":\"complete\"," SI_META "}"},
     {"no serverInfo configured: no _meta added", "tools/call", SHAPE_NO_INFO,
      "{\"content\":[]}", "{\"content\":[],\"resultType\":\"complete\"}"},
@@ -152,6 +154,9 @@ static const struct shape_row shape_rows[] = {
      "{\"contents\":[],\"resultType\":\"complete\"," DEFAULT_HINTS "," SI_META "}"},
     {"configured defaults are used", "tools/list", SHAPE_CUSTOM, "{\"tools\":[]}",
      "{\"tools\":[],\"resultType\":\"complete\",\"ttlMs\":5000,\"cacheScope\":\"public\","
+     SI_META "}"},
+    {"a configured default ttl of 0 is used", "prompts/list", SHAPE_ZERO_TTL, "{\"prompts\":[]}",
+     "{\"prompts\":[],\"resultType\":\"complete\",\"ttlMs\":0,\"cacheScope\":\"private\","
      SI_META "}"},
     {"handler-set ttlMs 0 and cacheScope public are kept", "tools/list", SHAPE_DEFAULT,
      "{\"tools\":[],\"ttlMs\":0,\"cacheScope\":\"public\"}",
@@ -240,6 +245,7 @@ static void test_shape_result_table(void **state)
         case SHAPE_CUSTOM: shape.ttl_ms = 5000; shape.cache_scope = MCP_CACHE_PUBLIC; break;
         case SHAPE_NO_INFO: shape.server_info = NULL; break;
         case SHAPE_BAD_SCOPE: shape.cache_scope = "shared"; break;
+        case SHAPE_ZERO_TTL: shape.ttl_ms = 0; break;
         }
 
         json_t *result = parse(row->input);
@@ -363,8 +369,10 @@ static void test_http_status_for_response(void **state)
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32602,\"message\":\"m\"}}", 400, 200},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":0,\"message\":\"m\"}}", 400, 200},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"message\":\"m\"}}", 400, 200},
-        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601.0,\"message\":\"m\"}}", 400, 200},
-        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":4294934695,\"message\":\"m\"}}", 400, 200},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601.0,\"message\":\"m\"}}",
+         400, 200},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":4294934695,\"message\":\"m\"}}",
+         400, 200},
     };
     (void)state;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
