@@ -55,7 +55,8 @@ struct allow_row {
 
 #define EL "elicitation/create"
 #define SA "sampling/createMessage"
-#define FORM_PARAMS "{\"message\":\"m\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}"
+#define FORM_PARAMS \
+    "{\"message\":\"m\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}"
 #define URL_PARAMS "{\"mode\":\"url\",\"message\":\"m\",\"url\":\"https://example.com\"}"
 #define MSG "\"messages\":[],\"maxTokens\":10"
 
