@@ -37,8 +37,10 @@ typedef struct mcp_client_caps_spec {
  * that are set: "sampling" ({"tools":{}}, {"context":{}} when flagged),
  * "elicitation" ({"form":{}} and/or {"url":{}}), "roots" ({} on the modern
  * era; {"listChanged":true} on the legacy era when roots_list_changed),
- * "extensions" (modern only, when non-empty). The "tasks" capability of the
- * legacy era is never advertised.
+ * "extensions" (modern only, when a non-empty object; deep-copied). The
+ * "tasks" capability of the legacy era is never advertised. A NULL spec
+ * counts as nothing set; sub-flags (sampling_tools, roots_list_changed, ...)
+ * without their main flag are ignored.
  */
 MCP_API json_t *mcp_client_capabilities_build(const mcp_client_caps_spec_t *spec);
 

@@ -15,13 +15,25 @@
  *   both   -32021 / -32020                                  -> ERROR(PROTOCOL), never a fallback
  *   stdio  any other JSON-RPC error                         -> LEGACY
  *   stdio  timeout                                          -> LEGACY
- *   stdio  the server process exited during the probe       -> RECONNECT_LEGACY
+ *   stdio  the server process exited during the probe
+ *          (or the pipe to it broke: NETWORK_ERROR)         -> RECONNECT_LEGACY
+ *   stdio  a reply that is not a JSON-RPC response          -> ERROR(PROTOCOL)
  *   HTTP   401 / 403                                        -> AUTHORIZE(status)
  *   HTTP   408 / 429 / 5xx, network error, timeout          -> RETRY(reason), never a downgrade
  *   HTTP   400 / 404 / 405 with a non-modern body (empty,
  *          not JSON, not JSON-RPC, or a non-modern error)   -> LEGACY
  *   HTTP   any status with JSON-RPC -32601                  -> LEGACY
+ *   HTTP   2xx with any other JSON-RPC error (as on stdio)  -> LEGACY
+ *   HTTP   2xx without a JSON-RPC response                  -> ERROR(PROTOCOL)
  *   HTTP   any other status or error                        -> ERROR(HTTP_STATUS)
+ *
+ * Precedence over HTTP: 401/403 first (authorization is never era
+ * evidence, whatever the body says); then the rows about the JSON-RPC
+ * reply (the "both" rows and -32601), at any status; then the status rows.
+ * A JSON-RPC response is an object with "jsonrpc":"2.0" and exactly one of
+ * "result" and "error" (an object with an integer code). A result is
+ * "DiscoverResult-shaped" when it is an object with a supportedVersions or
+ * a resultType member: legacy results have neither.
  *
  * A recognised modern error is never legacy evidence, and the fallback is
  * never keyed to one error code. Only the modern entries of the client's
@@ -106,8 +118,8 @@ typedef struct mcp_probe_verdict {
 /*
  * Classifies one probe outcome. `versions` is the client's version list in
  * preference order (it may contain legacy versions; only modern entries are
- * considered). Always fills *verdict; release it with
- * mcp_probe_verdict_clear().
+ * considered). Always fills *verdict (a NULL outcome gives
+ * ERROR(PROTOCOL)); release it with mcp_probe_verdict_clear().
  */
 MCP_API void mcp_classify_probe(mcp_transport_kind_t transport, const mcp_probe_outcome_t *outcome,
                                 const char *const *versions, size_t n_versions,
