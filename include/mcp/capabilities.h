@@ -47,35 +47,46 @@ MCP_API json_t *mcp_client_capabilities_build(const mcp_client_caps_spec_t *spec
 /*
  * Server side: may an input request (`method` with `params`, both borrowed)
  * be sent to a client whose declared capabilities are `caps` (borrowed;
- * NULL means {})?
+ * NULL or a non-object means {})?
  *
  *   elicitation/create : caps.elicitation present; mode "url" needs
  *                        elicitation.url; form mode (mode absent or "form")
  *                        needs elicitation.form, or an elicitation object
- *                        with neither form nor url (`{}` means form).
+ *                        with neither form nor url (`{}` means form). Any
+ *                        other mode value is never allowed.
  *   sampling/createMessage : caps.sampling; `tools` or `toolChoice` in params
- *                        need sampling.tools; includeContext other than
- *                        "none" needs sampling.context.
+ *                        (other than null) need sampling.tools;
+ *                        includeContext other than absent, null or "none"
+ *                        needs sampling.context.
  *   roots/list         : caps.roots.
  *   anything else      : not an input request, never allowed.
  *
- * Returns true when allowed. When not allowed and `required_out` is not
- * NULL, stores the ClientCapabilities object that would allow it (new
- * reference), e.g. {"elicitation":{"url":{}}} -- the value for
- * data.requiredCapabilities of a -32021 error.
+ * A capability counts as declared only when its value is an object (as
+ * mcp_client_caps_cover() reads it). Returns true when allowed. When
+ * `required_out` is not NULL it always receives a value: when not allowed,
+ * the ClientCapabilities object this request needs (new reference), e.g.
+ * {"elicitation":{"url":{}}} or {"sampling":{"tools":{},"context":{}}} --
+ * the value for data.requiredCapabilities of a -32021 error; NULL when
+ * allowed, when no capability could allow the request, or on allocation
+ * failure.
  */
 MCP_API bool mcp_client_caps_allow(const json_t *caps, const char *method, const json_t *params,
                                    json_t **required_out);
 
 /*
- * Does `caps` (borrowed; NULL means {}) cover every capability named in
- * `required` (a ClientCapabilities object, borrowed)? A required key is
- * covered when caps has the same key and, for object values, recursively
- * covers each of the required object's keys; an "elicitation" object in
- * `caps` with neither "form" nor "url" counts as {"form":{}} (the spec's
- * reading of `{}`). Returns true when covered.
- * When not, and `missing_out` is not NULL, stores the uncovered part of
- * `required` (new reference).
+ * Does `caps` (borrowed; NULL or a non-object means {}) cover every
+ * capability named in `required` (a ClientCapabilities object, borrowed;
+ * NULL or a non-object requires nothing)? A required object value is
+ * covered by an object value under the same key in caps that recursively
+ * covers each of its keys; any other required value (e.g. a flag set to
+ * true) must be equal to caps' value. An "elicitation" object at the top
+ * level of `caps` with neither "form" nor "url" counts as {"form":{}} (the
+ * spec's reading of `{}`). Returns true when covered.
+ * When `missing_out` is not NULL it always receives a value: when not
+ * covered, the uncovered part of `required` (new reference), e.g.
+ * {"sampling":{"tools":{}}} for required {"sampling":{"tools":{}},
+ * "roots":{}} against caps {"sampling":{},"roots":{}}; NULL when covered or
+ * on allocation failure.
  */
 MCP_API bool mcp_client_caps_cover(const json_t *caps, const json_t *required,
                                    json_t **missing_out);

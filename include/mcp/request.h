@@ -10,25 +10,37 @@
  * first failing rung answers:
  *
  *   1. header/body cross-check (HTTP only)   -32020  HTTP 400
- *      MCP-Protocol-Version present and equal to the _meta version;
+ *      MCP-Protocol-Version present and equal to the _meta version (when
+ *      that is a string; any other value is left to rung 2);
  *      Mcp-Method present and equal to the body method (case-sensitive);
  *      Mcp-Name present and equal (after decoding) to params.name for
- *      tools/call and prompts/get, params.uri for resources/read.
+ *      tools/call and prompts/get, params.uri for resources/read (a body
+ *      without that value never matches).
  *      Notifications are exempt from the presence checks (a header that is
  *      present must still match). Values are trimmed; names are
  *      case-insensitive; a header given twice is a mismatch.
+ *      data = {"mismatch": {"header", "received", "expected"}} as built by
+ *      mcp_error_header_mismatch().
  *   2. required _meta                         -32602  HTTP 400
  *      params is an object with _meta, protocolVersion a string,
  *      clientCapabilities an object; clientInfo, when present, an object;
  *      logLevel, when present, one of the eight RFC 5424 level names.
+ *      data = {"envelope": {"key": K, "problem": P}}: K is "_meta" or the
+ *      full _meta key at fault, P one of "missing", "not an object",
+ *      "not a string", "not a logging level". The first fault, in the
+ *      order above, is reported.
  *   3. version supported                      -32022  HTTP 400
- *   4. method exists                          -32601  HTTP 404
+ *      data = {"supported": the accepted versions, "requested"}.
+ *   4. method exists                          -32601  HTTP 404  (no data)
  *   5. client capability                      -32021  HTTP 400
+ *      data.requiredCapabilities = the part of required_capabilities the
+ *      request's clientCapabilities do not cover (mcp_client_caps_cover).
  *   6. Mcp-Param-* headers (HTTP, tools/call) -32020  HTTP 400
  *      each annotated argument with a non-null value must arrive in its
  *      header with an equal decoded value; an annotated header that is
- *      present with invalid characters or bad Base64 is rejected; a header
- *      for an absent/null argument is ignored.
+ *      present with invalid characters or bad Base64 is rejected (even for
+ *      an absent argument); a well-formed header for an absent/null
+ *      argument is ignored, and so are headers no annotation names.
  *
  * All functions are pure and thread-safe.
  */
@@ -60,17 +72,29 @@ extern "C" {
 #define MCP_HEADER_SESSION_ID "Mcp-Session-Id"
 
 /*
- * The era of an incoming request or notification:
- *   - MCP_ERA_MODERN when params._meta carries the protocolVersion key (the
- *     modern claim), whatever its value;
- *   - MCP_ERA_MODERN also when `headers` (HTTP) carry a MCP-Protocol-Version
- *     naming a modern version: such a request is modern but malformed (its
- *     envelope is missing), and the ladder answers -32602 (the conformance
- *     suite sends exactly this and expects -32602 / HTTP 400);
- *   - MCP_ERA_LEGACY otherwise.
- * `headers` may be NULL (not HTTP). Never returns MCP_ERA_UNKNOWN.
+ * The era of an incoming request or notification: MCP_ERA_MODERN when
+ * params._meta carries the protocolVersion key, MCP_ERA_LEGACY otherwise.
+ * Never MCP_ERA_UNKNOWN.
  */
-MCP_API mcp_era_t mcp_request_era(const mcp_message_t *msg, const mcp_headers_t *headers);
+MCP_API mcp_era_t mcp_request_era(const mcp_message_t *msg);
+
+/*
+ * The one check a legacy-classified message gets from the protocol core:
+ * on HTTP, a MCP-Protocol-Version header naming a modern version (a date
+ * on or after 2026-07-28, after trimming) on a body without the modern
+ * claim is rejected with HTTP 400:
+ *   - a request other than initialize could be a modern request that lost
+ *     its envelope: -32602 with the rung-2 data above ("_meta" missing or
+ *     not an object, else protocolVersion missing) -- the conformance
+ *     suite's missing-_meta checks and wire-ts2.md 3.11;
+ *   - initialize, a notification or a response is legacy traffic with a
+ *     wrong header: -32020 (wire-ts2.md 5.5), data.mismatch.expected null.
+ * Returns MCP_OK, or MCP_EINVAL with *err filled and *http_status set.
+ * `headers` may be NULL (not HTTP): always MCP_OK. `http_status` and
+ * `err` may be NULL; both are left untouched on MCP_OK.
+ */
+MCP_API int mcp_check_legacy_request(const mcp_message_t *msg, const mcp_headers_t *headers,
+                                     int *http_status, mcp_error_t *err);
 
 /* Inputs of the modern validation ladder. All pointers are borrowed. */
 typedef struct mcp_request_check {
@@ -84,9 +108,16 @@ typedef struct mcp_request_check {
 } mcp_request_check_t;
 
 /*
- * Runs the ladder. Returns MCP_OK when the request may be dispatched;
- * otherwise MCP_EINVAL with *err holding the JSON-RPC error (code, message,
- * data) and *http_status its HTTP status. Notifications only get rung 1.
+ * Runs the ladder. Returns MCP_OK when the request may be dispatched
+ * (then *http_status and *err are untouched); otherwise *err holds the
+ * JSON-RPC error (code, message, data) and *http_status its HTTP status:
+ *   MCP_EINVAL   a rung failed (see above); a message that is neither a
+ *                request nor a notification gives -32600 / 400;
+ *                an input_schema whose x-mcp-header annotations are
+ *                invalid gives -32603 / 500 (the server should have
+ *                refused to register the tool);
+ *   MCP_ENOMEM   -32603 / 500.
+ * Notifications only get rung 1. `http_status` and `err` may be NULL.
  */
 MCP_API int mcp_check_modern_request(const mcp_request_check_t *check, int *http_status,
                                      mcp_error_t *err);

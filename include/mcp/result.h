@@ -7,9 +7,10 @@
  * Request-scoped keys that a handler may have copied from the request's
  * _meta (protocolVersion, clientCapabilities, clientInfo, logLevel) are
  * removed from the result's _meta; its other keys stay. The six cacheable
- * results get ttlMs and cacheScope unless the handler set its own. Results
- * of kind "input_required" (only for tools/call, prompts/get and
- * resources/read) and "task" never carry cache hints.
+ * results of kind "complete" get ttlMs and cacheScope unless the handler
+ * set its own. Results of any other kind ("input_required", which only
+ * tools/call, prompts/get and resources/read may return, "task", extension
+ * kinds) never carry cache hints.
  *
  * All functions are pure and thread-safe.
  */
@@ -41,12 +42,25 @@ MCP_API bool mcp_method_is_cacheable(const char *method);
 MCP_API bool mcp_method_may_require_input(const char *method);
 
 /*
- * Shapes `result` (an object, modified in place) as the result of `method`.
- * Errors (MCP_EINVAL, *err filled with -32603): result not an object;
- * resultType not a string; "input_required" for a method that may not
- * return it, or without inputRequests and requestState; a handler-set ttlMs
- * that is not a non-negative integer or cacheScope that is neither
- * "public" nor "private".
+ * Shapes `result` (an object, modified in place) as the result of `method`
+ * (which may be NULL: then neither cacheable nor allowed input_required):
+ *   - resultType "complete" is added when absent;
+ *   - for "complete" results of a cacheable method, ttlMs and cacheScope
+ *     are added when absent, from `shape` (MCP_DEFAULT_TTL_MS and
+ *     "private" when `shape` is NULL); handler-set values are kept;
+ *   - for any other kind, ttlMs and cacheScope are removed;
+ *   - the request-scoped keys are removed from _meta, a copy of
+ *     shape->server_info is stored in it (replacing a handler's), and a
+ *     _meta left empty is removed.
+ * Everything is validated before anything is changed: on MCP_EINVAL the
+ * result is untouched. Errors (MCP_EINVAL, *err filled with -32603, the
+ * handler's fault): result not an object; resultType not a string; _meta
+ * not an object; "input_required" for a method that may not return it,
+ * with neither inputRequests nor requestState, with inputRequests not an
+ * object or requestState not a string; a handler-set ttlMs that is not a
+ * non-negative integer or cacheScope that is neither "public" nor
+ * "private", or such a default cache_scope when one is needed.
+ * MCP_ENOMEM (-32603) on allocation failure. `shape` and `err` may be NULL.
  */
 MCP_API int mcp_shape_modern_result(const char *method, json_t *result,
                                     const mcp_result_shape_t *shape, mcp_error_t *err);
@@ -66,7 +80,9 @@ MCP_API void mcp_shape_modern_error(json_t *error_obj);
  */
 MCP_API int mcp_http_status_for_code(int code, bool before_dispatch);
 
-/* Same, reading the code from a response message (a result gives 200). */
+/* Same, reading the code from a response message (borrowed): a message
+ * without "error" gives 200; an error whose code is missing, not an
+ * integer, 0 or outside the int range counts as -32603. */
 MCP_API int mcp_http_status_for_response(const json_t *response, bool before_dispatch);
 
 #ifdef __cplusplus

@@ -235,8 +235,17 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
         goto done;
     }
 
-    mcp_era_t era = mcp_request_era(&msg, ctx->headers);
+    mcp_era_t era = mcp_request_era(&msg);
     if (era != MCP_ERA_MODERN) {
+        /* A modern header on a body without the modern claim is a broken
+         * modern request, not legacy traffic. */
+        if (mcp_check_legacy_request(&msg, ctx->transport == MCP_TRANSPORT_HTTP ? ctx->headers
+                                                                                : NULL,
+                                     &status, &err) != MCP_OK) {
+            json_t *id = msg.kind == MCP_MSG_REQUEST ? msg.id : NULL;
+            sink_answer(sink, rejection(id, &err, MCP_ERA_MODERN), status);
+            goto done;
+        }
         reject_legacy(&msg, ctx, sink);
         goto done;
     }
