@@ -13,6 +13,7 @@
  * Run it over stdio:   notes_server
  * (an MCP client starts it and talks JSON-RPC on its stdin/stdout).
  */
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -52,6 +52,9 @@ typedef struct mcp_codec mcp_codec_t; /* requestState sealing, see mcp/request_s
  * Creating a server
  * ------------------------------------------------------------------------ */
 
+/* For mcp_server_options_t.cache_ttl_ms: results are immediately stale. */
+#define MCP_CACHE_TTL_NONE (-1)
+
 typedef struct mcp_server_options {
     /* Identity (Implementation): name and version are required. */
     const char *name;
@@ -70,8 +73,8 @@ typedef struct mcp_server_options {
      * resources/templates/list; 0 picks 100. */
     size_t page_size;
     /* Cache hints for cacheable results a handler did not set itself:
-     * ttlMs (< 0 picks 60000; 0 means "immediately stale") and cacheScope
-     * ("private" when NULL). */
+     * ttlMs (0 picks 60000; MCP_CACHE_TTL_NONE sends ttlMs 0, "immediately
+     * stale") and cacheScope ("private" when NULL). */
     int64_t cache_ttl_ms;
     const char *cache_scope;
     /* Do not put _meta["io.modelcontextprotocol/serverInfo"] into results. */

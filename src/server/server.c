@@ -93,7 +93,9 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
     }
     srv->instructions = dup_or_null(opts->instructions);
     srv->page_size = opts->page_size ? opts->page_size : DEFAULT_PAGE_SIZE;
-    srv->cache_ttl_ms = opts->cache_ttl_ms < 0 ? MCP_DEFAULT_TTL_MS : opts->cache_ttl_ms;
+    srv->cache_ttl_ms = opts->cache_ttl_ms == 0  ? MCP_DEFAULT_TTL_MS
+                        : opts->cache_ttl_ms < 0 ? 0
+                                                 : opts->cache_ttl_ms;
     srv->cache_scope = strdup(opts->cache_scope ? opts->cache_scope : MCP_CACHE_PRIVATE);
     srv->omit_server_info_meta = opts->omit_server_info_meta;
     srv->max_input_rounds =
