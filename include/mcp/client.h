@@ -1,0 +1,372 @@
+/*
+ * libmcp client: talk to any MCP server over stdio or Streamable HTTP.
+ *
+ *     mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
+ *         .name = "my-agent", .version = "1.0"}, &err);
+ *     mcp_client_connect_stdio(c, &(mcp_stdio_target_t){
+ *         .argv = (const char *const[]){"notes_server", NULL}}, &err);
+ *     json_t *result = NULL;
+ *     mcp_client_call_tool(c, "echo", args, NULL, &result, &err);
+ *     ...
+ *     json_decref(result);
+ *     mcp_client_free(c);
+ *
+ * The client speaks 2026-07-28 first: every request carries the protocol
+ * version, client capabilities and client info in _meta (and, on HTTP, the
+ * MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* headers).
+ * Results that ask for input (resultType "input_required") are driven to
+ * completion automatically through the elicitation, sampling and roots
+ * callbacks. In the default `auto` era the client first probes the server
+ * with server/discover and falls back to the legacy protocol (initialize
+ * handshake, 2025-11-25 and earlier) only when the server is legacy; the
+ * calls below are the same for both eras.
+ *
+ * Results are returned as the method's result object (new reference):
+ * CallToolResult, ReadResourceResult, ... exactly as the server sent them
+ * (after MRTR rounds), with resultType present.
+ *
+ * Errors: every call returns 0 or a negative MCP_E* code and fills the
+ * optional mcp_error_t. MCP_ERPC means the server answered with a JSON-RPC
+ * error (err->code, message, data hold it); MCP_ETIMEDOUT, MCP_ECANCELED,
+ * MCP_ECLOSED, MCP_EIO and MCP_EPROTO are local or transport failures
+ * (err->code is 0 for them).
+ *
+ * Thread safety: calls are blocking and may be made from several threads
+ * at once on one client; callbacks run on the client's internal threads
+ * (never while a client lock is held, so a callback may itself make calls
+ * on the client). mcp_client_free() must not race with other calls.
+ */
+#ifndef MCP_CLIENT_H
+#define MCP_CLIENT_H
+
+#include "mcp/common.h"
+#include "mcp/probe.h"
+#include "mcp/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mcp_client mcp_client_t;
+
+/* ------------------------------------------------------------------------
+ * Callbacks: what the client can do for servers
+ *
+ * Capabilities advertised to servers are built only from the callbacks
+ * that are set.
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Answers an elicitation (elicitation/create): `params` (borrowed) holds
+ * mode ("form" or "url"), message, and requestedSchema or url. Store an
+ * ElicitResult in *result_out ({"action": "accept"|"decline"|"cancel",
+ * "content": {...}} for an accepted form) and return 0. A negative return
+ * is sent as {"action":"cancel"}: the client never invents an answer.
+ */
+typedef int (*mcp_elicit_fn)(void *user, const json_t *params, json_t **result_out);
+
+/*
+ * Answers a sampling request (sampling/createMessage): store a
+ * CreateMessageResult (role, content, model, stopReason) in *result_out and
+ * return 0. A negative return abandons the request that needed it (the
+ * call fails with that code; the server is not waiting, per the spec).
+ */
+typedef int (*mcp_sample_fn)(void *user, const json_t *params, json_t **result_out);
+
+/* Lists the client's roots: store a ListRootsResult ({"roots": [{"uri":
+ * "file:///...", "name"?}]}) in *result_out and return 0. A negative
+ * return abandons the request that needed it. */
+typedef int (*mcp_roots_fn)(void *user, json_t **result_out);
+
+/* Progress of a call: `progress`, `total` (< 0 when unknown), `message`
+ * (may be NULL). */
+typedef void (*mcp_progress_fn)(void *user, double progress, double total,
+                                const char *message);
+
+/* A log message from the server (notifications/message): level, logger
+ * (may be NULL) and data (borrowed). */
+typedef void (*mcp_server_log_fn)(void *user, const char *level, const char *logger,
+                                  const json_t *data);
+
+/* A line the stdio server wrote to its stderr (without the newline). */
+typedef void (*mcp_stderr_fn)(void *user, const char *line);
+
+/* ------------------------------------------------------------------------
+ * Creating a client
+ * ------------------------------------------------------------------------ */
+
+typedef enum mcp_client_era {
+    MCP_CLIENT_ERA_AUTO = 0, /* probe with server/discover; legacy only if the server is */
+    MCP_CLIENT_ERA_MODERN,   /* 2026-07-28 only; a legacy server is an error */
+    MCP_CLIENT_ERA_LEGACY    /* skip the probe: initialize handshake */
+} mcp_client_era_t;
+
+/* Elicitation modes the elicit callback handles (bit mask). */
+enum { MCP_ELICIT_FORM = 1u << 0, MCP_ELICIT_URL = 1u << 1 };
+
+typedef struct mcp_client_options {
+    /* clientInfo: name and version are required. */
+    const char *name;
+    const char *version;
+    const char *title;
+
+    mcp_client_era_t era;
+    /* The modern protocol version to prefer (NULL: the newest this SDK
+     * speaks). */
+    const char *protocol_version;
+    /* Default per-request timeout in ms (0 picks 60000; < 0: none). */
+    int64_t timeout_ms;
+    /* Maximum input_required rounds for one call (0 picks 8). */
+    int max_input_rounds;
+    /* Reuse cacheable results while fresh (ttlMs). On by default. */
+    bool disable_cache;
+    /* Ask servers for log messages at or above this level ("debug" ...
+     * "emergency"), delivered to on_log. NULL: no logs. */
+    const char *log_level;
+
+    /* Input callbacks (each enables the matching capability). */
+    mcp_elicit_fn elicit;
+    unsigned elicit_modes;   /* MCP_ELICIT_FORM | MCP_ELICIT_URL; 0 means FORM */
+    void *elicit_user;
+    mcp_sample_fn sample;
+    bool sample_tools;       /* the sample callback handles tools/toolChoice */
+    void *sample_user;
+    mcp_roots_fn roots;
+    void *roots_user;
+
+    /* Notifications. */
+    mcp_server_log_fn on_log;
+    void *on_log_user;
+
+    /* Library diagnostics (NULL: none). */
+    mcp_log_fn log;
+    void *log_user;
+} mcp_client_options_t;
+
+/* Creates a client (not connected). `opts` is copied. NULL with *err on a
+ * missing name/version or bad option. */
+MCP_API mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err);
+
+/* Closes the connection (stdio: close the server's stdin, wait, then
+ * SIGTERM, then SIGKILL), fails calls in flight with MCP_ECLOSED, and frees
+ * the client. NULL-safe. */
+MCP_API void mcp_client_free(mcp_client_t *client);
+
+/* ------------------------------------------------------------------------
+ * Connecting
+ * ------------------------------------------------------------------------ */
+
+typedef struct mcp_stdio_target {
+    /* argv[0] is the program (looked up on PATH); NULL-terminated. */
+    const char *const *argv;
+    /* Extra environment "KEY=VALUE" entries added to the client's own
+     * environment (NULL-terminated), or NULL. */
+    const char *const *env;
+    const char *cwd;            /* working directory, or NULL */
+    mcp_stderr_fn on_stderr;    /* the server's stderr lines; NULL: discarded */
+    void *stderr_user;
+    /* auto era: how long to wait for the server/discover probe before
+     * deciding the server is legacy (0 picks 5000 ms). */
+    int64_t probe_timeout_ms;
+    /* Restart the server and re-open listen streams if it exits
+     * unexpectedly (calls in flight still fail with MCP_ECLOSED). */
+    bool restart;
+} mcp_stdio_target_t;
+
+/* Starts the server process and connects (probing the era unless the era
+ * option says otherwise). Errors: MCP_EIO (cannot start), MCP_ECLOSED (it
+ * exited), MCP_EPROTO, MCP_ETIMEDOUT, MCP_ERPC. */
+MCP_API int mcp_client_connect_stdio(mcp_client_t *client, const mcp_stdio_target_t *target,
+                                     mcp_error_t *err);
+
+/* Supplies a bearer token for a request to `url`; return a malloc'd token
+ * in *token_out (or NULL for none) and 0. `challenge` is the server's
+ * WWW-Authenticate value after a 401/403, NULL before the first request. */
+typedef int (*mcp_token_fn)(void *user, const char *url, const char *challenge,
+                            char **token_out);
+
+typedef struct mcp_http_target {
+    const char *url;                 /* the MCP endpoint, http:// or https:// */
+    const char *const *headers;      /* extra "Name: value" headers, NULL-terminated */
+    const char *bearer_token;        /* sent as Authorization: Bearer ... */
+    mcp_token_fn token;              /* or: asked for a token (takes precedence) */
+    void *token_user;
+    int64_t connect_timeout_ms;      /* 0 picks 10000 */
+    bool insecure;                   /* skip TLS certificate verification */
+    const char *ca_file;             /* PEM bundle to verify against, or NULL */
+} mcp_http_target_t;
+
+/* Connects to a Streamable HTTP endpoint (probing the era unless the era
+ * option says otherwise). Errors: MCP_EIO, MCP_EAUTH (401/403), MCP_EPROTO,
+ * MCP_ETIMEDOUT, MCP_ERPC. */
+MCP_API int mcp_client_connect_http(mcp_client_t *client, const mcp_http_target_t *target,
+                                    mcp_error_t *err);
+
+/* ------------------------------------------------------------------------
+ * What the server is
+ * ------------------------------------------------------------------------ */
+
+/* The era in use after connecting (MCP_ERA_UNKNOWN before). */
+MCP_API mcp_era_t mcp_client_era(const mcp_client_t *client);
+
+/* The protocol version in use ("2026-07-28", "2025-11-25", ...), or NULL. */
+MCP_API const char *mcp_client_protocol_version(const mcp_client_t *client);
+
+/* The server's Implementation (borrowed; valid until the client is freed
+ * or reconnects), or NULL when unknown. */
+MCP_API const json_t *mcp_client_server_info(const mcp_client_t *client);
+
+/* The server's capabilities (borrowed), or NULL. */
+MCP_API const json_t *mcp_client_server_capabilities(const mcp_client_t *client);
+
+/* The server's instructions (borrowed), or NULL. */
+MCP_API const char *mcp_client_instructions(const mcp_client_t *client);
+
+/* ------------------------------------------------------------------------
+ * Calls
+ * ------------------------------------------------------------------------ */
+
+/* Cancels calls from another thread: pass it in mcp_request_options_t,
+ * trigger it to cancel (stdio: notifications/cancelled; HTTP: the stream
+ * is closed). Thread-safe. */
+typedef struct mcp_cancel mcp_cancel_t;
+MCP_API mcp_cancel_t *mcp_cancel_new(void);
+MCP_API void mcp_cancel_trigger(mcp_cancel_t *cancel);
+MCP_API bool mcp_cancel_triggered(const mcp_cancel_t *cancel);
+MCP_API void mcp_cancel_free(mcp_cancel_t *cancel);
+
+/* Per-call options; pass NULL for the defaults. */
+typedef struct mcp_request_options {
+    int64_t timeout_ms;         /* 0: the client's default; < 0: none */
+    mcp_progress_fn progress;   /* receive progress notifications */
+    void *progress_user;
+    mcp_cancel_t *cancel;       /* cancel from another thread */
+    bool bypass_cache;          /* always ask the server */
+} mcp_request_options_t;
+
+/* server/discover: the DiscoverResult. */
+MCP_API int mcp_client_discover(mcp_client_t *client, const mcp_request_options_t *opts,
+                                json_t **result_out, mcp_error_t *err);
+
+/* One page of tools/list after `cursor` (NULL: first page): the
+ * ListToolsResult (tools, nextCursor?). Tools whose x-mcp-header
+ * annotations are invalid are dropped (and logged). */
+MCP_API int mcp_client_list_tools(mcp_client_t *client, const char *cursor,
+                                  const mcp_request_options_t *opts, json_t **result_out,
+                                  mcp_error_t *err);
+
+/* All pages of tools/list: an array of Tool objects in *tools_out. */
+MCP_API int mcp_client_list_tools_all(mcp_client_t *client, const mcp_request_options_t *opts,
+                                      json_t **tools_out, mcp_error_t *err);
+
+/* resources/list, one page / all pages (array of Resource). */
+MCP_API int mcp_client_list_resources(mcp_client_t *client, const char *cursor,
+                                      const mcp_request_options_t *opts, json_t **result_out,
+                                      mcp_error_t *err);
+MCP_API int mcp_client_list_resources_all(mcp_client_t *client,
+                                          const mcp_request_options_t *opts,
+                                          json_t **resources_out, mcp_error_t *err);
+
+/* resources/templates/list, one page / all pages (array of ResourceTemplate). */
+MCP_API int mcp_client_list_resource_templates(mcp_client_t *client, const char *cursor,
+                                               const mcp_request_options_t *opts,
+                                               json_t **result_out, mcp_error_t *err);
+MCP_API int mcp_client_list_resource_templates_all(mcp_client_t *client,
+                                                   const mcp_request_options_t *opts,
+                                                   json_t **templates_out, mcp_error_t *err);
+
+/* prompts/list, one page / all pages (array of Prompt). */
+MCP_API int mcp_client_list_prompts(mcp_client_t *client, const char *cursor,
+                                    const mcp_request_options_t *opts, json_t **result_out,
+                                    mcp_error_t *err);
+MCP_API int mcp_client_list_prompts_all(mcp_client_t *client, const mcp_request_options_t *opts,
+                                        json_t **prompts_out, mcp_error_t *err);
+
+/* tools/call with `arguments` (borrowed object, or NULL): the
+ * CallToolResult. A result with isError true is a success of the call
+ * (return 0): the tool reported a failure. */
+MCP_API int mcp_client_call_tool(mcp_client_t *client, const char *name,
+                                 const json_t *arguments, const mcp_request_options_t *opts,
+                                 json_t **result_out, mcp_error_t *err);
+
+/* resources/read: the ReadResourceResult. */
+MCP_API int mcp_client_read_resource(mcp_client_t *client, const char *uri,
+                                     const mcp_request_options_t *opts, json_t **result_out,
+                                     mcp_error_t *err);
+
+/* prompts/get with string `arguments` (borrowed, or NULL): the
+ * GetPromptResult. */
+MCP_API int mcp_client_get_prompt(mcp_client_t *client, const char *name,
+                                  const json_t *arguments, const mcp_request_options_t *opts,
+                                  json_t **result_out, mcp_error_t *err);
+
+/* completion/complete for `ref` ({"type":"ref/prompt","name":...} or
+ * {"type":"ref/resource","uri":...}, borrowed), argument name and partial
+ * value, optional context arguments (borrowed or NULL): the CompleteResult. */
+MCP_API int mcp_client_complete(mcp_client_t *client, const json_t *ref, const char *argument,
+                                const char *value, const json_t *context,
+                                const mcp_request_options_t *opts, json_t **result_out,
+                                mcp_error_t *err);
+
+/* Any request by method name; params_new (stolen, may be NULL) without
+ * _meta (the client adds it). For methods this header has no function for. */
+MCP_API int mcp_client_request(mcp_client_t *client, const char *method, json_t *params_new,
+                               const mcp_request_options_t *opts, json_t **result_out,
+                               mcp_error_t *err);
+
+/* ------------------------------------------------------------------------
+ * Subscriptions (subscriptions/listen; resources/subscribe on legacy
+ * servers)
+ * ------------------------------------------------------------------------ */
+
+typedef struct mcp_listen_filter {
+    bool tools_list_changed;
+    bool prompts_list_changed;
+    bool resources_list_changed;
+    const char *const *resource_uris; /* resourceSubscriptions; n_resource_uris entries */
+    size_t n_resource_uris;
+} mcp_listen_filter_t;
+
+/*
+ * A notification of a subscription: `method` is
+ * "notifications/tools/list_changed", "notifications/prompts/list_changed",
+ * "notifications/resources/list_changed" or
+ * "notifications/resources/updated" (params.uri names the resource);
+ * `params` is borrowed. Called on a client thread.
+ */
+typedef void (*mcp_listen_fn)(void *user, const char *method, const json_t *params);
+
+typedef struct mcp_subscription mcp_subscription_t;
+
+typedef struct mcp_listen_options {
+    /* Re-open the subscription after a broken HTTP stream or a stdio
+     * server restart (with backoff). On by default. */
+    bool no_reopen;
+    /* Called (with the `user` given to mcp_client_listen) when the
+     * subscription ends for good: the server closed it gracefully (rc 0), or
+     * the stream broke and re-opening failed or was disabled (rc < 0). Not
+     * called after mcp_subscription_close(). May be NULL. */
+    void (*on_end)(void *user, int rc);
+} mcp_listen_options_t;
+
+/*
+ * Opens a subscription and waits for the server's acknowledgement. On
+ * success *sub_out is the subscription and, if `honoured_out` is not NULL,
+ * it receives the filter the server will honour (a SubscriptionFilter
+ * object, new reference). `opts` may be NULL. Errors: MCP_ERPC (e.g.
+ * -32601 when the server supports no subscriptions), MCP_ETIMEDOUT, ...
+ */
+MCP_API int mcp_client_listen(mcp_client_t *client, const mcp_listen_filter_t *filter,
+                              mcp_listen_fn fn, void *user, const mcp_listen_options_t *opts,
+                              mcp_subscription_t **sub_out, json_t **honoured_out,
+                              mcp_error_t *err);
+
+/* Ends a subscription (HTTP: closes the stream; stdio:
+ * notifications/cancelled) and frees it. After it returns the callback is
+ * not called again. NULL-safe. */
+MCP_API void mcp_subscription_close(mcp_subscription_t *sub);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCP_CLIENT_H */

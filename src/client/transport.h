@@ -1,0 +1,108 @@
+/*
+ * How the client core talks to a transport (stdio, Streamable HTTP).
+ *
+ * The core builds complete JSON-RPC requests (with _meta) and hands each to
+ * the transport with start(); the transport delivers the request-scoped
+ * notifications it receives for it (progress, log, listen events) and then
+ * exactly one outcome: the JSON-RPC response, or a failure. Timeouts,
+ * retries, MRTR rounds and caching are the core's business; framing,
+ * routing by id and connection handling are the transport's.
+ *
+ * Threading: start/cancel/release/notify may be called from any thread,
+ * concurrently. Event callbacks run on transport threads, never while the
+ * transport holds a lock the core could need, and never concurrently for
+ * the same exchange.
+ */
+#ifndef MCP_CLIENT_TRANSPORT_H
+#define MCP_CLIENT_TRANSPORT_H
+
+#include "mcp/client.h"
+#include "mcp/headers.h"
+
+typedef struct client_transport client_transport_t;
+typedef struct client_exchange client_exchange_t; /* one request on the wire */
+
+/* The end of one request, as the transport saw it. */
+typedef struct client_outcome {
+    /* The JSON-RPC response (a result or an error message), or NULL. The
+     * callee may take it (set the field to NULL); otherwise the transport
+     * releases it after on_done returns. */
+    json_t *response;
+    /* MCP_OK when `response` is set; otherwise why there is none:
+     * MCP_ECANCELED (cancel() was called), MCP_ECLOSED (the peer closed or
+     * exited), MCP_EIO (network/pipe error), MCP_EPROTO (unparsable reply),
+     * MCP_EAUTH (HTTP 401/403). */
+    int rc;
+    const char *why;              /* a sentence for error messages, or NULL */
+    /* HTTP only (0/NULL on stdio): what came back, so that the era probe
+     * can classify it (mcp_classify_probe) and auth can react. */
+    int http_status;
+    const char *content_type;
+    const char *body;             /* raw body bytes when `response` is NULL */
+    size_t body_len;
+    const char *www_authenticate; /* the challenge of a 401/403 */
+} client_outcome_t;
+
+typedef struct client_exchange_events {
+    /* A notification that belongs to this request (borrowed). */
+    void (*on_notification)(void *user, const json_t *msg);
+    /* The outcome; called exactly once per successful start(). */
+    void (*on_done)(void *user, client_outcome_t *outcome);
+} client_exchange_events_t;
+
+/* What an HTTP request needs beyond its body (ignored by stdio). */
+typedef struct client_http_hints {
+    const char *protocol_version;  /* MCP-Protocol-Version */
+    const char *method;            /* Mcp-Method */
+    const char *name;              /* Mcp-Name, unencoded (the transport encodes), or NULL */
+    const mcp_header_t *params;    /* Mcp-Param-<name>: already-encoded value */
+    size_t n_params;
+    bool long_lived;               /* a listen stream: no idle/overall timeout */
+} client_http_hints_t;
+
+typedef struct client_transport_ops {
+    /* Sends `request` (borrowed; serialise or reference it) and starts
+     * waiting for its outcome. On success *out is the exchange handle, which
+     * the core releases with release() after on_done ran. Fails (without
+     * calling on_done) with MCP_ECLOSED when the transport is closed. */
+    int (*start)(client_transport_t *t, const json_t *request, const client_http_hints_t *hints,
+                 const client_exchange_events_t *ev, void *user, client_exchange_t **out);
+    /* Stops waiting for `ex`: HTTP closes its stream (which is the cancel
+     * signal); stdio sends notifications/cancelled for its id when
+     * `notify_peer` and ignores a late response. on_done follows with
+     * MCP_ECANCELED unless it already ran. */
+    void (*cancel)(client_transport_t *t, client_exchange_t *ex, bool notify_peer);
+    /* Drops the core's handle. */
+    void (*release)(client_transport_t *t, client_exchange_t *ex);
+    /* Sends a notification (stdio: a line; HTTP: a POST answered 202). */
+    int (*notify)(client_transport_t *t, const json_t *notification,
+                  const client_http_hints_t *hints);
+    /* Closes the connection: every exchange still waiting gets on_done with
+     * MCP_ECLOSED. stdio: close the server's stdin, wait, SIGTERM, SIGKILL. */
+    void (*close)(client_transport_t *t);
+    /* Frees a closed transport. */
+    void (*free)(client_transport_t *t);
+} client_transport_ops_t;
+
+/* Every transport starts with this header. */
+struct client_transport {
+    const client_transport_ops_t *ops;
+    /* Messages that belong to no request in flight (stdio: log messages,
+     * notifications of unknown subscriptions; later: legacy server-to-client
+     * requests). Borrowed. May be NULL. */
+    void (*on_unrouted)(void *user, const json_t *msg);
+    /* The connection ended by itself (stdio: the server exited; rc and a
+     * reason). May be NULL. */
+    void (*on_closed)(void *user, int rc, const char *why);
+    void *user;
+};
+
+/* The stdio transport: spawns target->argv. NULL with *err on failure. */
+client_transport_t *client_stdio_new(const mcp_stdio_target_t *target, mcp_log_fn log,
+                                     void *log_user, mcp_error_t *err);
+
+/* The Streamable HTTP transport for target->url. NULL with *err on failure. */
+client_transport_t *client_http_new(const mcp_http_target_t *target, mcp_log_fn log,
+                                    void *log_user, mcp_error_t *err);
+
+#endif /* MCP_CLIENT_TRANSPORT_H */
