@@ -8,6 +8,12 @@
  * retries, MRTR rounds and caching are the core's business; framing,
  * routing by id and connection handling are the transport's.
  *
+ * Routing of notifications on a shared stream (stdio): a notification
+ * belongs to the exchange whose request id equals its params.progressToken
+ * (the core always uses a request's own id as its progress token) or its
+ * params._meta["io.modelcontextprotocol/subscriptionId"]; anything else goes
+ * to on_unrouted. On HTTP each request has its own stream.
+ *
  * Threading: start/cancel/release/notify may be called from any thread,
  * concurrently. Event callbacks run on transport threads, never while the
  * transport holds a lock the core could need, and never concurrently for
