@@ -1,0 +1,224 @@
+/*
+ * The public call functions: each builds its method's params and hands
+ * them to client_call() (driver.c), which does the rest.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client_internal.h"
+
+/* Checks the common arguments of every call. */
+#define CHECK_CALL(c, result_out, err)                                                   \
+    do {                                                                                 \
+        if (result_out)                                                                  \
+            *(result_out) = NULL;                                                        \
+        if (!(c) || !(result_out))                                                       \
+            return mcp_error_set(err, MCP_EINVAL, 0, NULL, "client and result_out are required"); \
+    } while (0)
+
+static json_t *cursor_params(const char *cursor)
+{
+    return cursor ? json_pack("{s:s}", "cursor", cursor) : json_object();
+}
+
+/* One page of a list method. */
+static int list_page(mcp_client_t *c, const char *method, const char *cursor,
+                     const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err)
+{
+    CHECK_CALL(c, result_out, err);
+    json_t *params = cursor_params(cursor);
+    if (!params)
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory (or cursor not UTF-8)");
+    int rc = client_call(c, method, params, opts, result_out, err);
+    json_decref(params);
+    return rc;
+}
+
+int client_list_all(mcp_client_t *c, const char *method, const char *key,
+                     const mcp_request_options_t *opts, json_t **items_out, mcp_error_t *err)
+{
+    CHECK_CALL(c, items_out, err);
+    json_t *items = json_array();
+    json_t *seen = json_object(); /* cursors already followed */
+    char *cursor = NULL;
+    int rc = items && seen ? MCP_OK : mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    while (rc == MCP_OK) {
+        json_t *page = NULL;
+        rc = list_page(c, method, cursor, opts, &page, err);
+        if (rc != MCP_OK)
+            break;
+        json_t *list = json_object_get(page, key);
+        if (!json_is_array(list) || json_array_extend(items, list) != 0)
+            rc = mcp_error_set(err, MCP_EPROTO, 0, NULL, "%s result has no %s array", method,
+                               key);
+        /* An empty string is a valid cursor; only absence ends the list. */
+        const char *next = json_string_value(json_object_get(page, "nextCursor"));
+        free(cursor);
+        cursor = next ? strdup(next) : NULL;
+        json_decref(page);
+        if (rc != MCP_OK || !next)
+            break;
+        if (!cursor)
+            rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+        else if (json_object_get(seen, cursor))
+            rc = mcp_error_set(err, MCP_EPROTO, 0, NULL, "%s repeats the cursor \"%s\"", method,
+                               cursor);
+        else
+            json_object_set_new(seen, cursor, json_true());
+    }
+    free(cursor);
+    json_decref(seen);
+    if (rc != MCP_OK)
+        json_decref(items);
+    else
+        *items_out = items;
+    return rc;
+}
+
+int mcp_client_discover(mcp_client_t *client, const mcp_request_options_t *opts,
+                        json_t **result_out, mcp_error_t *err)
+{
+    CHECK_CALL(client, result_out, err);
+    return client_call(client, "server/discover", NULL, opts, result_out, err);
+}
+
+int mcp_client_list_tools(mcp_client_t *client, const char *cursor,
+                          const mcp_request_options_t *opts, json_t **result_out,
+                          mcp_error_t *err)
+{
+    return list_page(client, "tools/list", cursor, opts, result_out, err);
+}
+
+int mcp_client_list_tools_all(mcp_client_t *client, const mcp_request_options_t *opts,
+                              json_t **tools_out, mcp_error_t *err)
+{
+    return client_list_all(client, "tools/list", "tools", opts, tools_out, err);
+}
+
+int mcp_client_list_resources(mcp_client_t *client, const char *cursor,
+                              const mcp_request_options_t *opts, json_t **result_out,
+                              mcp_error_t *err)
+{
+    return list_page(client, "resources/list", cursor, opts, result_out, err);
+}
+
+int mcp_client_list_resources_all(mcp_client_t *client, const mcp_request_options_t *opts,
+                                  json_t **resources_out, mcp_error_t *err)
+{
+    return client_list_all(client, "resources/list", "resources", opts, resources_out, err);
+}
+
+int mcp_client_list_resource_templates(mcp_client_t *client, const char *cursor,
+                                       const mcp_request_options_t *opts, json_t **result_out,
+                                       mcp_error_t *err)
+{
+    return list_page(client, "resources/templates/list", cursor, opts, result_out, err);
+}
+
+int mcp_client_list_resource_templates_all(mcp_client_t *client,
+                                           const mcp_request_options_t *opts,
+                                           json_t **templates_out, mcp_error_t *err)
+{
+    return client_list_all(client, "resources/templates/list", "resourceTemplates", opts,
+                           templates_out, err);
+}
+
+int mcp_client_list_prompts(mcp_client_t *client, const char *cursor,
+                            const mcp_request_options_t *opts, json_t **result_out,
+                            mcp_error_t *err)
+{
+    return list_page(client, "prompts/list", cursor, opts, result_out, err);
+}
+
+int mcp_client_list_prompts_all(mcp_client_t *client, const mcp_request_options_t *opts,
+                                json_t **prompts_out, mcp_error_t *err)
+{
+    return client_list_all(client, "prompts/list", "prompts", opts, prompts_out, err);
+}
+
+/* {"<name_key>": name, "arguments": arguments?} */
+static int named_call(mcp_client_t *c, const char *method, const char *name,
+                      const json_t *arguments, const mcp_request_options_t *opts,
+                      json_t **result_out, mcp_error_t *err)
+{
+    CHECK_CALL(c, result_out, err);
+    if (!name)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "%s needs a name", method);
+    if (arguments && !json_is_object(arguments))
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "arguments must be an object");
+    json_t *params = json_pack("{s:s}", "name", name);
+    if (params && arguments && json_object_set(params, "arguments", (json_t *)arguments) != 0) {
+        json_decref(params);
+        params = NULL;
+    }
+    if (!params)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the name is not UTF-8 (or out of memory)");
+    int rc = client_call(c, method, params, opts, result_out, err);
+    json_decref(params);
+    return rc;
+}
+
+int mcp_client_call_tool(mcp_client_t *client, const char *name, const json_t *arguments,
+                         const mcp_request_options_t *opts, json_t **result_out,
+                         mcp_error_t *err)
+{
+    return named_call(client, "tools/call", name, arguments, opts, result_out, err);
+}
+
+int mcp_client_get_prompt(mcp_client_t *client, const char *name, const json_t *arguments,
+                          const mcp_request_options_t *opts, json_t **result_out,
+                          mcp_error_t *err)
+{
+    return named_call(client, "prompts/get", name, arguments, opts, result_out, err);
+}
+
+int mcp_client_read_resource(mcp_client_t *client, const char *uri,
+                             const mcp_request_options_t *opts, json_t **result_out,
+                             mcp_error_t *err)
+{
+    CHECK_CALL(client, result_out, err);
+    json_t *params = uri ? json_pack("{s:s}", "uri", uri) : NULL;
+    if (!params)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the uri is missing or not UTF-8");
+    int rc = client_call(client, "resources/read", params, opts, result_out, err);
+    json_decref(params);
+    return rc;
+}
+
+int mcp_client_complete(mcp_client_t *client, const json_t *ref, const char *argument,
+                        const char *value, const json_t *context,
+                        const mcp_request_options_t *opts, json_t **result_out,
+                        mcp_error_t *err)
+{
+    CHECK_CALL(client, result_out, err);
+    if (!json_is_object(ref) || !argument || !value || (context && !json_is_object(context)))
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                             "completion needs a ref object, an argument and a value");
+    json_t *params = json_pack("{s:O, s:{s:s, s:s}}", "ref", ref, "argument", "name", argument,
+                               "value", value);
+    if (params && context &&
+        json_object_set_new(params, "context", json_pack("{s:O}", "arguments", context)) != 0) {
+        json_decref(params);
+        params = NULL;
+    }
+    if (!params)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "argument or value not UTF-8 (or out of memory)");
+    int rc = client_call(client, "completion/complete", params, opts, result_out, err);
+    json_decref(params);
+    return rc;
+}
+
+int mcp_client_request(mcp_client_t *client, const char *method, json_t *params_new,
+                       const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err)
+{
+    if (result_out)
+        *result_out = NULL;
+    if (!client || !method || !result_out || (params_new && !json_is_object(params_new))) {
+        json_decref(params_new);
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                             "client, method, result_out and object params are required");
+    }
+    int rc = client_call(client, method, params_new, opts, result_out, err);
+    json_decref(params_new);
+    return rc;
+}

@@ -1,0 +1,283 @@
+/*
+ * Internals of the client shared by the files of src/client.
+ *
+ *   client.c        the client object: options, connecting, server identity
+ *   roundtrip.c     one request on the wire: start, wait, timeout, cancel
+ *   driver.c        one call: cache, version retry, Mcp-Param retry, MRTR rounds
+ *   request_build.c the request and its HTTP hints (pure)
+ *   input.c         answering MRTR input requests through the callbacks
+ *   tool_headers.c  x-mcp-header annotations of known tools
+ *   cache.c         the result cache (pure)
+ *   calls.c         the public call functions
+ *   listen.c        subscriptions/listen
+ *   cancel.c        mcp_cancel_t
+ *
+ * Locking: `lock` guards the mutable state of the client (version in use,
+ * cache, tool table, subscriptions). It is never held while calling into
+ * the transport or a user callback.
+ */
+#ifndef MCP_CLIENT_INTERNAL_H
+#define MCP_CLIENT_INTERNAL_H
+
+#include <pthread.h>
+
+#include "client/cache.h"
+#include "client/transport.h"
+#include "mcp/client.h"
+#include "mcp/xmcp_header.h"
+
+/* ------------------------------------------------------------------------
+ * Cancellation (cancel.c)
+ * ------------------------------------------------------------------------ */
+
+/* A waiter that mcp_cancel_trigger() wakes. */
+typedef struct client_cancel_waiter {
+    pthread_mutex_t *lock;
+    pthread_cond_t *cond;
+    struct client_cancel_waiter *next;
+} client_cancel_waiter_t;
+
+void client_cancel_watch(mcp_cancel_t *cancel, client_cancel_waiter_t *w);
+void client_cancel_unwatch(mcp_cancel_t *cancel, client_cancel_waiter_t *w);
+
+/* ------------------------------------------------------------------------
+ * Requests and hints (request_build.c; pure)
+ * ------------------------------------------------------------------------ */
+
+/* What every modern request carries in _meta. */
+typedef struct client_meta {
+    const char *protocol_version;
+    const json_t *capabilities;  /* ClientCapabilities */
+    const json_t *client_info;   /* Implementation, or NULL */
+    const char *log_level;       /* or NULL */
+} client_meta_t;
+
+/*
+ * The JSON-RPC request `method` with id `id`: a copy of `params` (borrowed,
+ * may be NULL) whose _meta gets the keys of `meta` (keys the caller put in
+ * _meta, e.g. traceparent, are kept; the reserved ones are replaced), plus
+ * progressToken = id when `progress`. NULL on allocation failure.
+ */
+json_t *client_request_build(json_int_t id, const char *method, const json_t *params,
+                             const client_meta_t *meta, bool progress);
+
+/* The HTTP hints of a request, with the storage they point into. */
+typedef struct client_hints {
+    client_http_hints_t h;
+    char *name;               /* Mcp-Name (unencoded) */
+    mcp_header_t *params;     /* owned: Mcp-Param-<name> suffixes, encoded values */
+    size_t n_params;
+} client_hints_t;
+
+/*
+ * Fills *out for a request of `method` with `params` (borrowed): the version,
+ * the method, Mcp-Name from params.name (tools/call, prompts/get) or
+ * params.uri (resources/read), and for tools/call one Mcp-Param per entry of
+ * `tool_headers` (may be NULL) whose argument is present and not null,
+ * encoded with mcp_header_value_from_json. An argument that cannot be
+ * encoded (a type its annotation does not allow) is left out: the server
+ * judges the call. Returns MCP_OK or MCP_ENOMEM; release with
+ * client_hints_clear() in both cases.
+ */
+int client_hints_build(client_hints_t *out, const char *protocol_version, const char *method,
+                       const json_t *params, const mcp_param_headers_t *tool_headers);
+void client_hints_clear(client_hints_t *hints);
+
+/* ------------------------------------------------------------------------
+ * MRTR input (input.c)
+ * ------------------------------------------------------------------------ */
+
+typedef struct client_input_handlers {
+    const json_t *capabilities; /* what the client declared */
+    mcp_elicit_fn elicit;
+    void *elicit_user;
+    mcp_sample_fn sample;
+    void *sample_user;
+    mcp_roots_fn roots;
+    void *roots_user;
+} client_input_handlers_t;
+
+/*
+ * Answers every entry of an InputRequiredResult's inputRequests (borrowed)
+ * through the handlers: *responses_out receives the inputResponses object.
+ *   elicitation/create    : the elicit callback; a negative return answers
+ *                           {"action":"cancel"}. A request the client did not
+ *                           declare (no callback, or a mode it does not
+ *                           handle) is answered {"action":"decline"}: the
+ *                           user never saw it, and a form left unanswered
+ *                           is what decline means to the server.
+ *   sampling/createMessage: the sample callback; a negative return abandons
+ *   roots/list            : the roots callback;   the call with that code.
+ * A sampling or roots request the client did not declare, an unknown
+ * method or a malformed entry abandons the call with MCP_EPROTO: the client
+ * never invents an answer. A callback that returns 0 without an object is
+ * MCP_EINVAL.
+ */
+int client_answer_inputs(const client_input_handlers_t *h, const json_t *input_requests,
+                         json_t **responses_out, mcp_error_t *err);
+
+/*
+ * The params of an MRTR retry: a copy of `base` (borrowed, may be NULL) plus
+ * inputResponses (when `responses` is given) and requestState (when
+ * `request_state` is given, copied verbatim). NULL on allocation failure.
+ */
+json_t *client_retry_params(const json_t *base, const json_t *responses,
+                            const json_t *request_state);
+
+/* ------------------------------------------------------------------------
+ * Known tools and their x-mcp-header annotations (tool_headers.c)
+ * ------------------------------------------------------------------------ */
+
+typedef struct client_tool client_tool_t;
+
+typedef struct client_tools {
+    client_tool_t *head;
+    /* Every page of tools/list was seen since the last invalidation, so a
+     * tool that is not here does not exist. */
+    bool complete;
+    /* Counts client_tools_clear() calls, so that a refresh that raced with
+     * an invalidation does not claim completeness. */
+    uint64_t generation;
+} client_tools_t;
+
+/*
+ * Checks the tools of a ListToolsResult page (modified in place): tools
+ * whose x-mcp-header annotations are invalid, or that are not objects with
+ * a string name, are removed from result.tools (and logged through `log`);
+ * the annotations of the others are recorded in `tools`. Returns MCP_OK or
+ * MCP_ENOMEM.
+ */
+int client_tools_accept_page(client_tools_t *tools, json_t *result, mcp_log_fn log,
+                             void *log_user);
+
+/* The recorded annotations of tool `name` (borrowed until the table
+ * changes), or NULL when the tool is unknown. */
+const mcp_param_headers_t *client_tools_find(const client_tools_t *tools, const char *name);
+
+/* Moves the tools of `from` into `to`, replacing tools of the same name. */
+void client_tools_merge(client_tools_t *to, client_tools_t *from);
+
+/* Forgets every tool (and bumps the generation). */
+void client_tools_clear(client_tools_t *tools);
+
+/* ------------------------------------------------------------------------
+ * The client
+ * ------------------------------------------------------------------------ */
+
+#define CLIENT_MAX_VERSIONS 8
+
+struct mcp_client {
+    /* Options, fixed after mcp_client_new. */
+    json_t *client_info;
+    json_t *capabilities;        /* ClientCapabilities built from the callbacks */
+    char *log_level;
+    mcp_client_era_t era_option;
+    const char *versions[CLIENT_MAX_VERSIONS]; /* modern versions, preferred first */
+    size_t n_versions;
+    int64_t timeout_ms;          /* < 0: none */
+    int max_input_rounds;
+    bool disable_cache;
+    client_input_handlers_t input;
+    mcp_server_log_fn on_log;
+    void *on_log_user;
+    mcp_log_fn log;
+    void *log_user;
+
+    /* The connection; set by connect, stable until free. */
+    client_transport_t *transport;
+    mcp_transport_kind_t kind;
+    json_t *server_info;         /* from the DiscoverResult of connect */
+    json_t *server_caps;
+    char *instructions;
+
+    pthread_mutex_t lock;        /* guards everything below */
+    mcp_era_t era;
+    const char *version;         /* in use (static storage) */
+    json_int_t next_id;
+    uint64_t auth_context;       /* the context private cache entries belong to */
+    client_cache_t *cache;
+    client_tools_t tools;
+    mcp_subscription_t *subs;    /* open subscriptions */
+};
+
+void client_log(mcp_client_t *c, mcp_log_level_t level, const char *fmt, ...) MCP_PRINTF(3, 4);
+
+/* A fresh request id. */
+json_int_t client_next_id(mcp_client_t *c);
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+int64_t client_now_ms(void);
+
+/* Delivers a notifications/message (borrowed) to the on_log callback. */
+void client_deliver_log(mcp_client_t *c, const json_t *msg);
+
+/*
+ * Attaches a transport (taken, even on failure) and connects over it: the
+ * server/discover that tells the server's identity, capabilities and
+ * versions. The seam through which tests plug in a fake transport.
+ */
+int client_connect_transport(mcp_client_t *c, client_transport_t *t, mcp_transport_kind_t kind,
+                             mcp_error_t *err);
+
+/* ------------------------------------------------------------------------
+ * One request on the wire (roundtrip.c)
+ * ------------------------------------------------------------------------ */
+
+/* Per-call options with the client's defaults resolved. */
+typedef struct client_call_opts {
+    int64_t timeout_ms;          /* < 0: none */
+    mcp_progress_fn progress;
+    void *progress_user;
+    mcp_cancel_t *cancel;
+    bool bypass_cache;
+} client_call_opts_t;
+
+void client_resolve_opts(const mcp_client_t *c, const mcp_request_options_t *opts,
+                         client_call_opts_t *out);
+
+/*
+ * Sends `request` (borrowed) and waits for its outcome. On MCP_OK
+ * *response_out is the JSON-RPC response message (a result or an error).
+ * Otherwise MCP_ETIMEDOUT (the exchange was cancelled on expiry),
+ * MCP_ECANCELED (o->cancel was triggered), or the transport's failure
+ * (MCP_ECLOSED, MCP_EIO, MCP_EPROTO, MCP_EAUTH), with *err describing it.
+ */
+int client_roundtrip(mcp_client_t *c, const json_t *request, const client_http_hints_t *hints,
+                     const client_call_opts_t *o, json_t **response_out, mcp_error_t *err);
+
+/* ------------------------------------------------------------------------
+ * One call (driver.c)
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Performs `method` with `params` (borrowed, may be NULL; without _meta):
+ * served from the cache when fresh, retried once on -32022 with a mutual
+ * version and once on a -32020 about Mcp-Param-* headers (after refetching
+ * tools/list), driven through input_required rounds. *result_out is the
+ * final result (new reference).
+ */
+int client_call(mcp_client_t *c, const char *method, const json_t *params,
+                const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err);
+
+/* Refetches every page of tools/list (bypassing the cache), which refreshes
+ * the tool table. */
+int client_refresh_tools(mcp_client_t *c, const client_call_opts_t *o, mcp_error_t *err);
+
+/* Every page of a paginated list `method` (calls.c): the concatenated
+ * arrays under `key` in *items_out. A cursor the server repeats is
+ * MCP_EPROTO (it would never end). */
+int client_list_all(mcp_client_t *c, const char *method, const char *key,
+                    const mcp_request_options_t *opts, json_t **items_out, mcp_error_t *err);
+
+/* ------------------------------------------------------------------------
+ * Subscriptions (listen.c)
+ * ------------------------------------------------------------------------ */
+
+/* Closes every subscription (mcp_client_free). */
+void client_close_subscriptions(mcp_client_t *c);
+
+/* A list_changed or resources/updated notification (borrowed) invalidates
+ * the matching cache entries (and tool table). */
+void client_invalidate_for(mcp_client_t *c, const char *method, const json_t *params);
+
+#endif /* MCP_CLIENT_INTERNAL_H */

@@ -1,0 +1,282 @@
+/*
+ * One call, from the caller's point of view: the result cache, then as many
+ * requests on the wire as it takes (digest sections 1.5, 2.1, 3.3, 4.6, 6):
+ *
+ *   - a fresh cached result answers at once (unless bypassed);
+ *   - -32022 with a mutual modern version in data.supported: retried once
+ *     with that version, which the client keeps using;
+ *   - -32020 about an Mcp-Param-* header (HTTP tools/call): tools/list is
+ *     refetched once and the call retried with the new annotations;
+ *   - resultType "input_required": the inputs are gathered through the
+ *     callbacks and the request retried with a new id, the original params
+ *     plus inputResponses and the verbatim requestState, for at most
+ *     max_input_rounds rounds;
+ *   - a result without resultType is complete; an unknown one is invalid.
+ *
+ * A timeout applies to each request on the wire: time a person spends
+ * answering an elicitation between rounds is not counted.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "client/client_internal.h"
+#include "mcp/errors.h"
+#include "mcp/result.h"
+#include "mcp/version.h"
+
+/* Builds and sends one request; *response_out is the JSON-RPC response.
+ * *version_out tells which version the request claimed. */
+static int send_once(mcp_client_t *c, const char *method, const json_t *params,
+                     const client_call_opts_t *o, bool with_param_headers,
+                     const char **version_out, json_t **response_out, mcp_error_t *err)
+{
+    client_hints_t hints;
+    pthread_mutex_lock(&c->lock);
+    json_int_t id = c->next_id++;
+    const char *version = c->version;
+    const mcp_param_headers_t *annotations = NULL;
+    if (with_param_headers)
+        annotations = client_tools_find(&c->tools,
+                                        json_string_value(json_object_get(params, "name")));
+    int rc = client_hints_build(&hints, version, method, params, annotations);
+    pthread_mutex_unlock(&c->lock);
+    *version_out = version;
+
+    client_meta_t meta = {version, c->capabilities, c->client_info, c->log_level};
+    json_t *request = rc == MCP_OK ? client_request_build(id, method, params, &meta,
+                                                          o->progress != NULL)
+                                   : NULL;
+    if (!request) {
+        client_hints_clear(&hints);
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    }
+    rc = client_roundtrip(c, request, &hints.h, o, response_out, err);
+    client_hints_clear(&hints);
+    json_decref(request);
+    return rc;
+}
+
+/* -32022: switch to a mutual version other than the one just refused. */
+static bool switch_version(mcp_client_t *c, const json_t *error, const char *refused)
+{
+    const json_t *supported = json_object_get(json_object_get(error, "data"), "supported");
+    const char *pick = mcp_version_pick_json(supported, c->versions, c->n_versions);
+    if (!pick || strcmp(pick, refused) == 0)
+        return false;
+    pthread_mutex_lock(&c->lock);
+    c->version = pick;
+    pthread_mutex_unlock(&c->lock);
+    client_log(c, MCP_LOG_INFO, "the server refused version %s; using %s", refused, pick);
+    return true;
+}
+
+/* Is a -32020 error about an Mcp-Param-* header? data.mismatch.header
+ * names it; servers that only say so in the message count too. */
+static bool about_param_header(const json_t *error)
+{
+    const json_t *mismatch = json_object_get(json_object_get(error, "data"), "mismatch");
+    const char *header = json_string_value(json_object_get(mismatch, "header"));
+    if (header)
+        return strncasecmp(header, "Mcp-Param-", 10) == 0;
+    const char *message = json_string_value(json_object_get(error, "message"));
+    return message && strcasestr(message, "Mcp-Param-") != NULL;
+}
+
+static int rpc_error(const json_t *error, mcp_error_t *err)
+{
+    mcp_error_t local = {0};
+    int rc = mcp_error_from_json(&local, error) == MCP_OK ? MCP_ERPC : MCP_EPROTO;
+    if (err)
+        mcp_error_move(err, &local);
+    mcp_error_clear(&local);
+    return rc;
+}
+
+int client_refresh_tools(mcp_client_t *c, const client_call_opts_t *o, mcp_error_t *err)
+{
+    pthread_mutex_lock(&c->lock);
+    client_tools_clear(&c->tools);
+    uint64_t generation = c->tools.generation;
+    pthread_mutex_unlock(&c->lock);
+
+    mcp_request_options_t ro = {.timeout_ms = o->timeout_ms, .cancel = o->cancel,
+                                .bypass_cache = true};
+    json_t *tools = NULL;
+    int rc = client_list_all(c, "tools/list", "tools", &ro, &tools, err);
+    json_decref(tools);
+    if (rc == MCP_OK) {
+        pthread_mutex_lock(&c->lock);
+        if (c->tools.generation == generation)
+            c->tools.complete = true;
+        pthread_mutex_unlock(&c->lock);
+    }
+    return rc;
+}
+
+/* HTTP tools/call: make sure the tool's annotations are known (fetching
+ * tools/list once when the tool is new to the client). */
+static void learn_tool(mcp_client_t *c, const json_t *params, const client_call_opts_t *o)
+{
+    const char *name = json_string_value(json_object_get(params, "name"));
+    if (!name)
+        return;
+    pthread_mutex_lock(&c->lock);
+    bool known = client_tools_find(&c->tools, name) || c->tools.complete;
+    pthread_mutex_unlock(&c->lock);
+    if (known)
+        return;
+    mcp_error_t e = {0};
+    if (client_refresh_tools(c, o, &e) != MCP_OK)
+        client_log(c, MCP_LOG_WARNING, "cannot list tools to learn the headers of \"%s\": %s",
+                   name, e.message);
+    mcp_error_clear(&e);
+}
+
+/* The next round's params for an input_required result, or an error. */
+static int next_round(mcp_client_t *c, const json_t *params, const json_t *result,
+                      json_t **next_out, mcp_error_t *err)
+{
+    const json_t *requests = json_object_get(result, "inputRequests");
+    const json_t *state = json_object_get(result, "requestState");
+    if ((!requests && !state) || (state && !json_is_string(state)) ||
+        (requests && !json_is_object(requests)))
+        return mcp_error_set(err, MCP_EPROTO, 0, NULL, "malformed input_required result");
+    json_t *responses = NULL;
+    if (requests) {
+        int rc = client_answer_inputs(&c->input, requests, &responses, err);
+        if (rc != MCP_OK)
+            return rc;
+    }
+    *next_out = client_retry_params(params, responses, state);
+    json_decref(responses);
+    return *next_out ? MCP_OK : mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+}
+
+int client_call(mcp_client_t *c, const char *method, const json_t *params,
+                const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err)
+{
+    *result_out = NULL;
+    if (!c->transport)
+        return mcp_error_set(err, MCP_ESTATE, 0, NULL, "the client is not connected");
+    client_call_opts_t o;
+    client_resolve_opts(c, opts, &o);
+
+    char *key = NULL;
+    if (mcp_method_is_cacheable(method) && !c->disable_cache) {
+        if (!(key = client_cache_key(method, params)))
+            return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+        if (!o.bypass_cache) {
+            pthread_mutex_lock(&c->lock);
+            json_t *hit = client_cache_get(c->cache, key, c->auth_context, client_now_ms());
+            pthread_mutex_unlock(&c->lock);
+            if (hit) {
+                free(key);
+                *result_out = hit;
+                return MCP_OK;
+            }
+        }
+    }
+
+    bool param_headers = c->kind == MCP_TRANSPORT_HTTP && strcmp(method, "tools/call") == 0;
+    if (param_headers)
+        learn_tool(c, params, &o);
+
+    json_t *round_params = params ? json_incref((json_t *)params) : NULL;
+    bool version_retried = false, headers_retried = false;
+    int rounds = 0;
+    int rc;
+    for (;;) {
+        json_t *response = NULL;
+        const char *version;
+        rc = send_once(c, method, round_params, &o, param_headers, &version, &response, err);
+        if (rc != MCP_OK)
+            break;
+
+        const json_t *error = json_object_get(response, "error");
+        if (error) {
+            json_int_t code = json_integer_value(json_object_get(error, "code"));
+            if (code == MCP_UNSUPPORTED_PROTOCOL_VERSION && !version_retried &&
+                switch_version(c, error, version)) {
+                version_retried = true;
+            } else if (code == MCP_HEADER_MISMATCH && param_headers && !headers_retried &&
+                       about_param_header(error)) {
+                headers_retried = true;
+                client_log(c, MCP_LOG_INFO, "Mcp-Param header refused; refetching tools/list");
+                mcp_error_t e = {0};
+                client_refresh_tools(c, &o, &e);
+                mcp_error_clear(&e);
+            } else {
+                rc = rpc_error(error, err);
+                json_decref(response);
+                break;
+            }
+            json_decref(response);
+            continue;
+        }
+
+        json_t *result = json_object_get(response, "result");
+        const json_t *type = json_object_get(result, "resultType");
+        if (!json_is_object(result) || (type && !json_is_string(type))) {
+            rc = mcp_error_set(err, MCP_EPROTO, 0, NULL, "the response has no valid result");
+        } else if (!type || strcmp(json_string_value(type), "complete") == 0) {
+            /* A result without resultType (a legacy peer's) is complete. */
+            if (!type)
+                json_object_set_new(result, "resultType", json_string("complete"));
+            *result_out = json_incref(result);
+        } else if (strcmp(json_string_value(type), "input_required") == 0) {
+            json_t *next = NULL;
+            if (!mcp_method_may_require_input(method))
+                rc = mcp_error_set(err, MCP_EPROTO, 0, NULL,
+                                   "%s may not answer input_required", method);
+            else if (++rounds > c->max_input_rounds)
+                rc = mcp_error_set(err, MCP_ELIMIT, 0, NULL,
+                                   "the server still needs input after %d rounds",
+                                   c->max_input_rounds);
+            else if (mcp_cancel_triggered(o.cancel))
+                rc = mcp_error_set(err, MCP_ECANCELED, 0, NULL, "the call was cancelled");
+            else
+                rc = next_round(c, params, result, &next, err);
+            json_decref(response);
+            if (rc != MCP_OK)
+                break;
+            json_decref(round_params);
+            round_params = next;
+            continue;
+        } else {
+            rc = mcp_error_set(err, MCP_EPROTO, 0, NULL, "unknown resultType \"%s\"",
+                               json_string_value(type));
+        }
+        json_decref(response);
+        break;
+    }
+    json_decref(round_params);
+
+    if (rc == MCP_OK && strcmp(method, "tools/list") == 0) {
+        /* Checked outside the lock (the log callback may run), then merged. */
+        client_tools_t page = {0};
+        rc = client_tools_accept_page(&page, *result_out, c->log, c->log_user);
+        pthread_mutex_lock(&c->lock);
+        client_tools_merge(&c->tools, &page);
+        pthread_mutex_unlock(&c->lock);
+        client_tools_clear(&page);
+        if (rc != MCP_OK)
+            mcp_error_set(err, rc, 0, NULL, "out of memory");
+    }
+    /* Results reached through input rounds are never stored. */
+    if (rc == MCP_OK && key && rounds == 0) {
+        const char *uri = strcmp(method, "resources/read") == 0
+                              ? json_string_value(json_object_get(params, "uri"))
+                              : NULL;
+        pthread_mutex_lock(&c->lock);
+        client_cache_put(c->cache, key, method, uri, c->auth_context, *result_out,
+                         client_now_ms());
+        pthread_mutex_unlock(&c->lock);
+    }
+    if (rc != MCP_OK) {
+        json_decref(*result_out);
+        *result_out = NULL;
+    }
+    free(key);
+    return rc;
+}

@@ -1,0 +1,174 @@
+/*
+ * One request on the wire: hand it to the transport, wait for the outcome,
+ * and turn a timeout or a cancellation into a cancel of the exchange (which
+ * the stdio transport signals with notifications/cancelled, HTTP by
+ * closing the stream).
+ *
+ * The waiting call owns a small heap object the transport's callbacks fill;
+ * it is freed only after release(), when the transport no longer calls them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/client_internal.h"
+
+typedef struct waiter {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool done;                /* guarded by lock */
+    json_t *response;
+    int rc;
+    char why[MCP_ERROR_MESSAGE_MAX];
+    mcp_client_t *client;
+    mcp_progress_fn progress;
+    void *progress_user;
+} waiter_t;
+
+void client_resolve_opts(const mcp_client_t *c, const mcp_request_options_t *opts,
+                         client_call_opts_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->timeout_ms = c->timeout_ms;
+    if (!opts)
+        return;
+    if (opts->timeout_ms != 0)
+        out->timeout_ms = opts->timeout_ms;
+    out->progress = opts->progress;
+    out->progress_user = opts->progress_user;
+    out->cancel = opts->cancel;
+    out->bypass_cache = opts->bypass_cache;
+}
+
+static void deliver_progress(waiter_t *w, const json_t *params)
+{
+    json_t *progress = json_object_get(params, "progress");
+    if (!w->progress || !json_is_number(progress))
+        return;
+    json_t *total = json_object_get(params, "total");
+    w->progress(w->progress_user, json_number_value(progress),
+                json_is_number(total) ? json_number_value(total) : -1.0,
+                json_string_value(json_object_get(params, "message")));
+}
+
+static void on_notification(void *user, const json_t *msg)
+{
+    waiter_t *w = user;
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    if (!method)
+        return;
+    if (strcmp(method, "notifications/progress") == 0)
+        deliver_progress(w, json_object_get(msg, "params"));
+    else if (strcmp(method, "notifications/message") == 0)
+        client_deliver_log(w->client, msg);
+}
+
+static void on_done(void *user, client_outcome_t *outcome)
+{
+    waiter_t *w = user;
+    pthread_mutex_lock(&w->lock);
+    w->response = outcome->response;
+    outcome->response = NULL;
+    w->rc = w->response ? MCP_OK : outcome->rc != MCP_OK ? outcome->rc : MCP_EPROTO;
+    snprintf(w->why, sizeof w->why, "%s",
+             outcome->why ? outcome->why : mcp_strerror(w->rc));
+    w->done = true;
+    pthread_cond_broadcast(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+}
+
+static const client_exchange_events_t events = {on_notification, on_done};
+
+static void deadline_at(struct timespec *ts, int64_t ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += (time_t)(ms / 1000);
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+int client_roundtrip(mcp_client_t *c, const json_t *request, const client_http_hints_t *hints,
+                     const client_call_opts_t *o, json_t **response_out, mcp_error_t *err)
+{
+    *response_out = NULL;
+    client_transport_t *t = c->transport;
+    if (!t)
+        return mcp_error_set(err, MCP_ESTATE, 0, NULL, "the client is not connected");
+    if (mcp_cancel_triggered(o->cancel))
+        return mcp_error_set(err, MCP_ECANCELED, 0, NULL, "the call was cancelled");
+
+    waiter_t *w = calloc(1, sizeof *w);
+    if (!w)
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->cond, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_mutex_init(&w->lock, NULL);
+    w->client = c;
+    w->progress = o->progress;
+    w->progress_user = o->progress_user;
+
+    client_exchange_t *ex = NULL;
+    int rc = t->ops->start(t, request, hints, &events, w, &ex);
+    if (rc != MCP_OK) {
+        pthread_mutex_destroy(&w->lock);
+        pthread_cond_destroy(&w->cond);
+        free(w);
+        return mcp_error_set(err, rc, 0, NULL, "cannot send the request: %s", mcp_strerror(rc));
+    }
+
+    client_cancel_waiter_t cw = {&w->lock, &w->cond, NULL};
+    client_cancel_watch(o->cancel, &cw);
+    struct timespec deadline;
+    if (o->timeout_ms >= 0)
+        deadline_at(&deadline, o->timeout_ms);
+
+    int stopped = MCP_OK; /* why we gave up waiting, if we did */
+    pthread_mutex_lock(&w->lock);
+    while (!w->done) {
+        if (stopped == MCP_OK && mcp_cancel_triggered(o->cancel))
+            stopped = MCP_ECANCELED;
+        if (stopped == MCP_OK && o->timeout_ms >= 0 &&
+            pthread_cond_timedwait(&w->cond, &w->lock, &deadline) == ETIMEDOUT && !w->done)
+            stopped = MCP_ETIMEDOUT;
+        else if (stopped == MCP_OK && o->timeout_ms < 0)
+            pthread_cond_wait(&w->cond, &w->lock);
+        if (stopped != MCP_OK && !w->done) {
+            /* cancel() delivers on_done (ECANCELED) unless the answer won
+             * the race; either way `done` is set when it returns. */
+            pthread_mutex_unlock(&w->lock);
+            t->ops->cancel(t, ex, true);
+            pthread_mutex_lock(&w->lock);
+            while (!w->done)
+                pthread_cond_wait(&w->cond, &w->lock);
+        }
+    }
+    pthread_mutex_unlock(&w->lock);
+    client_cancel_unwatch(o->cancel, &cw);
+    t->ops->release(t, ex);
+
+    if (stopped != MCP_OK) {
+        json_decref(w->response); /* a late answer: the caller gave up on it */
+        w->response = NULL;
+        rc = stopped == MCP_ETIMEDOUT
+                 ? mcp_error_set(err, MCP_ETIMEDOUT, 0, NULL, "no answer within %lld ms",
+                                 (long long)o->timeout_ms)
+                 : mcp_error_set(err, MCP_ECANCELED, 0, NULL, "the call was cancelled");
+    } else if (w->rc != MCP_OK) {
+        rc = mcp_error_set(err, w->rc, 0, NULL, "%s", w->why);
+    } else {
+        *response_out = w->response;
+        rc = MCP_OK;
+    }
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->cond);
+    free(w);
+    return rc;
+}

@@ -1,0 +1,147 @@
+/*
+ * Starting and stopping a stdio server process. posix_spawn (vfork-speed,
+ * and safe in a multi-threaded client, unlike fork + arbitrary code) with
+ * pipes created close-on-exec, so the only descriptors the child keeps are
+ * the three it is given; glibc's closefrom action also closes whatever the
+ * application opened without O_CLOEXEC.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "transport/child_process.h"
+
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+#define HAVE_ADDCLOSEFROM 1
+#endif
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 29))
+#define HAVE_ADDCHDIR 1
+#endif
+
+#define POLL_STEP_MS 5
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+void child_close_fds(child_process_t *cp)
+{
+    close_fd(&cp->in_fd);
+    close_fd(&cp->out_fd);
+    close_fd(&cp->err_fd);
+}
+
+int child_spawn(child_process_t *cp, const char *const *argv, char *const *envp,
+                const char *cwd, mcp_error_t *err)
+{
+    *cp = (child_process_t){0, -1, -1, -1};
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
+        int e = errno;
+        close_fd(&in[0]), close_fd(&in[1]), close_fd(&out[0]), close_fd(&out[1]);
+        close_fd(&errp[0]), close_fd(&errp[1]);
+        return mcp_error_set(err, MCP_EIO, 0, NULL, "cannot create pipes: %s", strerror(e));
+    }
+
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&attr);
+    /* dup2 clears close-on-exec on the target descriptor. */
+    posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, errp[1], STDERR_FILENO);
+#ifdef HAVE_ADDCLOSEFROM
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+#endif
+    int rc = 0;
+    if (cwd) {
+#ifdef HAVE_ADDCHDIR
+        posix_spawn_file_actions_addchdir_np(&fa, cwd);
+#else
+        rc = ENOSYS;
+#endif
+    }
+    /* The application may ignore SIGPIPE or block signals; the server
+     * starts with the defaults. */
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+
+    pid_t pid = 0;
+    if (rc == 0)
+        rc = posix_spawnp(&pid, argv[0], &fa, &attr, (char *const *)argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    close_fd(&in[0]);
+    close_fd(&out[1]);
+    close_fd(&errp[1]);
+    if (rc != 0) {
+        close_fd(&in[1]), close_fd(&out[0]), close_fd(&errp[0]);
+        return mcp_error_set(err, MCP_EIO, 0, NULL, "cannot start %s: %s", argv[0], strerror(rc));
+    }
+    /* Writes must never block the client forever on a server that stopped
+     * reading: the writer polls with a deadline instead. */
+    fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
+    *cp = (child_process_t){pid, in[1], out[0], errp[0]};
+    return MCP_OK;
+}
+
+/* Waits up to ms for the child to exit; true (and *status) when it did. */
+static bool wait_exit(pid_t pid, int ms, int *status)
+{
+    for (int waited = 0;; waited += POLL_STEP_MS) {
+        pid_t r = waitpid(pid, status, WNOHANG);
+        if (r == pid || (r < 0 && errno != EINTR))
+            return true;
+        if (waited >= ms)
+            return false;
+        struct timespec step = {0, POLL_STEP_MS * 1000000L};
+        nanosleep(&step, NULL);
+    }
+}
+
+int child_stop(child_process_t *cp, int grace_ms)
+{
+    close_fd(&cp->in_fd);
+    if (cp->pid <= 0) {
+        child_close_fds(cp);
+        return -1;
+    }
+    int status = 0;
+    if (!wait_exit(cp->pid, grace_ms, &status)) {
+        kill(cp->pid, SIGTERM);
+        if (!wait_exit(cp->pid, grace_ms, &status)) {
+            kill(cp->pid, SIGKILL);
+            while (waitpid(cp->pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        }
+    }
+    cp->pid = 0;
+    child_close_fds(cp);
+    return status;
+}
+
+void child_describe_status(int status, char *buf, size_t size)
+{
+    if (status < 0)
+        snprintf(buf, size, "is gone");
+    else if (WIFEXITED(status))
+        snprintf(buf, size, "exited with status %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, size, "was killed by signal %d", WTERMSIG(status));
+    else
+        snprintf(buf, size, "stopped");
+}

@@ -1,0 +1,737 @@
+/*
+ * The stdio transport of the client (digest section 5): the server is a
+ * child process speaking newline-delimited JSON-RPC on its stdin/stdout.
+ *
+ * Threads: one I/O thread per transport polls the server's stdout and
+ * stderr (and a wake-up pipe). Each stdout line is routed (stdio_route.h)
+ * to the exchange it belongs to; each stderr line goes to on_stderr.
+ * Writers (start, cancel, notify) write whole lines under `write_lock`,
+ * with a deadline, so a server that stops reading cannot hang the client.
+ *
+ * Exchanges are reference-counted: the core's handle is one reference, the
+ * routing table another. Each exchange has its own `deliver` mutex held
+ * while its callbacks run, so they never run concurrently, and a `done`
+ * flag so on_done runs exactly once, whoever gets there first (the
+ * response, cancel(), the server's exit or close()).
+ *
+ * When the server exits unexpectedly every exchange fails with MCP_ECLOSED;
+ * with `restart` the I/O thread starts a new server (with backoff when it
+ * keeps dying) and the core re-opens its listen streams, whose exchanges
+ * failed with the rest.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client/transport.h"
+#include "mcp/jsonrpc.h"
+#include "transport/child_process.h"
+#include "transport/stdio_route.h"
+
+extern char **environ;
+
+#define MAX_LINE MCP_DEFAULT_MAX_MESSAGE_BYTES
+#define MAX_STDERR_LINE 8192
+#define READ_CHUNK 65536
+#define STOP_GRACE_MS 2000
+#define WRITE_TIMEOUT_MS 30000
+/* Restart policy: a server that dies within QUICK_DEATH_MS of starting is
+ * restarted after a growing delay, and given up after MAX_QUICK_DEATHS. */
+#define QUICK_DEATH_MS 1000
+#define MAX_QUICK_DEATHS 5
+#define RESTART_FIRST_DELAY_MS 100
+
+struct client_exchange {
+    int refs;                       /* guarded by the transport's lock */
+    json_t *id;
+    client_exchange_events_t ev;
+    void *user;
+    pthread_mutex_t deliver;        /* held while a callback runs */
+    bool done;                      /* guarded by deliver */
+};
+
+typedef enum state { RUNNING, RESTARTING, CLOSING, CLOSED } state_t;
+
+/* Bytes read from a pipe, not yet split into lines. */
+typedef struct line_buffer {
+    char *data;
+    size_t len, cap;
+    bool discarding;                /* inside an over-long line */
+} line_buffer_t;
+
+typedef struct stdio_transport {
+    client_transport_t base;        /* must stay first */
+    char **argv;
+    char **envp;
+    char *cwd;
+    mcp_stderr_fn on_stderr;
+    void *stderr_user;
+    bool restart;
+    mcp_log_fn log;
+    void *log_user;
+
+    pthread_mutex_t lock;           /* guards router, state, child.pid, exchange refs */
+    stdio_router_t router;
+    state_t state;
+    child_process_t child;
+    int64_t started_ms;             /* when the current child started */
+
+    pthread_mutex_t write_lock;     /* one line at a time; guards child.in_fd */
+    int wake[2];                    /* close() wakes the I/O thread */
+    pthread_t io_thread;
+    bool has_io_thread;
+} stdio_transport_t;
+
+static void tlog(stdio_transport_t *t, mcp_log_level_t level, const char *fmt, ...)
+    MCP_PRINTF(3, 4);
+static void tlog(stdio_transport_t *t, mcp_log_level_t level, const char *fmt, ...)
+{
+    if (!t->log)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    t->log(t->log_user, level, msg);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------------------
+ * Exchanges
+ * ------------------------------------------------------------------------ */
+
+/* Drops a reference; the caller holds t->lock. Returns the exchange to free
+ * (outside the lock) when it was the last one. */
+static client_exchange_t *unref_locked(client_exchange_t *ex)
+{
+    return --ex->refs == 0 ? ex : NULL;
+}
+
+static void exchange_free(client_exchange_t *ex)
+{
+    if (!ex)
+        return;
+    json_decref(ex->id);
+    pthread_mutex_destroy(&ex->deliver);
+    free(ex);
+}
+
+static void unref(stdio_transport_t *t, client_exchange_t *ex)
+{
+    pthread_mutex_lock(&t->lock);
+    client_exchange_t *dead = unref_locked(ex);
+    pthread_mutex_unlock(&t->lock);
+    exchange_free(dead);
+}
+
+/* Runs on_done once. `response` is borrowed (the callee may take it). */
+static void deliver_done(client_exchange_t *ex, json_t *response, int rc, const char *why)
+{
+    pthread_mutex_lock(&ex->deliver);
+    if (!ex->done) {
+        ex->done = true;
+        client_outcome_t outcome = {.response = response ? json_incref(response) : NULL,
+                                    .rc = response ? MCP_OK : rc,
+                                    .why = why};
+        ex->ev.on_done(ex->user, &outcome);
+        json_decref(outcome.response);
+    }
+    pthread_mutex_unlock(&ex->deliver);
+}
+
+static void deliver_notification(client_exchange_t *ex, const json_t *msg)
+{
+    pthread_mutex_lock(&ex->deliver);
+    if (!ex->done && ex->ev.on_notification)
+        ex->ev.on_notification(ex->user, msg);
+    pthread_mutex_unlock(&ex->deliver);
+}
+
+/* Fails every exchange of `router` (already detached from the transport). */
+static void fail_all(stdio_transport_t *t, stdio_router_t *router, int rc, const char *why)
+{
+    client_exchange_t *ex;
+    while ((ex = stdio_router_pop(router))) {
+        deliver_done(ex, NULL, rc, why);
+        unref(t, ex); /* the table's reference */
+    }
+    stdio_router_clear(router);
+}
+
+/* ------------------------------------------------------------------------
+ * Writing
+ * ------------------------------------------------------------------------ */
+
+/* Writes all of buf to a non-blocking fd within WRITE_TIMEOUT_MS, without
+ * letting a closed pipe kill the process with SIGPIPE: the signal is
+ * blocked in this thread and a pending one consumed (the library must not
+ * touch the application's signal dispositions). */
+static int write_all(int fd, const char *buf, size_t len)
+{
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    int rc = MCP_OK;
+    int64_t deadline = now_ms() + WRITE_TIMEOUT_MS;
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n > 0) {
+            buf += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            int64_t left = deadline - now_ms();
+            struct pollfd p = {fd, POLLOUT, 0};
+            if (left <= 0) {
+                rc = MCP_ETIMEDOUT;
+                break;
+            }
+            poll(&p, 1, (int)(left > 1000 ? 1000 : left));
+            continue;
+        }
+        rc = n < 0 && errno == EPIPE ? MCP_ECLOSED : MCP_EIO;
+        if (n < 0 && errno == EPIPE && !sigismember(&old, SIGPIPE)) {
+            struct timespec zero = {0, 0};
+            sigtimedwait(&pipe_set, NULL, &zero);
+        }
+        break;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+static int write_message(stdio_transport_t *t, const json_t *msg)
+{
+    size_t len = 0;
+    char *line = mcp_json_dump(msg, &len);
+    if (!line)
+        return MCP_ENOMEM;
+    line[len] = '\n'; /* replaces the NUL: the dump is written with its newline */
+    pthread_mutex_lock(&t->write_lock);
+    int rc = t->child.in_fd >= 0 ? write_all(t->child.in_fd, line, len + 1) : MCP_ECLOSED;
+    pthread_mutex_unlock(&t->write_lock);
+    free(line);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * The operations
+ * ------------------------------------------------------------------------ */
+
+static int op_start(client_transport_t *base, const json_t *request,
+                    const client_http_hints_t *hints, const client_exchange_events_t *ev,
+                    void *user, client_exchange_t **out)
+{
+    stdio_transport_t *t = (stdio_transport_t *)base;
+    *out = NULL;
+    json_t *id = json_object_get(request, "id");
+    client_exchange_t *ex = calloc(1, sizeof *ex);
+    if (!ex)
+        return MCP_ENOMEM;
+    pthread_mutex_init(&ex->deliver, NULL);
+    ex->refs = 2; /* the core's handle and the routing table */
+    ex->id = json_incref(id);
+    ex->ev = *ev;
+    ex->user = user;
+
+    pthread_mutex_lock(&t->lock);
+    int rc = t->state == RUNNING ? stdio_router_add(&t->router, id, ex) : MCP_ECLOSED;
+    pthread_mutex_unlock(&t->lock);
+    if (rc != MCP_OK) {
+        exchange_free(ex);
+        return rc == MCP_EEXIST ? MCP_EINVAL : rc;
+    }
+    /* Registered before writing: the answer may come at once. */
+    rc = write_message(t, request);
+    if (rc != MCP_OK) {
+        pthread_mutex_lock(&t->lock);
+        bool ours = stdio_router_remove(&t->router, id) == ex;
+        pthread_mutex_unlock(&t->lock);
+        if (ours) {
+            /* Nobody else saw it: fail the start itself. */
+            exchange_free(ex);
+            return rc;
+        }
+        /* The server's exit already took it and runs (or ran) on_done. */
+    }
+    *out = ex;
+    return MCP_OK;
+}
+
+static void op_cancel(client_transport_t *base, client_exchange_t *ex, bool notify_peer)
+{
+    stdio_transport_t *t = (stdio_transport_t *)base;
+    pthread_mutex_lock(&t->lock);
+    bool was_pending = stdio_router_find(&t->router, ex->id) == ex;
+    if (was_pending)
+        stdio_router_remove(&t->router, ex->id);
+    pthread_mutex_unlock(&t->lock);
+    if (was_pending && notify_peer) {
+        json_t *note = mcp_jsonrpc_notification(
+            "notifications/cancelled",
+            json_pack("{s:O, s:s}", "requestId", ex->id, "reason", "cancelled by the client"));
+        if (note)
+            write_message(t, note);
+        json_decref(note);
+    }
+    deliver_done(ex, NULL, MCP_ECANCELED, "the request was cancelled");
+    if (was_pending)
+        unref(t, ex);
+}
+
+static void op_release(client_transport_t *base, client_exchange_t *ex)
+{
+    if (ex)
+        unref((stdio_transport_t *)base, ex);
+}
+
+static int op_notify(client_transport_t *base, const json_t *notification,
+                     const client_http_hints_t *hints)
+{
+    stdio_transport_t *t = (stdio_transport_t *)base;
+    pthread_mutex_lock(&t->lock);
+    bool running = t->state == RUNNING;
+    pthread_mutex_unlock(&t->lock);
+    return running ? write_message(t, notification) : MCP_ECLOSED;
+}
+
+static void wake_io_thread(stdio_transport_t *t)
+{
+    char b = 1;
+    ssize_t n;
+    do
+        n = write(t->wake[1], &b, 1);
+    while (n < 0 && errno == EINTR);
+}
+
+static void op_close(client_transport_t *base)
+{
+    stdio_transport_t *t = (stdio_transport_t *)base;
+    pthread_mutex_lock(&t->lock);
+    state_t was = t->state;
+    if (was == CLOSING) {
+        pthread_mutex_unlock(&t->lock);
+        return;
+    }
+    t->state = CLOSING;
+    stdio_router_t pending = t->router;
+    stdio_router_init(&t->router);
+    pthread_mutex_unlock(&t->lock);
+
+    fail_all(t, &pending, MCP_ECLOSED, "the connection was closed");
+    /* While RESTARTING the I/O thread owns the child; it sees CLOSING and
+     * stops whatever it started. Otherwise the child is ours to stop (the
+     * I/O thread meanwhile drains its output until EOF). */
+    if (was == RUNNING) {
+        pthread_mutex_lock(&t->write_lock);
+        int in_fd = t->child.in_fd;
+        t->child.in_fd = -1;
+        pthread_mutex_unlock(&t->write_lock);
+        child_process_t stopping = t->child;
+        stopping.in_fd = in_fd;
+        stopping.out_fd = stopping.err_fd = -1; /* the I/O thread's until it exits */
+        child_stop(&stopping, STOP_GRACE_MS);
+        pthread_mutex_lock(&t->lock);
+        t->child.pid = 0;
+        pthread_mutex_unlock(&t->lock);
+    }
+    wake_io_thread(t);
+    if (t->has_io_thread)
+        pthread_join(t->io_thread, NULL);
+    t->has_io_thread = false;
+    child_stop(&t->child, STOP_GRACE_MS);
+}
+
+static void free_strv(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void op_free(client_transport_t *base)
+{
+    stdio_transport_t *t = (stdio_transport_t *)base;
+    if (!t)
+        return;
+    stdio_router_clear(&t->router);
+    free_strv(t->argv);
+    free_strv(t->envp);
+    free(t->cwd);
+    if (t->wake[0] >= 0)
+        close(t->wake[0]);
+    if (t->wake[1] >= 0)
+        close(t->wake[1]);
+    pthread_mutex_destroy(&t->lock);
+    pthread_mutex_destroy(&t->write_lock);
+    free(t);
+}
+
+static const client_transport_ops_t stdio_ops = {
+    op_start, op_cancel, op_release, op_notify, op_close, op_free,
+};
+
+/* ------------------------------------------------------------------------
+ * The I/O thread
+ * ------------------------------------------------------------------------ */
+
+static void handle_line(stdio_transport_t *t, const char *line, size_t len)
+{
+    if (len == 0)
+        return;
+    stdio_route_t route;
+    mcp_error_t why = {0};
+    stdio_route_parse(line, len, &route, &why);
+    pthread_mutex_lock(&t->lock);
+    stdio_route_resolve(&t->router, &route, &why);
+    client_exchange_t *ex = route.value;
+    if (route.kind == STDIO_ROUTE_RESPONSE)
+        stdio_router_remove(&t->router, route.key); /* the table's reference moves to us */
+    else if (route.kind == STDIO_ROUTE_NOTIFICATION)
+        ex->refs++;
+    pthread_mutex_unlock(&t->lock);
+
+    switch (route.kind) {
+    case STDIO_ROUTE_RESPONSE:
+        deliver_done(ex, route.msg.root, MCP_OK, NULL);
+        unref(t, ex);
+        break;
+    case STDIO_ROUTE_NOTIFICATION:
+        deliver_notification(ex, route.msg.root);
+        unref(t, ex);
+        break;
+    case STDIO_ROUTE_UNROUTED:
+        if (t->base.on_unrouted)
+            t->base.on_unrouted(t->base.user, route.msg.root);
+        break;
+    case STDIO_ROUTE_DROP:
+        tlog(t, MCP_LOG_DEBUG, "dropped a line from the server: %s", why.message);
+        break;
+    }
+    mcp_error_clear(&why);
+    stdio_route_clear(&route);
+}
+
+static void handle_stderr_line(stdio_transport_t *t, const char *line, size_t len)
+{
+    (void)len;
+    if (t->on_stderr)
+        t->on_stderr(t->stderr_user, line);
+}
+
+/* Makes room for `need` bytes; false on allocation failure. */
+static bool reserve(line_buffer_t *b, size_t need)
+{
+    if (need <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < need)
+        cap *= 2;
+    char *grown = realloc(b->data, cap);
+    if (!grown)
+        return false;
+    b->data = grown;
+    b->cap = cap;
+    return true;
+}
+
+/*
+ * Appends bytes to `b` and hands every complete line (NUL-terminated, a
+ * trailing CR stripped) to `fn`. A line longer than `max` is either dropped
+ * whole (`drop_long`: half a JSON-RPC message is no message) or delivered
+ * in pieces (stderr text).
+ */
+static void feed(stdio_transport_t *t, line_buffer_t *b, const char *data, size_t n, size_t max,
+                 bool drop_long, void (*fn)(stdio_transport_t *, const char *, size_t))
+{
+    while (n > 0) {
+        const char *nl = memchr(data, '\n', n);
+        size_t take = nl ? (size_t)(nl - data) : n;
+        size_t room = max - b->len;
+        size_t copy = take < room ? take : room;
+        if (!b->discarding && copy > 0) {
+            if (reserve(b, b->len + copy + 1)) {
+                memcpy(b->data + b->len, data, copy);
+                b->len += copy;
+            } else {
+                tlog(t, MCP_LOG_ERROR, "out of memory reading from the server; line dropped");
+                b->discarding = true;
+            }
+        }
+        if (take > room && !b->discarding) {
+            if (drop_long) {
+                tlog(t, MCP_LOG_WARNING, "the server wrote a line over %zu bytes; dropped", max);
+                b->discarding = true;
+            } else {
+                b->data[b->len] = '\0';
+                fn(t, b->data, b->len);
+                b->len = 0;
+                data += copy;
+                n -= copy;
+                continue;
+            }
+        }
+        if (!nl)
+            return;
+        if (!b->discarding && reserve(b, b->len + 1)) {
+            size_t len = b->len;
+            if (len > 0 && b->data[len - 1] == '\r')
+                len--;
+            b->data[len] = '\0';
+            fn(t, b->data, len);
+        }
+        b->len = 0;
+        b->discarding = false;
+        data = nl + 1;
+        n -= take + 1;
+    }
+}
+
+/* Sleeps up to ms, or until close() wakes us. Returns false when closing. */
+static bool nap(stdio_transport_t *t, int ms)
+{
+    struct pollfd p = {t->wake[0], POLLIN, 0};
+    poll(&p, 1, ms);
+    pthread_mutex_lock(&t->lock);
+    bool closing = t->state == CLOSING;
+    pthread_mutex_unlock(&t->lock);
+    return !closing;
+}
+
+/*
+ * The server's stdout ended. Returns true when a new server is running (the
+ * I/O thread goes on), false when the thread should exit.
+ */
+static bool server_ended(stdio_transport_t *t, int *quick_deaths)
+{
+    pthread_mutex_lock(&t->lock);
+    if (t->state != RUNNING) {
+        pthread_mutex_unlock(&t->lock); /* close() is stopping it */
+        return false;
+    }
+    t->state = RESTARTING;
+    stdio_router_t pending = t->router;
+    stdio_router_init(&t->router);
+    bool quick = now_ms() - t->started_ms < QUICK_DEATH_MS;
+    pthread_mutex_unlock(&t->lock);
+
+    pthread_mutex_lock(&t->write_lock);
+    child_process_t old = t->child;
+    t->child.in_fd = -1;
+    pthread_mutex_unlock(&t->write_lock);
+    int status = child_stop(&old, STOP_GRACE_MS);
+    pthread_mutex_lock(&t->lock);
+    t->child = (child_process_t){0, -1, -1, -1};
+    pthread_mutex_unlock(&t->lock);
+
+    char what[64], why[160];
+    child_describe_status(status, what, sizeof what);
+    snprintf(why, sizeof why, "the server %s", what);
+    tlog(t, MCP_LOG_WARNING, "%s", why);
+    fail_all(t, &pending, MCP_ECLOSED, why);
+
+    *quick_deaths = quick ? *quick_deaths + 1 : 0;
+    bool again = t->restart && *quick_deaths <= MAX_QUICK_DEATHS;
+    if (again && *quick_deaths > 0)
+        again = nap(t, RESTART_FIRST_DELAY_MS << (*quick_deaths - 1));
+    child_process_t fresh = {0, -1, -1, -1};
+    mcp_error_t err = {0};
+    if (again && child_spawn(&fresh, (const char *const *)t->argv, t->envp, t->cwd, &err) != MCP_OK) {
+        tlog(t, MCP_LOG_ERROR, "cannot restart the server: %s", err.message);
+        snprintf(why, sizeof why, "the server could not be restarted: %s", err.message);
+        again = false;
+    }
+    mcp_error_clear(&err);
+
+    pthread_mutex_lock(&t->lock);
+    if (t->state == CLOSING) {
+        pthread_mutex_unlock(&t->lock);
+        child_stop(&fresh, STOP_GRACE_MS);
+        return false;
+    }
+    if (again) {
+        t->child = fresh;
+        t->started_ms = now_ms();
+        t->state = RUNNING;
+    } else {
+        t->state = CLOSED;
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (again) {
+        tlog(t, MCP_LOG_INFO, "restarted the server");
+        return true;
+    }
+    if (t->base.on_closed)
+        t->base.on_closed(t->base.user, MCP_ECLOSED, why);
+    return false;
+}
+
+static void *io_main(void *arg)
+{
+    stdio_transport_t *t = arg;
+    line_buffer_t out = {0}, err = {0};
+    char *chunk = malloc(READ_CHUNK);
+    int quick_deaths = 0;
+    if (!chunk) {
+        tlog(t, MCP_LOG_ERROR, "out of memory starting the stdio reader");
+        return NULL;
+    }
+    for (;;) {
+        pthread_mutex_lock(&t->lock);
+        int out_fd = t->child.out_fd, err_fd = t->child.err_fd;
+        state_t state = t->state;
+        pthread_mutex_unlock(&t->lock);
+        if (state == CLOSING && out_fd < 0)
+            break;
+        struct pollfd p[3] = {{t->wake[0], POLLIN, 0}, {out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+        if (poll(p, 3, -1) < 0 && errno != EINTR)
+            break;
+        if (p[0].revents)
+            break; /* close() */
+        if (p[2].revents) {
+            ssize_t n = read(err_fd, chunk, READ_CHUNK);
+            if (n > 0) {
+                feed(t, &err, chunk, (size_t)n, MAX_STDERR_LINE, false, handle_stderr_line);
+            } else if (n == 0 || errno != EINTR) {
+                pthread_mutex_lock(&t->lock);
+                t->child.err_fd = -1; /* stop polling it; closed when the child is stopped */
+                pthread_mutex_unlock(&t->lock);
+                close(err_fd);
+                err.len = 0;
+            }
+        }
+        if (p[1].revents) {
+            ssize_t n = read(out_fd, chunk, READ_CHUNK);
+            if (n > 0) {
+                feed(t, &out, chunk, (size_t)n, MAX_LINE, true, handle_line);
+            } else if (n == 0 || errno != EINTR) {
+                out.len = 0;
+                out.discarding = false;
+                if (!server_ended(t, &quick_deaths))
+                    break;
+            }
+        }
+    }
+    free(chunk);
+    free(out.data);
+    free(err.data);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Creating the transport
+ * ------------------------------------------------------------------------ */
+
+static char **copy_strv(const char *const *v, size_t extra)
+{
+    size_t n = 0;
+    while (v && v[n])
+        n++;
+    char **copy = calloc(n + extra + 1, sizeof *copy);
+    for (size_t i = 0; copy && i < n; i++)
+        if (!(copy[i] = strdup(v[i]))) {
+            free_strv(copy);
+            return NULL;
+        }
+    return copy;
+}
+
+/* The client's environment with the target's entries added (an entry for a
+ * name the environment already has replaces it). */
+static char **merge_env(const char *const *extra)
+{
+    size_t n_extra = 0;
+    while (extra && extra[n_extra])
+        n_extra++;
+    char **env = copy_strv((const char *const *)environ, n_extra);
+    if (!env)
+        return NULL;
+    size_t n = 0;
+    while (env[n])
+        n++;
+    for (size_t i = 0; i < n_extra; i++) {
+        const char *eq = strchr(extra[i], '=');
+        size_t name_len = eq ? (size_t)(eq - extra[i]) : strlen(extra[i]);
+        size_t j = 0;
+        while (j < n && !(strncmp(env[j], extra[i], name_len) == 0 && env[j][name_len] == '='))
+            j++;
+        char *entry = strdup(extra[i]);
+        if (!entry) {
+            free_strv(env);
+            return NULL;
+        }
+        if (j < n) {
+            free(env[j]);
+        } else {
+            n++;
+        }
+        env[j] = entry;
+    }
+    return env;
+}
+
+client_transport_t *client_stdio_new(const mcp_stdio_target_t *target, mcp_log_fn log,
+                                     void *log_user, mcp_error_t *err)
+{
+    if (!target || !target->argv || !target->argv[0]) {
+        mcp_error_set(err, MCP_EINVAL, 0, NULL, "the stdio target needs argv[0]");
+        return NULL;
+    }
+    stdio_transport_t *t = calloc(1, sizeof *t);
+    if (!t) {
+        mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+        return NULL;
+    }
+    t->base.ops = &stdio_ops;
+    t->wake[0] = t->wake[1] = -1;
+    t->child = (child_process_t){0, -1, -1, -1};
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_mutex_init(&t->write_lock, NULL);
+    stdio_router_init(&t->router);
+    t->on_stderr = target->on_stderr;
+    t->stderr_user = target->stderr_user;
+    t->restart = target->restart;
+    t->log = log;
+    t->log_user = log_user;
+    t->argv = copy_strv(target->argv, 0);
+    t->envp = merge_env(target->env);
+    t->cwd = target->cwd ? strdup(target->cwd) : NULL;
+    if (!t->argv || !t->envp || (target->cwd && !t->cwd) || pipe2(t->wake, O_CLOEXEC) != 0) {
+        mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+        op_free(&t->base);
+        return NULL;
+    }
+    if (child_spawn(&t->child, (const char *const *)t->argv, t->envp, t->cwd, err) != MCP_OK) {
+        op_free(&t->base);
+        return NULL;
+    }
+    t->started_ms = now_ms();
+    t->state = RUNNING;
+    if (pthread_create(&t->io_thread, NULL, io_main, t) != 0) {
+        mcp_error_set(err, MCP_ENOMEM, 0, NULL, "cannot start the stdio reader thread");
+        child_stop(&t->child, STOP_GRACE_MS);
+        op_free(&t->base);
+        return NULL;
+    }
+    t->has_io_thread = true;
+    return &t->base;
+}
