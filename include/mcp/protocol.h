@@ -18,5 +18,7 @@
 #include "mcp/request.h"
 #include "mcp/result.h"
 #include "mcp/canonical_json.h"
+#include "mcp/legacy.h"
+#include "mcp/content.h"
 
 #endif /* MCP_PROTOCOL_H */

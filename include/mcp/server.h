@@ -241,6 +241,15 @@ MCP_API int mcp_server_remove_resource_template(mcp_server_t *srv, const char *u
  */
 MCP_API int mcp_server_notify_resource_updated(mcp_server_t *srv, const char *uri);
 
+/*
+ * Ends every open subscriptions/listen stream gracefully: each listen
+ * request receives its result ({"resultType":"complete"} with the
+ * subscription id in _meta), which closes the stream. Clients may open new
+ * streams afterwards. Transports call this when they stop; an application
+ * calls it to make clients re-subscribe. Safe from any thread.
+ */
+MCP_API int mcp_server_close_subscriptions(mcp_server_t *srv);
+
 /* ------------------------------------------------------------------------
  * Prompts
  * ------------------------------------------------------------------------ */

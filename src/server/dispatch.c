@@ -45,14 +45,48 @@ void conn_unref(mcp_conn_t *conn)
     free(conn);
 }
 
-void mcp_conn_cancel_all(mcp_conn_t *conn)
+/* Cancels a snapshot of exchanges outside any lock: cancelling a listen
+ * stream releases its sink, which unlinks it from the connection. */
+static void cancel_snapshot(mcp_exchange_t **items, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        exchange_cancel(items[i]);
+        exchange_unref(items[i]);
+    }
+    free(items);
+}
+
+/* Cancels the connection's requests; only its listen streams when
+ * `streams_only`. */
+static void conn_cancel(mcp_conn_t *conn, bool streams_only)
 {
     if (!conn)
         return;
     pthread_mutex_lock(&conn->lock);
+    size_t n = 0;
     for (mcp_exchange_t *ex = conn->inflight; ex; ex = ex->conn_next)
-        exchange_cancel(ex);
+        n++;
+    mcp_exchange_t **items = calloc(n ? n : 1, sizeof *items);
+    size_t k = 0;
+    for (mcp_exchange_t *ex = conn->inflight; ex && items; ex = ex->conn_next) {
+        if (streams_only && !ex->listen)
+            continue;
+        exchange_ref(ex);
+        items[k++] = ex;
+    }
     pthread_mutex_unlock(&conn->lock);
+    if (items)
+        cancel_snapshot(items, k);
+}
+
+void mcp_conn_cancel_all(mcp_conn_t *conn)
+{
+    conn_cancel(conn, false);
+}
+
+void conn_end_streams(mcp_conn_t *conn)
+{
+    conn_cancel(conn, true);
 }
 
 void mcp_conn_free(mcp_conn_t *conn)
@@ -83,14 +117,20 @@ static void conn_cancel_id(mcp_conn_t *conn, const json_t *id)
 {
     if (!conn || !id)
         return;
+    mcp_exchange_t *found = NULL;
     pthread_mutex_lock(&conn->lock);
     for (mcp_exchange_t *ex = conn->inflight; ex; ex = ex->conn_next) {
         if (json_equal(ex->msg.id, id)) {
-            exchange_cancel(ex);
+            exchange_ref(ex);
+            found = ex;
             break;
         }
     }
     pthread_mutex_unlock(&conn->lock);
+    if (found) {
+        exchange_cancel(found);
+        exchange_unref(found);
+    }
 }
 
 /* ------------------------------------------------------------------------
@@ -145,12 +185,8 @@ static bool method_available(mcp_server_t *srv, method_id_t m)
         pthread_rwlock_unlock(&srv->lock);
         return has;
     }
-    case METHOD_LISTEN: {
-        pthread_mutex_lock(&srv->event_lock);
-        bool has = srv->on_event != NULL;
-        pthread_mutex_unlock(&srv->event_lock);
-        return has;
-    }
+    case METHOD_LISTEN:
+        return true;
     case METHOD_UNKNOWN:
         break;
     }
@@ -246,7 +282,12 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
             sink_answer(sink, rejection(id, &err, MCP_ERA_MODERN), status);
             goto done;
         }
-        reject_legacy(&msg, ctx, sink);
+        /* notifications/cancelled means the same in both eras and carries no
+         * modern claim (notification params need none). */
+        if (msg.kind == MCP_MSG_NOTIFICATION && strcmp(msg.method, "notifications/cancelled") == 0)
+            handle_notification(conn, &msg, sink);
+        else
+            reject_legacy(&msg, ctx, sink);
         goto done;
     }
 
@@ -330,6 +371,17 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
                       "Request id is already in use by a request in flight");
         exchange_fail(ex, &err, true);
         exchange_unref(ex);
+        goto done;
+    }
+    if (method == METHOD_LISTEN) {
+        /* No user code: the stream opens here. The transport gets its
+         * handle only when submit returns, so it cannot cancel a
+         * half-open stream. */
+        if (exchange_out) {
+            exchange_ref(ex);
+            *exchange_out = ex;
+        }
+        listen_open(srv, ex);
         goto done;
     }
     if (exchange_out) {

@@ -62,6 +62,8 @@ mcp_exchange_t *exchange_new(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t 
         ex->conn = conn;
     }
     pthread_mutex_init(&ex->wait_lock, NULL);
+    pthread_mutex_init(&ex->send_lock, NULL);
+    atomic_init(&ex->cancel_handled, false);
     /* mcp_call_sleep() computes deadlines on the monotonic clock. */
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
@@ -109,6 +111,7 @@ void exchange_unref(mcp_exchange_t *ex)
     json_decref(ex->client_caps);
     mcp_message_clear(&ex->msg);
     pthread_mutex_destroy(&ex->wait_lock);
+    pthread_mutex_destroy(&ex->send_lock);
     pthread_cond_destroy(&ex->wait_cond);
     free(ex->principal);
     free(ex);
@@ -120,6 +123,9 @@ void exchange_cancel(mcp_exchange_t *ex)
     atomic_store(&ex->cancelled, true);
     pthread_cond_broadcast(&ex->wait_cond);
     pthread_mutex_unlock(&ex->wait_lock);
+    /* A listen stream has no handler to notice: end it now. */
+    if (ex->on_cancel && !atomic_exchange(&ex->cancel_handled, true))
+        ex->on_cancel(ex);
 }
 
 void exchange_release_sink(mcp_exchange_t *ex)
@@ -148,21 +154,28 @@ int exchange_notify(mcp_exchange_t *ex, json_t *notification_new)
     if (!notification_new)
         return MCP_ENOMEM;
     int rc = MCP_ECANCELED;
-    if (!atomic_load(&ex->cancelled)) {
+    bool gone = false;
+    pthread_mutex_lock(&ex->send_lock);
+    if (!atomic_load(&ex->cancelled) && !atomic_load(&ex->released)) {
         rc = ex->sink->send(ex->sink, MCP_OUT_NOTIFICATION, notification_new, 0);
         if (rc < 0) {
-            exchange_cancel(ex);
+            gone = true;
             rc = MCP_ECLOSED;
         }
     }
+    pthread_mutex_unlock(&ex->send_lock);
     json_decref(notification_new);
+    if (gone)
+        exchange_cancel(ex); /* the peer went away: treat it as a cancellation */
     return rc;
 }
 
 void exchange_finish(mcp_exchange_t *ex, json_t *response_new, int http_status)
 {
-    if (response_new && !atomic_load(&ex->cancelled))
+    pthread_mutex_lock(&ex->send_lock);
+    if (response_new && !atomic_load(&ex->cancelled) && !atomic_load(&ex->released))
         ex->sink->send(ex->sink, MCP_OUT_RESPONSE, response_new, http_status);
+    pthread_mutex_unlock(&ex->send_lock);
     json_decref(response_new);
     exchange_release_sink(ex);
 }

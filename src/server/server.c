@@ -107,7 +107,15 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
     pthread_mutex_init(&srv->pool_lock, NULL);
     pthread_mutex_init(&srv->codec_lock, NULL);
     pthread_mutex_init(&srv->live_lock, NULL);
-    pthread_mutex_init(&srv->event_lock, NULL);
+    srv->bus = server_event_bus_local_new();
+    srv->hub = listen_hub_new();
+    if (!srv->bus || !srv->hub) {
+        mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
+        mcp_server_free(srv);
+        return NULL;
+    }
+    srv->bus->deliver = listen_hub_deliver;
+    srv->bus->deliver_user = srv->hub;
     for (int k = 0; k < ENTRY_KIND_COUNT; k++)
         registry_init(&srv->reg[k]);
     atomic_init(&srv->shutting_down, false);
@@ -123,10 +131,26 @@ void mcp_server_free(mcp_server_t *srv)
 
     /* Cancel everything still in flight; handlers see mcp_call_cancelled()
      * and the pool shutdown below waits for them to return. */
+    /* Subscriptions end gracefully (their result goes out) when a
+     * transport is still attached; then everything still in flight is
+     * cancelled, outside the lock (cancelling may release sinks). */
+    listen_close_all(srv->hub);
     pthread_mutex_lock(&srv->live_lock);
+    size_t n = 0;
     for (mcp_exchange_t *ex = srv->live; ex; ex = ex->live_next)
-        exchange_cancel(ex);
+        n++;
+    mcp_exchange_t **live = calloc(n ? n : 1, sizeof *live);
+    size_t k = 0;
+    for (mcp_exchange_t *ex = srv->live; ex && live; ex = ex->live_next) {
+        exchange_ref(ex);
+        live[k++] = ex;
+    }
     pthread_mutex_unlock(&srv->live_lock);
+    for (size_t i = 0; i < k; i++) {
+        exchange_cancel(live[i]);
+        exchange_unref(live[i]);
+    }
+    free(live);
 
     pthread_mutex_lock(&srv->pool_lock);
     struct mcp_pool *pool = srv->pool;
@@ -134,8 +158,11 @@ void mcp_server_free(mcp_server_t *srv)
     pthread_mutex_unlock(&srv->pool_lock);
     mcp_pool_free(pool);
 
-    for (int k = 0; k < ENTRY_KIND_COUNT; k++)
-        registry_clear(&srv->reg[k]);
+    if (srv->bus)
+        srv->bus->free(srv->bus);
+    listen_hub_free(srv->hub);
+    for (int r = 0; r < ENTRY_KIND_COUNT; r++)
+        registry_clear(&srv->reg[r]);
     mcp_codec_free(srv->codec);
     json_decref(srv->impl);
     free(srv->instructions);
@@ -144,7 +171,6 @@ void mcp_server_free(mcp_server_t *srv)
     pthread_mutex_destroy(&srv->pool_lock);
     pthread_mutex_destroy(&srv->codec_lock);
     pthread_mutex_destroy(&srv->live_lock);
-    pthread_mutex_destroy(&srv->event_lock);
     free(srv);
 }
 
@@ -222,20 +248,15 @@ json_t *server_capabilities(mcp_server_t *srv)
     bool completions = srv->complete != NULL;
     pthread_rwlock_unlock(&srv->lock);
 
-    pthread_mutex_lock(&srv->event_lock);
-    bool listening = srv->on_event != NULL;
-    pthread_mutex_unlock(&srv->event_lock);
-
+    /* Every change of these lists, and every resource update, reaches the
+     * subscriptions/listen streams that ask for it. */
     if (tools)
-        json_object_set_new(caps, "tools",
-                            listening ? json_pack("{s:b}", "listChanged", 1) : json_object());
+        json_object_set_new(caps, "tools", json_pack("{s:b}", "listChanged", 1));
     if (prompts)
-        json_object_set_new(caps, "prompts",
-                            listening ? json_pack("{s:b}", "listChanged", 1) : json_object());
+        json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 1));
     if (resources)
         json_object_set_new(caps, "resources",
-                            listening ? json_pack("{s:b, s:b}", "listChanged", 1, "subscribe", 1)
-                                      : json_object());
+                            json_pack("{s:b, s:b}", "listChanged", 1, "subscribe", 1));
     if (completions)
         json_object_set_new(caps, "completions", json_object());
     /* Handlers may log (only to clients that opt in per request). */
@@ -245,12 +266,10 @@ json_t *server_capabilities(mcp_server_t *srv)
 
 void server_publish(mcp_server_t *srv, server_event_kind_t kind, const char *uri)
 {
-    pthread_mutex_lock(&srv->event_lock);
-    server_event_fn fn = srv->on_event;
-    void *user = srv->on_event_user;
-    pthread_mutex_unlock(&srv->event_lock);
-    if (fn)
-        fn(user, kind, uri);
+    server_event_t ev = {.kind = kind, .uri = uri};
+    int rc = srv->bus->publish(srv->bus, &ev);
+    if (rc != MCP_OK)
+        server_log(srv, MCP_LOG_WARNING, "could not publish an event: %s", mcp_strerror(rc));
 }
 
 int mcp_server_notify_resource_updated(mcp_server_t *srv, const char *uri)

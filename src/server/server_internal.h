@@ -21,6 +21,7 @@
 #include "mcp/request_state.h"
 #include "mcp/server.h"
 #include "mcp/server_core.h"
+#include "server/event_bus.h"
 
 struct mcp_pool;
 struct mcp_uri_template;
@@ -69,15 +70,7 @@ typedef struct registry {
  * The server
  * ------------------------------------------------------------------------ */
 
-/* Events a registry change or the application publishes to listeners. */
-typedef enum server_event_kind {
-    SERVER_EVENT_TOOLS_CHANGED = 0,
-    SERVER_EVENT_PROMPTS_CHANGED,
-    SERVER_EVENT_RESOURCES_CHANGED,
-    SERVER_EVENT_RESOURCE_UPDATED
-} server_event_kind_t;
-
-typedef void (*server_event_fn)(void *user, server_event_kind_t kind, const char *uri);
+struct listen_hub;
 
 struct mcp_server {
     /* Identity and options (immutable after mcp_server_new). */
@@ -112,10 +105,10 @@ struct mcp_server {
     struct mcp_exchange *live;
     atomic_bool shutting_down;
 
-    /* Listeners of registry events (the subscriptions/listen fan-out). */
-    pthread_mutex_t event_lock;
-    server_event_fn on_event;
-    void *on_event_user;
+    /* Registry and resource events travel on the bus to the hub of
+     * subscriptions/listen streams. */
+    server_event_bus_t *bus;
+    struct listen_hub *hub;
 
     /* stdio transport: the fd that wakes a running mcp_server_run_stdio. */
     atomic_int stdio_stop_fd;
@@ -125,7 +118,7 @@ struct mcp_server {
 void server_log(mcp_server_t *srv, mcp_log_level_t level, const char *fmt, ...)
     MCP_PRINTF(3, 4);
 
-/* Publishes a registry or resource event to listeners. */
+/* Publishes a registry or resource event on the server's bus. */
 void server_publish(mcp_server_t *srv, server_event_kind_t kind, const char *uri);
 
 /* The ServerCapabilities object derived from what is registered now (new
@@ -182,6 +175,9 @@ struct mcp_conn {
 
 void conn_ref(mcp_conn_t *conn);
 void conn_unref(mcp_conn_t *conn);
+/* Cancels the connection's listen streams (its client is gone: they can
+ * never finish by themselves). */
+void conn_end_streams(mcp_conn_t *conn);
 
 /* One request being served. */
 struct mcp_exchange {
@@ -212,6 +208,15 @@ struct mcp_exchange {
     json_t *state;                /* handler state from the previous round, or NULL */
     json_t *input_responses;      /* the answers the handler may read (owned), or NULL */
 
+    /* Serialises sends: listen streams are written by whichever thread
+     * publishes an event. */
+    pthread_mutex_t send_lock;
+    /* Called once when the exchange is cancelled (a listen stream ends
+     * then); NULL for ordinary requests. */
+    void (*on_cancel)(mcp_exchange_t *ex);
+    atomic_bool cancel_handled;
+    struct subscription *listen; /* the subscription of a listen request */
+
     /* Wakes mcp_call_sleep() early on cancellation. */
     pthread_mutex_t wait_lock;
     pthread_cond_t wait_cond;
@@ -239,6 +244,21 @@ void exchange_cancel(mcp_exchange_t *ex);
 
 /* Answers a message at once, without an exchange: one response, release. */
 void sink_answer(mcp_sink_t *sink, json_t *response_new, int http_status);
+
+/* ------------------------------------------------------------------------
+ * subscriptions/listen (listen.c)
+ * ------------------------------------------------------------------------ */
+
+struct listen_hub *listen_hub_new(void);
+/* Ends every stream gracefully, then frees the hub. */
+void listen_hub_free(struct listen_hub *hub);
+/* Delivers an event to the matching streams (the bus's receiver). */
+void listen_hub_deliver(void *hub, const server_event_t *ev);
+/* Opens a stream for a validated listen request: takes `ex` (the core's
+ * reference), sends the acknowledgement and keeps the stream open. */
+void listen_open(mcp_server_t *srv, mcp_exchange_t *ex);
+/* Ends every open stream gracefully (the listen result, then close). */
+void listen_close_all(struct listen_hub *hub);
 
 /* ------------------------------------------------------------------------
  * Calls (call.c, input.c, methods.c)

@@ -277,8 +277,10 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
         }
     }
 
-    /* Let in-flight work finish, then cancel what is left and give the
-     * handlers a moment to notice. */
+    /* The client is gone: its listen streams end now; other work in flight
+     * may finish within the grace period, then is cancelled and the
+     * handlers get a moment to notice. */
+    conn_end_streams(conn);
     if (!writer_wait_idle(w, grace_ms)) {
         mcp_conn_cancel_all(conn);
         writer_wait_idle(w, CANCEL_WAIT_MS);

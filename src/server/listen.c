@@ -1,0 +1,339 @@
+/*
+ * subscriptions/listen: long-lived streams of list-changed and
+ * resource-updated notifications (digest section 2.10).
+ *
+ * A listen request becomes a subscription in the hub: its exchange stays
+ * open, the acknowledgement is the first message it sends, and every event
+ * the bus delivers is forwarded, tagged with the subscription id (the listen
+ * request's id), to the streams whose filter asks for it.
+ *
+ * A stream ends three ways:
+ *   - the client goes away (HTTP stream closed, stdio notifications/
+ *     cancelled naming the listen id): the exchange is cancelled and the
+ *     subscription dropped without a word;
+ *   - the server closes it (mcp_server_close_subscriptions, shutdown): the
+ *     listen request gets its result ({"resultType":"complete"} with the
+ *     subscription id in _meta), which ends the stream. That is the
+ *     graceful end the schema defines; libmcp does not also send a
+ *     notifications/cancelled on stdio (the digest, section 14.1, allows
+ *     either and clients must accept both);
+ *   - the transport breaks: as for a client that went away.
+ *
+ * Memory: an idle stream costs one exchange and one small subscription
+ * record; no thread waits per stream.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server_internal.h"
+
+typedef struct subscription {
+    mcp_exchange_t *ex; /* the core's reference to the listen request */
+    bool tools, prompts, resources;
+    json_t *uris;       /* resourceSubscriptions: array of strings */
+    bool linked;        /* in the hub's list (guarded by the hub lock) */
+    struct subscription *prev, *next;
+} subscription_t;
+
+struct listen_hub {
+    pthread_mutex_t lock;
+    subscription_t *head;
+    size_t count;
+};
+
+struct listen_hub *listen_hub_new(void)
+{
+    struct listen_hub *hub = calloc(1, sizeof *hub);
+    if (hub)
+        pthread_mutex_init(&hub->lock, NULL);
+    return hub;
+}
+
+void listen_hub_free(struct listen_hub *hub)
+{
+    if (!hub)
+        return;
+    listen_close_all(hub);
+    pthread_mutex_destroy(&hub->lock);
+    free(hub);
+}
+
+static void unlink_locked(struct listen_hub *hub, subscription_t *sub)
+{
+    if (!sub->linked)
+        return;
+    sub->linked = false;
+    if (sub->prev)
+        sub->prev->next = sub->next;
+    else if (hub->head == sub)
+        hub->head = sub->next;
+    if (sub->next)
+        sub->next->prev = sub->prev;
+    sub->prev = sub->next = NULL;
+    hub->count--;
+}
+
+static void subscription_free(subscription_t *sub)
+{
+    json_decref(sub->uris);
+    free(sub);
+}
+
+/* ------------------------------------------------------------------------
+ * Delivery
+ * ------------------------------------------------------------------------ */
+
+/* Does an update of `uri` concern a subscription to `subscribed`? The
+ * same resource, or a sub-resource of it (the spec allows updates of a
+ * child to be reported under the subscription of its parent). */
+static bool uri_covered(const char *subscribed, const char *uri)
+{
+    size_t n = strlen(subscribed);
+    if (strncmp(subscribed, uri, n) != 0)
+        return false;
+    return uri[n] == '\0' || uri[n] == '/' || (n > 0 && subscribed[n - 1] == '/');
+}
+
+static bool wants(const subscription_t *sub, const server_event_t *ev)
+{
+    switch (ev->kind) {
+    case SERVER_EVENT_TOOLS_CHANGED:
+        return sub->tools;
+    case SERVER_EVENT_PROMPTS_CHANGED:
+        return sub->prompts;
+    case SERVER_EVENT_RESOURCES_CHANGED:
+        return sub->resources;
+    case SERVER_EVENT_RESOURCE_UPDATED: {
+        size_t i;
+        json_t *u;
+        json_array_foreach(sub->uris, i, u) {
+            if (ev->uri && uri_covered(json_string_value(u), ev->uri))
+                return true;
+        }
+        return false;
+    }
+    }
+    return false;
+}
+
+static const char *notification_method(server_event_kind_t kind)
+{
+    switch (kind) {
+    case SERVER_EVENT_TOOLS_CHANGED:
+        return "notifications/tools/list_changed";
+    case SERVER_EVENT_PROMPTS_CHANGED:
+        return "notifications/prompts/list_changed";
+    case SERVER_EVENT_RESOURCES_CHANGED:
+        return "notifications/resources/list_changed";
+    case SERVER_EVENT_RESOURCE_UPDATED:
+        return "notifications/resources/updated";
+    }
+    return NULL;
+}
+
+static json_t *tagged_params(const mcp_exchange_t *ex)
+{
+    return json_pack("{s:{s:O}}", "_meta", MCP_META_SUBSCRIPTION_ID, ex->msg.id);
+}
+
+void listen_hub_deliver(void *user, const server_event_t *ev)
+{
+    struct listen_hub *hub = user;
+    /* Collect the matching streams under the lock, send outside it: a slow
+     * stream must not hold up the others or the publisher's registry. */
+    pthread_mutex_lock(&hub->lock);
+    mcp_exchange_t **targets = hub->count ? calloc(hub->count, sizeof *targets) : NULL;
+    size_t n = 0;
+    for (subscription_t *sub = hub->head; sub && targets; sub = sub->next) {
+        if (wants(sub, ev)) {
+            exchange_ref(sub->ex);
+            targets[n++] = sub->ex;
+        }
+    }
+    pthread_mutex_unlock(&hub->lock);
+
+    for (size_t i = 0; i < n; i++) {
+        json_t *params = tagged_params(targets[i]);
+        if (params && ev->kind == SERVER_EVENT_RESOURCE_UPDATED)
+            json_object_set_new(params, "uri", json_string(ev->uri));
+        exchange_notify(targets[i], mcp_jsonrpc_notification(notification_method(ev->kind), params));
+        exchange_unref(targets[i]);
+    }
+    free(targets);
+}
+
+/* ------------------------------------------------------------------------
+ * Opening and ending streams
+ * ------------------------------------------------------------------------ */
+
+/* The client went away: drop the subscription silently. */
+static void listen_cancelled(mcp_exchange_t *ex)
+{
+    subscription_t *sub = ex->listen;
+    struct listen_hub *hub = ex->srv->hub;
+    pthread_mutex_lock(&hub->lock);
+    unlink_locked(hub, sub);
+    pthread_mutex_unlock(&hub->lock);
+    subscription_free(sub);
+    exchange_release_sink(ex);
+    exchange_unref(ex);
+}
+
+/* Reads the client's filter. Returns false with *err for a malformed one. */
+static bool read_filter(const json_t *filter, subscription_t *sub, mcp_error_t *err)
+{
+    if (!json_is_object(filter)) {
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                      "params.notifications must be an object");
+        return false;
+    }
+    static const char *const flags[] = {"toolsListChanged", "promptsListChanged",
+                                        "resourcesListChanged"};
+    bool *targets[] = {&sub->tools, &sub->prompts, &sub->resources};
+    for (size_t i = 0; i < 3; i++) {
+        const json_t *v = json_object_get(filter, flags[i]);
+        if (v && !json_is_boolean(v)) {
+            mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                          "notifications.%s must be a boolean", flags[i]);
+            return false;
+        }
+        *targets[i] = json_is_true(v);
+    }
+    const json_t *uris = json_object_get(filter, "resourceSubscriptions");
+    sub->uris = json_array();
+    if (uris) {
+        size_t i;
+        json_t *u;
+        if (!json_is_array(uris)) {
+            mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                          "notifications.resourceSubscriptions must be an array of URIs");
+            return false;
+        }
+        json_array_foreach(uris, i, u) {
+            if (!json_is_string(u) || json_string_length(u) == 0) {
+                mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                              "notifications.resourceSubscriptions must be an array of URIs");
+                return false;
+            }
+            json_array_append(sub->uris, u);
+        }
+    }
+    return true;
+}
+
+/* Honours only what this server offers; the acknowledgement tells the
+ * client which part of its filter that is. */
+static json_t *honour(mcp_server_t *srv, subscription_t *sub)
+{
+    bool has_resources = registry_has(srv, ENTRY_RESOURCE) || registry_has(srv, ENTRY_TEMPLATE);
+    sub->tools = sub->tools && registry_has(srv, ENTRY_TOOL);
+    sub->prompts = sub->prompts && registry_has(srv, ENTRY_PROMPT);
+    sub->resources = sub->resources && has_resources;
+    if (!has_resources)
+        json_array_clear(sub->uris);
+
+    json_t *honoured = json_object();
+    if (sub->tools)
+        json_object_set_new(honoured, "toolsListChanged", json_true());
+    if (sub->prompts)
+        json_object_set_new(honoured, "promptsListChanged", json_true());
+    if (sub->resources)
+        json_object_set_new(honoured, "resourcesListChanged", json_true());
+    if (json_array_size(sub->uris))
+        json_object_set(honoured, "resourceSubscriptions", sub->uris);
+    return honoured;
+}
+
+void listen_open(mcp_server_t *srv, mcp_exchange_t *ex)
+{
+    mcp_error_t err = {0};
+    subscription_t *sub = calloc(1, sizeof *sub);
+    if (!sub) {
+        mcp_error_set(&err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
+        goto fail;
+    }
+    if (!read_filter(json_object_get(ex->msg.params, "notifications"), sub, &err))
+        goto fail;
+    json_t *ack_params = tagged_params(ex);
+    json_t *honoured = honour(srv, sub);
+    json_object_set_new(ack_params, "notifications", honoured);
+    json_t *ack = mcp_jsonrpc_notification("notifications/subscriptions/acknowledged", ack_params);
+
+    sub->ex = ex;
+    ex->listen = sub;
+    ex->on_cancel = listen_cancelled;
+
+    /* The acknowledgement must be the stream's first message: hold the
+     * send lock while the subscription becomes visible to publishers, so
+     * any event they deliver waits until the ack is out. */
+    pthread_mutex_lock(&ex->send_lock);
+    struct listen_hub *hub = srv->hub;
+    pthread_mutex_lock(&hub->lock);
+    sub->next = hub->head;
+    if (hub->head)
+        hub->head->prev = sub;
+    hub->head = sub;
+    hub->count++;
+    sub->linked = true;
+    pthread_mutex_unlock(&hub->lock);
+    int rc = ack ? ex->sink->send(ex->sink, MCP_OUT_NOTIFICATION, ack, 0) : -1;
+    pthread_mutex_unlock(&ex->send_lock);
+    json_decref(ack);
+
+    /* The client left before we could acknowledge: end it now. */
+    if (rc < 0)
+        exchange_cancel(ex);
+    return;
+fail:
+    if (sub)
+        subscription_free(sub);
+    exchange_fail(ex, &err, false);
+    mcp_error_clear(&err);
+    exchange_unref(ex);
+}
+
+void listen_close_all(struct listen_hub *hub)
+{
+    if (!hub)
+        return;
+    /* Detach every stream under the lock, keeping a reference to each
+     * exchange; the subscription records belong to whoever ends the
+     * stream (here, or a client cancellation racing with us). */
+    pthread_mutex_lock(&hub->lock);
+    size_t n = hub->count;
+    subscription_t **subs = n ? calloc(n, sizeof *subs) : NULL;
+    size_t k = 0;
+    for (subscription_t *sub = hub->head; sub && subs; sub = sub->next) {
+        exchange_ref(sub->ex);
+        subs[k++] = sub;
+    }
+    for (size_t i = 0; i < k; i++)
+        unlink_locked(hub, subs[i]);
+    pthread_mutex_unlock(&hub->lock);
+
+    for (size_t i = 0; i < k; i++) {
+        subscription_t *sub = subs[i];
+        mcp_exchange_t *ex = sub->ex;
+        if (!atomic_exchange(&ex->cancel_handled, true)) {
+            json_t *result = json_pack("{s:s, s:{s:O}}", "resultType", "complete", "_meta",
+                                       MCP_META_SUBSCRIPTION_ID, ex->msg.id);
+            mcp_result_shape_t shape;
+            server_result_shape(ex->srv, &shape);
+            mcp_shape_modern_result(ex->msg.method, result, &shape, NULL);
+            exchange_finish(ex, mcp_jsonrpc_result(ex->msg.id, result), 200);
+            subscription_free(sub);
+            exchange_unref(ex); /* the core's reference to the listen request */
+        }
+        /* else: a cancellation won; it frees the record. */
+        exchange_unref(ex);
+    }
+    free(subs);
+}
+
+int mcp_server_close_subscriptions(mcp_server_t *srv)
+{
+    if (!srv)
+        return MCP_EINVAL;
+    listen_close_all(srv->hub);
+    return MCP_OK;
+}
