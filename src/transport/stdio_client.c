@@ -543,7 +543,7 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
     t->child = (child_process_t){0, -1, -1, -1};
     pthread_mutex_unlock(&t->lock);
 
-    char what[64], why[160];
+    char what[64], why[MCP_ERROR_MESSAGE_MAX + 64];
     child_describe_status(status, what, sizeof what);
     snprintf(why, sizeof why, "the server %s", what);
     tlog(t, MCP_LOG_WARNING, "%s", why);
