@@ -19,7 +19,9 @@
  * callbacks. In the default `auto` era the client first probes the server
  * with server/discover and falls back to the legacy protocol (initialize
  * handshake, 2025-11-25 and earlier) only when the server is legacy; the
- * calls below are the same for both eras.
+ * calls below are the same for both eras. (In this build `auto` speaks
+ * 2026-07-28 only -- the probe and the legacy fallback come with the
+ * legacy client -- and `legacy` is refused with MCP_EUNSUPPORTED.)
  *
  * Results are returned as the method's result object (new reference):
  * CallToolResult, ReadResourceResult, ... exactly as the server sent them
@@ -32,9 +34,14 @@
  * (err->code is 0 for them).
  *
  * Thread safety: calls are blocking and may be made from several threads
- * at once on one client; callbacks run on the client's internal threads
- * (never while a client lock is held, so a callback may itself make calls
- * on the client). mcp_client_free() must not race with other calls.
+ * at once on one client. The input callbacks (elicit, sample, roots) run on
+ * the thread of the call that needs them; listen callbacks on a thread of
+ * their subscription; progress, log and stderr callbacks on the thread that
+ * reads the connection. No callback runs while a client lock is held, so
+ * input and listen callbacks may make calls on the client; progress, log
+ * and stderr callbacks should return quickly and must not wait for a call
+ * on the same stdio connection (its answer would be read by the very thread
+ * they block). mcp_client_free() must not race with other calls.
  */
 #ifndef MCP_CLIENT_H
 #define MCP_CLIENT_H
@@ -147,7 +154,8 @@ typedef struct mcp_client_options {
  * missing name/version or bad option. */
 MCP_API mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err);
 
-/* Closes the connection (stdio: close the server's stdin, wait, then
+/* Closes the subscriptions still open (their handles become invalid),
+ * closes the connection (stdio: close the server's stdin, wait, then
  * SIGTERM, then SIGKILL), fails calls in flight with MCP_ECLOSED, and frees
  * the client. NULL-safe. */
 MCP_API void mcp_client_free(mcp_client_t *client);
@@ -237,7 +245,10 @@ MCP_API void mcp_cancel_free(mcp_cancel_t *cancel);
 
 /* Per-call options; pass NULL for the defaults. */
 typedef struct mcp_request_options {
-    int64_t timeout_ms;         /* 0: the client's default; < 0: none */
+    /* 0: the client's default; < 0: none. Applies to each request on the
+     * wire: the time a user spends answering an input request between
+     * input_required rounds is not counted. */
+    int64_t timeout_ms;
     mcp_progress_fn progress;   /* receive progress notifications */
     void *progress_user;
     mcp_cancel_t *cancel;       /* cancel from another thread */
@@ -363,7 +374,9 @@ MCP_API int mcp_client_listen(mcp_client_t *client, const mcp_listen_filter_t *f
 
 /* Ends a subscription (HTTP: closes the stream; stdio:
  * notifications/cancelled) and frees it. After it returns the callback is
- * not called again. NULL-safe. */
+ * not called again. Call it also after on_end reported the end: the handle
+ * stays valid until then. Must not be called from the subscription's own
+ * callbacks. NULL-safe. */
 MCP_API void mcp_subscription_close(mcp_subscription_t *sub);
 
 #ifdef __cplusplus

@@ -4,8 +4,11 @@
  *
  * mcp_client_listen() opens the stream on the caller's thread and waits for
  * notifications/subscriptions/acknowledged. From then on a supervisor thread
- * per subscription watches it: events are delivered (and invalidate the
- * cache) on the transport's thread as they arrive; when the stream ends the
+ * per subscription watches it: events invalidate the cache as they arrive
+ * (on the transport's thread) and are queued for the supervisor, which calls
+ * the user's callback -- so the callback may make calls on the client even
+ * over stdio, whose reader thread it would otherwise block; when the stream
+ * ends the
  * supervisor tells a graceful end (the listen result, or a server-sent
  * notifications/cancelled for the listen id) from a broken one, which it
  * re-opens with exponential backoff unless told not to. Only the
@@ -41,6 +44,7 @@ struct mcp_subscription {
     json_t *end_response;          /* the response that ended the stream */
     int end_rc;                    /* the transport's failure, if no response */
     json_t *honoured;              /* the acknowledged filter */
+    json_t *events;                /* [{"method","params"}] waiting for the callback */
     bool closing;
     bool has_thread;
     pthread_t thread;
@@ -112,8 +116,10 @@ static void on_notification(void *user, const json_t *msg)
     const json_t *params = json_object_get(msg, "params");
     if (!method)
         return;
-    pthread_mutex_lock(&sub->lock);
     bool deliver = false;
+    if (is_event(method))
+        client_invalidate_for(sub->client, method, params);
+    pthread_mutex_lock(&sub->lock);
     if (strcmp(method, "notifications/subscriptions/acknowledged") == 0) {
         if (sub->state == STREAM_OPENING) {
             const json_t *honoured = json_object_get(params, "notifications");
@@ -128,16 +134,16 @@ static void on_notification(void *user, const json_t *msg)
     } else if (is_event(method)) {
         /* Nothing may precede the acknowledgement; a server that does
          * anyway is still heard once the stream is acknowledged. */
-        deliver = sub->state == STREAM_ACKED && !sub->closing;
+        deliver = sub->state == STREAM_ACKED && !sub->closing && sub->fn;
+        if (deliver) {
+            json_array_append_new(sub->events, json_pack("{s:s, s:O?}", "method", method,
+                                                         "params", params));
+            pthread_cond_broadcast(&sub->cond);
+        }
     }
     pthread_mutex_unlock(&sub->lock);
-    if (deliver) {
-        client_invalidate_for(sub->client, method, params);
-        if (sub->fn)
-            sub->fn(sub->user, method, params);
-    } else if (strcmp(method, "notifications/message") == 0) {
+    if (!deliver && strcmp(method, "notifications/message") == 0)
         client_deliver_log(sub->client, msg);
-    }
 }
 
 static void on_done(void *user, client_outcome_t *outcome)
@@ -288,16 +294,35 @@ static bool backoff(mcp_subscription_t *sub, int64_t ms)
     return !sub->closing;
 }
 
+/* Calls the callback for the queued events (sub->lock held; released
+ * around each call). */
+static void deliver_events(mcp_subscription_t *sub)
+{
+    while (json_array_size(sub->events) > 0 && !sub->closing) {
+        json_t *ev = json_incref(json_array_get(sub->events, 0));
+        json_array_remove(sub->events, 0);
+        pthread_mutex_unlock(&sub->lock);
+        sub->fn(sub->user, json_string_value(json_object_get(ev, "method")),
+                json_object_get(ev, "params"));
+        json_decref(ev);
+        pthread_mutex_lock(&sub->lock);
+    }
+}
+
 static void *supervise(void *arg)
 {
     mcp_subscription_t *sub = arg;
     mcp_client_t *c = sub->client;
     pthread_mutex_lock(&sub->lock);
     for (;;) {
-        while (sub->state != STREAM_ENDED && !sub->server_cancelled && !sub->closing)
+        while (sub->state != STREAM_ENDED && !sub->server_cancelled && !sub->closing &&
+               json_array_size(sub->events) == 0)
             pthread_cond_wait(&sub->cond, &sub->lock);
+        deliver_events(sub);
         if (sub->closing)
             break;
+        if (sub->state != STREAM_ENDED && !sub->server_cancelled)
+            continue;
         /* A server-sent notifications/cancelled ends the stream; the
          * exchange is dropped without telling the server back. */
         end_stream_locked(sub, false);
@@ -379,6 +404,7 @@ static void subscription_free(mcp_subscription_t *sub)
     json_decref(sub->params);
     json_decref(sub->end_response);
     json_decref(sub->honoured);
+    json_decref(sub->events);
     pthread_mutex_destroy(&sub->lock);
     pthread_cond_destroy(&sub->cond);
     free(sub);
@@ -408,6 +434,10 @@ int mcp_client_listen(mcp_client_t *client, const mcp_listen_filter_t *filter,
     sub->user = user;
     sub->no_reopen = opts && opts->no_reopen;
     sub->on_end = opts ? opts->on_end : NULL;
+    if (!(sub->events = json_array())) {
+        subscription_free(sub);
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    }
     if (!(sub->params = filter_params(filter))) {
         subscription_free(sub);
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "a resource URI is NULL or not UTF-8");

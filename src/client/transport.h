@@ -10,9 +10,14 @@
  *
  * Routing of notifications on a shared stream (stdio): a notification
  * belongs to the exchange whose request id equals its params.progressToken
- * (the core always uses a request's own id as its progress token) or its
- * params._meta["io.modelcontextprotocol/subscriptionId"]; anything else goes
- * to on_unrouted. On HTTP each request has its own stream.
+ * (the core always uses a request's own id as its progress token), its
+ * params._meta["io.modelcontextprotocol/subscriptionId"], or, for
+ * notifications/cancelled (a server ending a listen stream), its
+ * params.requestId; anything else goes to on_unrouted. On HTTP each request
+ * has its own stream.
+ *
+ * An exchange's own callbacks must not call cancel() on it (the transport
+ * serialises an exchange's callbacks, so that would wait on itself).
  *
  * Threading: start/cancel/release/notify may be called from any thread,
  * concurrently. Event callbacks run on transport threads, never while the
@@ -61,7 +66,9 @@ typedef struct client_http_hints {
     const char *protocol_version;  /* MCP-Protocol-Version */
     const char *method;            /* Mcp-Method */
     const char *name;              /* Mcp-Name, unencoded (the transport encodes), or NULL */
-    const mcp_header_t *params;    /* Mcp-Param-<name>: already-encoded value */
+    /* Mcp-Param-* headers: `name` is the x-mcp-header value (the suffix;
+     * the transport prepends "Mcp-Param-"), `value` is already encoded. */
+    const mcp_header_t *params;
     size_t n_params;
     bool long_lived;               /* a listen stream: no idle/overall timeout */
 } client_http_hints_t;

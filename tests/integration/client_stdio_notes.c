@@ -418,11 +418,22 @@ typedef struct events {
     pthread_mutex_t lock;
     int updated;
     char uri[128];
+    mcp_client_t *client; /* when set, the callback itself calls the server */
+    int call_rc;
 } events_t;
 
 static void on_event(void *user, const char *method, const json_t *params)
 {
     events_t *e = user;
+    if (e->client) {
+        /* A listen callback may make calls, even over stdio. */
+        json_t *r = NULL;
+        int rc = mcp_client_read_resource(e->client, "notes://index", NULL, &r, NULL);
+        json_decref(r);
+        pthread_mutex_lock(&e->lock);
+        e->call_rc = rc;
+        pthread_mutex_unlock(&e->lock);
+    }
     pthread_mutex_lock(&e->lock);
     if (strcmp(method, "notifications/resources/updated") == 0) {
         e->updated++;
@@ -450,7 +461,7 @@ static const char *index_text(mcp_client_t *c, json_t **keep)
 static void test_listen_invalidates_cache(void **state)
 {
     mcp_client_t *c = *state;
-    events_t ev = {PTHREAD_MUTEX_INITIALIZER, 0, ""};
+    events_t ev = {PTHREAD_MUTEX_INITIALIZER, 0, "", c, -1};
     const char *uris[] = {"notes://index"};
     mcp_subscription_t *sub = NULL;
     json_t *honoured = NULL;
@@ -473,6 +484,9 @@ static void test_listen_invalidates_cache(void **state)
     for (int i = 0; i < 200 && updates(&ev) == 0; i++)
         sleep_ms(10);
     assert_true(updates(&ev) >= 1);
+    pthread_mutex_lock(&ev.lock);
+    assert_int_equal(ev.call_rc, MCP_OK);
+    pthread_mutex_unlock(&ev.lock);
     /* ...until the update invalidates it. */
     assert_non_null(strstr(index_text(c, &after), "listened"));
     json_decref(before);
@@ -551,7 +565,7 @@ static void test_server_process(void **state)
     pthread_mutex_unlock(&lines.lock);
 
     /* A listen stream that must survive the restart. */
-    events_t ev = {PTHREAD_MUTEX_INITIALIZER, 0, ""};
+    events_t ev = {PTHREAD_MUTEX_INITIALIZER, 0, "", NULL, 0};
     const char *uris[] = {"notes://index"};
     mcp_subscription_t *sub = NULL;
     mcp_error_t err = {0};

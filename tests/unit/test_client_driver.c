@@ -772,6 +772,7 @@ static void test_listen_lifecycle(void **state)
     json_t *ev = event("notifications/tools/list_changed", last_listen_id(f));
     assert_true(fake_emit(f->ft, last_listen_id(f), ev));
     json_decref(ev);
+    wait_until(&l, &l.events, 1); /* delivered on the subscription's thread */
     assert_int_equal(l.events, 1);
     assert_int_equal(mcp_client_list_tools(f->c, NULL, NULL, &r, NULL), MCP_OK);
     json_decref(r);
