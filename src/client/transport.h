@@ -42,7 +42,8 @@ typedef struct client_outcome {
     /* MCP_OK when `response` is set; otherwise why there is none:
      * MCP_ECANCELED (cancel() was called), MCP_ECLOSED (the peer closed or
      * exited), MCP_EIO (network/pipe error), MCP_EPROTO (unparsable reply),
-     * MCP_EAUTH (HTTP 401/403). */
+     * MCP_EAUTH (HTTP 401/403), MCP_ELIMIT (the reply outgrew a size
+     * limit). */
     int rc;
     const char *why;              /* a sentence for error messages, or NULL */
     /* HTTP only (0/NULL on stdio): what came back, so that the era probe

@@ -1,0 +1,831 @@
+/*
+ * The Streamable HTTP transport of the client (digest section 4): every
+ * request is its own POST, answered with one JSON document or with an event
+ * stream that carries the request's notifications and then its response.
+ *
+ * Threads. One transport thread drives one libcurl multi handle: it adds
+ * new transfers, runs them, and delivers every event callback. Other
+ * threads never touch the multi handle: start() and notify() build a
+ * complete easy handle on the caller's thread (this is also where the
+ * token callback runs, since it may block), queue it, and wake the
+ * transport thread with curl_multi_wakeup(); cancel() and close() queue a
+ * request the same way. All transfers share the multi handle's connection
+ * cache, so connections are kept alive and reused across requests, and as
+ * many requests run at once as the caller starts.
+ *
+ * Locking. One mutex guards what other threads hand to the transport
+ * thread (the queues and the closing flag); the target keeps its cached
+ * token under a lock of its own. Neither is held while a callback runs or
+ * while libcurl works. Everything else about a transfer belongs to the
+ * transport thread alone.
+ *
+ * Lifetime of an exchange. start() creates it with two references, the
+ * core's (dropped by release()) and the transport's (dropped once its
+ * transfer is gone and on_done ran); a queued cancel holds a third. on_done
+ * runs exactly once per successful start(), on the transport thread.
+ *
+ * Ending a stream. Removing a transfer closes its stream, which is the
+ * cancel signal on HTTP (digest 4.7). When the response arrives on an event
+ * stream, on_done runs at once, but the transfer is left to run out for a
+ * moment (drain_ms): a server ends the stream right after the response,
+ * and a stream ended by the server leaves its connection reusable.
+ *
+ * Timeouts are the core's: no transfer has one, except notify()'s POSTs
+ * (nothing else would end them) and the connect timeout. Long-lived
+ * streams (listen) get TCP keep-alive probes so that a vanished peer is
+ * noticed; there is no low-speed limit, since a silent stream is normal.
+ *
+ * libcurl is initialised once per process (curl_global_init under a
+ * pthread_once), the first time a transport is created, and never cleaned
+ * up: curl_global_cleanup() is not thread-safe and the application may use
+ * libcurl itself.
+ */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "mcp/headers.h"
+#include "transport/http_client.h"
+#include "transport/http_client_target.h"
+
+/* How long the transport thread sleeps when nothing is due; a wakeup or
+ * libcurl's own timers end the wait earlier. */
+#define IDLE_POLL_MS 10000
+/* What a draining stream may still send before it is cut. */
+#define MAX_DRAIN_BYTES ((size_t)64 * 1024)
+/* The longest WWW-Authenticate value kept. */
+#define MAX_CHALLENGE_BYTES ((size_t)8 * 1024)
+
+typedef enum exchange_phase {
+    PHASE_QUEUED,   /* built, waiting for the transport thread */
+    PHASE_RUNNING,  /* its transfer runs; no outcome yet */
+    PHASE_DRAINING, /* on_done ran; the server may still end the stream */
+    PHASE_FINISHED  /* on_done ran, the transfer is gone */
+} exchange_phase_t;
+
+typedef struct http_client http_client_t;
+
+struct client_exchange {
+    http_client_t *t;
+    atomic_int refs;
+    client_exchange_events_t ev;
+    void *user;
+
+    /* The POST. */
+    CURL *easy;
+    struct curl_slist *headers;
+    char *body;
+    size_t body_len;
+    char error[CURL_ERROR_SIZE];
+
+    /* The answer. */
+    http_reply_t reply;
+    char *www_authenticate;
+
+    /* Transport thread only. */
+    exchange_phase_t phase;
+    int64_t drain_deadline;
+    size_t drained;
+    client_exchange_t *prev, *next;  /* t->active */
+    client_exchange_t *next_settled; /* t->settled */
+
+    /* Under t->lock. */
+    client_exchange_t *next_queued;
+    client_exchange_t *next_cancel;
+    bool cancel_queued;
+};
+
+struct http_client {
+    client_transport_t base; /* first: the core sees only this */
+    client_http_limits_t limits;
+    mcp_log_fn log;
+    void *log_user;
+
+    http_target_t target;
+    CURLM *multi;
+    pthread_t thread;
+
+    pthread_mutex_t lock;
+    /* Under `lock`. */
+    client_exchange_t *queued, *queued_tail; /* to start */
+    client_exchange_t *cancels;              /* to cancel */
+    bool closing;     /* close() was called: nothing new is accepted */
+    bool stopped;     /* the transport thread ended every exchange */
+    bool joined;      /* a thread has taken the join */
+
+    /* Transport thread only. */
+    client_exchange_t *active;  /* transfers in `multi` */
+    client_exchange_t *settled; /* outcomes found during the last perform */
+};
+
+static const client_transport_ops_t http_ops;
+
+static void http_log(http_client_t *t, mcp_log_level_t level, const char *fmt, ...)
+    MCP_PRINTF(3, 4);
+
+static void http_log(http_client_t *t, mcp_log_level_t level, const char *fmt, ...)
+{
+    if (!t->log)
+        return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    t->log(t->log_user, level, line);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool on_transport_thread(const http_client_t *t)
+{
+    return pthread_equal(pthread_self(), t->thread);
+}
+
+/* ------------------------------------------------------------------------
+ * Exchanges
+ * ------------------------------------------------------------------------ */
+
+static void exchange_unref(client_exchange_t *ex)
+{
+    if (atomic_fetch_sub(&ex->refs, 1) != 1)
+        return;
+    if (ex->easy)
+        curl_easy_cleanup(ex->easy);
+    curl_slist_free_all(ex->headers);
+    free(ex->body);
+    http_reply_free(&ex->reply);
+    free(ex->www_authenticate);
+    free(ex);
+}
+
+/* Reply events, on the transport thread. */
+static void forward_notification(void *user, const json_t *msg)
+{
+    client_exchange_t *ex = user;
+    if (ex->ev.on_notification)
+        ex->ev.on_notification(ex->user, msg);
+}
+
+static void forward_other(void *user, const json_t *msg)
+{
+    client_exchange_t *ex = user;
+    http_client_t *t = ex->t;
+    if (t->base.on_unrouted)
+        t->base.on_unrouted(t->base.user, msg);
+    else
+        http_log(t, MCP_LOG_DEBUG, "dropping a message that is neither a notification nor the "
+                                   "response, received on a request's event stream");
+}
+
+/* ------------------------------------------------------------------------
+ * Building a POST
+ * ------------------------------------------------------------------------ */
+
+static size_t on_body(char *bytes, size_t size, size_t n, void *user);
+static size_t on_header(char *line, size_t size, size_t n, void *user);
+
+static int build_easy(http_client_t *t, client_exchange_t *ex, bool long_lived, long timeout_ms)
+{
+    CURL *e = ex->easy = curl_easy_init();
+    if (!e)
+        return MCP_ENOMEM;
+    CURLcode c;
+#define SET(opt, value) \
+    if (c == CURLE_OK)  \
+    c = curl_easy_setopt(e, opt, value)
+    c = http_target_configure(&t->target, e);
+    SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)ex->body_len);
+    SET(CURLOPT_POSTFIELDS, ex->body);
+    SET(CURLOPT_HTTPHEADER, ex->headers);
+    SET(CURLOPT_USERAGENT, "libmcp/" MCP_LIB_VERSION);
+    SET(CURLOPT_WRITEFUNCTION, on_body);
+    SET(CURLOPT_WRITEDATA, ex);
+    SET(CURLOPT_HEADERFUNCTION, on_header);
+    SET(CURLOPT_HEADERDATA, ex);
+    SET(CURLOPT_PRIVATE, ex);
+    SET(CURLOPT_ERRORBUFFER, ex->error);
+    SET(CURLOPT_NOSIGNAL, 1L);
+    SET(CURLOPT_TCP_NODELAY, 1L);
+    if (long_lived) {
+        SET(CURLOPT_TCP_KEEPALIVE, 1L);
+        SET(CURLOPT_TCP_KEEPIDLE, 30L);
+        SET(CURLOPT_TCP_KEEPINTVL, 15L);
+    }
+    if (timeout_ms > 0)
+        SET(CURLOPT_TIMEOUT_MS, timeout_ms);
+#undef SET
+    if (c == CURLE_OK)
+        return MCP_OK;
+    http_log(t, MCP_LOG_ERROR, "cannot set up a request: %s", curl_easy_strerror(c));
+    return c == CURLE_OUT_OF_MEMORY ? MCP_ENOMEM : MCP_EINVAL;
+}
+
+/* A complete exchange for `msg` (a request with `id`, or a notification
+ * when id is NULL), with two references. */
+static int exchange_new(http_client_t *t, const json_t *msg, const json_t *id,
+                        const client_http_hints_t *hints, const client_exchange_events_t *ev,
+                        void *user, long timeout_ms, client_exchange_t **out)
+{
+    client_exchange_t *ex = calloc(1, sizeof *ex);
+    if (!ex)
+        return MCP_ENOMEM;
+    ex->t = t;
+    atomic_init(&ex->refs, 2);
+    ex->ev = *ev;
+    ex->user = user;
+    ex->phase = PHASE_QUEUED;
+    http_reply_events_t reply_events = {forward_notification, forward_other, ex};
+    int rc = http_reply_init(&ex->reply, id, &t->limits.reply, &reply_events);
+    if (rc == MCP_OK && !(ex->body = mcp_json_dump(msg, &ex->body_len)))
+        rc = MCP_ENOMEM;
+    if (rc == MCP_OK)
+        rc = http_target_headers(&t->target, hints, &ex->headers);
+    if (rc == MCP_OK)
+        rc = build_easy(t, ex, hints && hints->long_lived, timeout_ms);
+    if (rc != MCP_OK) {
+        atomic_store(&ex->refs, 1);
+        exchange_unref(ex);
+        return rc;
+    }
+    *out = ex;
+    return MCP_OK;
+}
+
+/* Hands ex to the transport thread. */
+static int submit(http_client_t *t, client_exchange_t *ex)
+{
+    pthread_mutex_lock(&t->lock);
+    if (t->closing || t->stopped) {
+        pthread_mutex_unlock(&t->lock);
+        return MCP_ECLOSED;
+    }
+    if (t->queued_tail)
+        t->queued_tail->next_queued = ex;
+    else
+        t->queued = ex;
+    t->queued_tail = ex;
+    pthread_mutex_unlock(&t->lock);
+    curl_multi_wakeup(t->multi);
+    return MCP_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * libcurl callbacks (transport thread, inside curl_multi_perform)
+ * ------------------------------------------------------------------------ */
+
+/* The headers are complete once the body starts (or the transfer ends). */
+static void begin_reply(client_exchange_t *ex)
+{
+    if (ex->reply.started)
+        return;
+    long status = 0;
+    char *content_type = NULL;
+    curl_easy_getinfo(ex->easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(ex->easy, CURLINFO_CONTENT_TYPE, &content_type);
+    http_reply_begin(&ex->reply, (int)status, content_type);
+}
+
+static size_t on_body(char *bytes, size_t size, size_t n, void *user)
+{
+    client_exchange_t *ex = user;
+    size_t len = size * n;
+    begin_reply(ex);
+    if (ex->reply.state != HTTP_REPLY_READING) {
+        /* Answered: let the stream run out, within reason. */
+        ex->drained += len;
+        return ex->drained <= MAX_DRAIN_BYTES ? len : CURL_WRITEFUNC_ERROR;
+    }
+    http_reply_state_t state = http_reply_feed(&ex->reply, bytes, len);
+    if (state == HTTP_REPLY_READING)
+        return len;
+    ex->next_settled = ex->t->settled;
+    ex->t->settled = ex;
+    return state == HTTP_REPLY_STOPPED ? CURL_WRITEFUNC_ERROR : len;
+}
+
+/* Keeps the WWW-Authenticate challenges of the final response (several
+ * headers are joined with ", ", as HTTP allows). */
+static size_t on_header(char *line, size_t size, size_t n, void *user)
+{
+    client_exchange_t *ex = user;
+    size_t len = size * n;
+    static const char name[] = "WWW-Authenticate:";
+    const size_t name_len = sizeof name - 1;
+    if (len >= 5 && memcmp(line, "HTTP/", 5) == 0) {
+        /* A new response (after a 100 Continue, say): forget the last. */
+        free(ex->www_authenticate);
+        ex->www_authenticate = NULL;
+        return len;
+    }
+    if (len <= name_len || strncasecmp(line, name, name_len) != 0)
+        return len;
+
+    size_t end = len;
+    while (end > name_len && (line[end - 1] == '\r' || line[end - 1] == '\n'))
+        end--;
+    /* Copy the value, so that the trim below sees a C string. */
+    char value[MAX_CHALLENGE_BYTES];
+    size_t value_len = end - name_len;
+    if (value_len >= sizeof value)
+        return len;
+    memcpy(value, line + name_len, value_len);
+    value[value_len] = '\0';
+    const char *start;
+    mcp_header_trim(value, &start, &value_len);
+
+    size_t old = ex->www_authenticate ? strlen(ex->www_authenticate) : 0;
+    size_t total = old + (old ? 2 : 0) + value_len;
+    if (total > MAX_CHALLENGE_BYTES)
+        return len;
+    char *joined = realloc(ex->www_authenticate, total + 1);
+    if (!joined)
+        return len;
+    if (old)
+        memcpy(joined + old, ", ", 2);
+    memcpy(joined + total - value_len, start, value_len);
+    joined[total] = '\0';
+    ex->www_authenticate = joined;
+    return len;
+}
+
+/* ------------------------------------------------------------------------
+ * The transport thread
+ * ------------------------------------------------------------------------ */
+
+static void link_active(http_client_t *t, client_exchange_t *ex)
+{
+    ex->prev = NULL;
+    ex->next = t->active;
+    if (t->active)
+        t->active->prev = ex;
+    t->active = ex;
+}
+
+static void unlink_active(http_client_t *t, client_exchange_t *ex)
+{
+    if (ex->prev)
+        ex->prev->next = ex->next;
+    else
+        t->active = ex->next;
+    if (ex->next)
+        ex->next->prev = ex->prev;
+    ex->prev = ex->next = NULL;
+}
+
+/*
+ * Delivers the outcome. `forced` outcomes (cancel, close, a failed start)
+ * carry rc and why as given; otherwise the reply decides, given the
+ * transfer's result (rc) and its description (why).
+ */
+static void deliver(http_client_t *t, client_exchange_t *ex, bool forced, int rc,
+                    const char *why)
+{
+    client_outcome_t out;
+    if (forced) {
+        memset(&out, 0, sizeof out);
+        out.rc = rc;
+        out.why = why;
+    } else {
+        http_reply_finish(&ex->reply, rc, why, &out);
+    }
+    out.www_authenticate = ex->www_authenticate;
+    if (out.rc == MCP_EAUTH)
+        http_target_auth_failed(&t->target, ex->www_authenticate);
+    ex->ev.on_done(ex->user, &out);
+    json_decref(out.response);
+}
+
+/* Takes ex out of the transport: its transfer (if any) stops, which
+ * closes its stream, and its outcome goes out unless it already did. */
+static void end_exchange(http_client_t *t, client_exchange_t *ex, bool forced, int rc,
+                         const char *why)
+{
+    exchange_phase_t phase = ex->phase;
+    if (phase == PHASE_FINISHED)
+        return;
+    if (phase == PHASE_RUNNING || phase == PHASE_DRAINING) {
+        curl_multi_remove_handle(t->multi, ex->easy);
+        curl_easy_cleanup(ex->easy);
+        ex->easy = NULL;
+        unlink_active(t, ex);
+    }
+    ex->phase = PHASE_FINISHED;
+    if (phase == PHASE_QUEUED || phase == PHASE_RUNNING)
+        deliver(t, ex, forced, rc, why);
+    exchange_unref(ex); /* the transport's reference */
+}
+
+static void launch(http_client_t *t, client_exchange_t *ex)
+{
+    CURLMcode mc = curl_multi_add_handle(t->multi, ex->easy);
+    if (mc != CURLM_OK) {
+        end_exchange(t, ex, true, MCP_EIO, curl_multi_strerror(mc));
+        return;
+    }
+    ex->phase = PHASE_RUNNING;
+    link_active(t, ex);
+}
+
+/* Outcomes the write callback found during the last perform. */
+static void settle(http_client_t *t)
+{
+    client_exchange_t *ex;
+    while ((ex = t->settled)) {
+        t->settled = ex->next_settled;
+        ex->next_settled = NULL;
+        if (ex->reply.state == HTTP_REPLY_ANSWERED) {
+            deliver(t, ex, false, MCP_OK, NULL);
+            ex->phase = PHASE_DRAINING;
+            ex->drain_deadline = now_ms() + t->limits.drain_ms;
+        } else {
+            end_exchange(t, ex, false, MCP_OK, NULL);
+        }
+    }
+}
+
+/* Transfers libcurl has finished. */
+static void collect_finished(http_client_t *t)
+{
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(t->multi, &left))) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        CURLcode result = msg->data.result;
+        char *private = NULL;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &private);
+        client_exchange_t *ex = (client_exchange_t *)private;
+        if (ex->phase == PHASE_RUNNING)
+            begin_reply(ex);
+        char why[CURL_ERROR_SIZE + 64];
+        snprintf(why, sizeof why, "%s", ex->error[0] ? ex->error : curl_easy_strerror(result));
+        end_exchange(t, ex, false, result == CURLE_OK ? MCP_OK : MCP_EIO, why);
+    }
+}
+
+/* Ends the draining streams whose time is up; returns how long until the
+ * next one is due (or IDLE_POLL_MS). */
+static int expire_drains(http_client_t *t)
+{
+    int64_t now = now_ms(), wait = IDLE_POLL_MS;
+    client_exchange_t *ex = t->active;
+    while (ex) {
+        client_exchange_t *next = ex->next;
+        if (ex->phase == PHASE_DRAINING) {
+            if (ex->drain_deadline <= now)
+                end_exchange(t, ex, false, MCP_OK, NULL);
+            else if (ex->drain_deadline - now < wait)
+                wait = ex->drain_deadline - now;
+        }
+        ex = next;
+    }
+    return (int)wait;
+}
+
+static void cancel_now(http_client_t *t, client_exchange_t *ex)
+{
+    end_exchange(t, ex, true, MCP_ECANCELED, "cancelled");
+    exchange_unref(ex); /* the cancel queue's reference */
+}
+
+/* Ends every exchange with rc (close, or a failure of libcurl itself). */
+static void shut_down(http_client_t *t, int rc, const char *why)
+{
+    pthread_mutex_lock(&t->lock);
+    t->stopped = true;
+    client_exchange_t *queued = t->queued, *cancels = t->cancels;
+    t->queued = t->queued_tail = t->cancels = NULL;
+    pthread_mutex_unlock(&t->lock);
+
+    while (queued) {
+        client_exchange_t *next = queued->next_queued;
+        end_exchange(t, queued, true, rc, why);
+        queued = next;
+    }
+    while (cancels) {
+        client_exchange_t *next = cancels->next_cancel;
+        exchange_unref(cancels);
+        cancels = next;
+    }
+    while (t->active)
+        end_exchange(t, t->active, true, rc, why);
+}
+
+/* libcurl itself failed: nothing can run any more. */
+static void *fail_transport(http_client_t *t, CURLMcode mc)
+{
+    char why[128];
+    snprintf(why, sizeof why, "the HTTP client failed: %s", curl_multi_strerror(mc));
+    http_log(t, MCP_LOG_ERROR, "%s", why);
+    shut_down(t, MCP_EIO, why);
+    if (t->base.on_closed)
+        t->base.on_closed(t->base.user, MCP_EIO, why);
+    return NULL;
+}
+
+/*
+ * The loop: run the transfers, hand out what they produced, then take the
+ * new work. New transfers start at once, after the running ones had their
+ * turn: a stream that just ended hands its connection back first, so the
+ * next request reuses it.
+ */
+static void *transport_main(void *arg)
+{
+    http_client_t *t = arg;
+    for (;;) {
+        int running;
+        CURLMcode mc = curl_multi_perform(t->multi, &running);
+        if (mc != CURLM_OK)
+            return fail_transport(t, mc);
+        settle(t);
+        collect_finished(t);
+        int wait_ms = expire_drains(t);
+
+        pthread_mutex_lock(&t->lock);
+        bool closing = t->closing;
+        client_exchange_t *queued = t->queued, *cancels = t->cancels;
+        if (!closing)
+            t->queued = t->queued_tail = t->cancels = NULL;
+        pthread_mutex_unlock(&t->lock);
+        if (closing)
+            break;
+
+        bool launched = queued != NULL;
+        while (queued) {
+            client_exchange_t *next = queued->next_queued;
+            launch(t, queued);
+            queued = next;
+        }
+        while (cancels) {
+            client_exchange_t *next = cancels->next_cancel;
+            cancel_now(t, cancels);
+            cancels = next;
+        }
+        if (launched)
+            continue;
+        mc = curl_multi_poll(t->multi, NULL, 0, wait_ms, NULL);
+        if (mc != CURLM_OK)
+            return fail_transport(t, mc);
+    }
+    shut_down(t, MCP_ECLOSED, "the connection was closed");
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * The transport operations
+ * ------------------------------------------------------------------------ */
+
+static int http_start(client_transport_t *base, const json_t *request,
+                      const client_http_hints_t *hints, const client_exchange_events_t *ev,
+                      void *user, client_exchange_t **out)
+{
+    http_client_t *t = (http_client_t *)base;
+    const json_t *id = json_is_object(request) ? json_object_get(request, "id") : NULL;
+    if (!id || !ev || !ev->on_done || !out)
+        return MCP_EINVAL;
+    client_exchange_t *ex;
+    int rc = exchange_new(t, request, id, hints, ev, user, 0, &ex);
+    if (rc != MCP_OK)
+        return rc;
+    rc = submit(t, ex);
+    if (rc != MCP_OK) {
+        atomic_store(&ex->refs, 1);
+        exchange_unref(ex);
+        return rc;
+    }
+    *out = ex;
+    return MCP_OK;
+}
+
+static void http_cancel(client_transport_t *base, client_exchange_t *ex, bool notify_peer)
+{
+    (void)notify_peer; /* closing the stream is the only signal HTTP has */
+    http_client_t *t = (http_client_t *)base;
+    pthread_mutex_lock(&t->lock);
+    bool queue = !t->stopped && !ex->cancel_queued;
+    if (queue) {
+        ex->cancel_queued = true;
+        atomic_fetch_add(&ex->refs, 1);
+        ex->next_cancel = t->cancels;
+        t->cancels = ex;
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (queue)
+        curl_multi_wakeup(t->multi);
+}
+
+static void http_release(client_transport_t *base, client_exchange_t *ex)
+{
+    (void)base;
+    if (ex)
+        exchange_unref(ex);
+}
+
+/* notify() waits for the server's answer on this. */
+typedef struct notify_wait {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool done;
+    int rc;
+} notify_wait_t;
+
+/* A notification's outcome as one code: a JSON-RPC error body is an
+ * MCP_ERPC. */
+static int notify_rc(const client_outcome_t *out)
+{
+    return out->rc == MCP_OK && out->response ? MCP_ERPC : out->rc;
+}
+
+static void notify_waited(void *user, client_outcome_t *out)
+{
+    notify_wait_t *w = user;
+    pthread_mutex_lock(&w->lock);
+    w->rc = notify_rc(out);
+    w->done = true;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void notify_unwaited(void *user, client_outcome_t *out)
+{
+    int rc = notify_rc(out);
+    if (rc != MCP_OK)
+        http_log(user, MCP_LOG_WARNING, "a notification was not accepted: %s",
+                 out->why ? out->why : mcp_strerror(rc));
+}
+
+/*
+ * Waits until the server accepted the notification (2xx), up to
+ * notify_timeout_ms. From the transport thread itself (a callback sending
+ * a notification) waiting would deadlock, so the notification is only
+ * queued and a failure is logged.
+ */
+static int http_notify(client_transport_t *base, const json_t *notification,
+                       const client_http_hints_t *hints)
+{
+    http_client_t *t = (http_client_t *)base;
+    if (!json_is_object(notification))
+        return MCP_EINVAL;
+    bool wait = !on_transport_thread(t);
+    notify_wait_t w = {.done = false, .rc = MCP_OK};
+    client_exchange_events_t ev = {NULL, wait ? notify_waited : notify_unwaited};
+    client_exchange_t *ex;
+    int rc = exchange_new(t, notification, NULL, hints, &ev, wait ? (void *)&w : (void *)t,
+                          (long)t->limits.notify_timeout_ms, &ex);
+    if (rc != MCP_OK)
+        return rc;
+    if (wait) {
+        pthread_mutex_init(&w.lock, NULL);
+        pthread_cond_init(&w.cond, NULL);
+    }
+    rc = submit(t, ex);
+    if (rc == MCP_OK && wait) {
+        pthread_mutex_lock(&w.lock);
+        while (!w.done)
+            pthread_cond_wait(&w.cond, &w.lock);
+        rc = w.rc;
+        pthread_mutex_unlock(&w.lock);
+    } else if (rc != MCP_OK) {
+        atomic_store(&ex->refs, 1); /* never reached the transport */
+    }
+    exchange_unref(ex);
+    if (wait) {
+        pthread_mutex_destroy(&w.lock);
+        pthread_cond_destroy(&w.cond);
+    }
+    return rc;
+}
+
+/* Ends every exchange with MCP_ECLOSED and stops the transport thread.
+ * From a transport callback it can only ask the thread to stop: free()
+ * then waits for it (and must not itself run in a callback). */
+static void http_close(client_transport_t *base)
+{
+    http_client_t *t = (http_client_t *)base;
+    pthread_mutex_lock(&t->lock);
+    t->closing = true;
+    bool join = !t->joined && !on_transport_thread(t);
+    if (join)
+        t->joined = true;
+    pthread_mutex_unlock(&t->lock);
+    curl_multi_wakeup(t->multi);
+    if (join)
+        pthread_join(t->thread, NULL);
+}
+
+/* Everything client_http_new_with_limits() may have set up, in reverse. */
+static void destroy(http_client_t *t)
+{
+    if (t->multi)
+        curl_multi_cleanup(t->multi);
+    pthread_mutex_destroy(&t->lock);
+    http_target_free(&t->target);
+    free(t);
+}
+
+static void http_free(client_transport_t *base)
+{
+    if (!base)
+        return;
+    http_client_t *t = (http_client_t *)base;
+    http_close(base);
+    destroy(t);
+}
+
+static const client_transport_ops_t http_ops = {
+    .start = http_start,
+    .cancel = http_cancel,
+    .release = http_release,
+    .notify = http_notify,
+    .close = http_close,
+    .free = http_free,
+};
+
+/* ------------------------------------------------------------------------
+ * Creating the transport
+ * ------------------------------------------------------------------------ */
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_result;
+
+static void init_curl(void)
+{
+    curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* The transport thread takes no signals: they are the application's. */
+static int start_thread(http_client_t *t)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&t->thread, NULL, transport_main, t);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+client_transport_t *client_http_new_with_limits(const mcp_http_target_t *target,
+                                                const client_http_limits_t *limits,
+                                                mcp_log_fn log, void *log_user, mcp_error_t *err)
+{
+    if (!target) {
+        mcp_error_set(err, MCP_EINVAL, 0, NULL, "no HTTP target");
+        return NULL;
+    }
+    pthread_once(&curl_once, init_curl);
+    if (curl_init_result != CURLE_OK) {
+        mcp_error_set(err, MCP_EIO, 0, NULL, "libcurl cannot be initialised: %s",
+                      curl_easy_strerror(curl_init_result));
+        return NULL;
+    }
+    http_client_t *t = calloc(1, sizeof *t);
+    if (!t) {
+        mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&t->lock, NULL);
+    t->base.ops = &http_ops;
+    t->log = log;
+    t->log_user = log_user;
+    if (limits)
+        t->limits = *limits;
+    if (t->limits.drain_ms <= 0)
+        t->limits.drain_ms = CLIENT_HTTP_DEFAULT_DRAIN_MS;
+    if (t->limits.notify_timeout_ms <= 0)
+        t->limits.notify_timeout_ms = CLIENT_HTTP_DEFAULT_NOTIFY_TIMEOUT_MS;
+
+    if (http_target_init(&t->target, target, err) != MCP_OK) {
+        destroy(t);
+        return NULL;
+    }
+    if (!(t->multi = curl_multi_init())) {
+        mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+        destroy(t);
+        return NULL;
+    }
+    if (start_thread(t) != 0) {
+        mcp_error_set(err, MCP_EIO, 0, NULL, "cannot start the HTTP client thread");
+        destroy(t);
+        return NULL;
+    }
+    return &t->base;
+}
+
+client_transport_t *client_http_new(const mcp_http_target_t *target, mcp_log_fn log,
+                                    void *log_user, mcp_error_t *err)
+{
+    return client_http_new_with_limits(target, NULL, log, log_user, err);
+}

@@ -1,0 +1,309 @@
+/*
+ * The HTTP client's target: the endpoint, its TLS settings, the headers
+ * every POST carries, and the bearer token.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mcp/header_value.h"
+#include "transport/http_client.h"
+#include "transport/http_client_target.h"
+
+/* ------------------------------------------------------------------------
+ * Validating and copying
+ * ------------------------------------------------------------------------ */
+
+/* RFC 9110 tchar: what a header name consists of. */
+static bool is_tchar(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+static bool is_token(const char *s, size_t n)
+{
+    if (n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_tchar(s[i]))
+            return false;
+    }
+    return true;
+}
+
+/* Headers the transport writes itself: a target may not send its own. */
+static bool is_managed_header(const char *name, size_t n, bool has_token)
+{
+    static const char *const managed[] = {
+        "Content-Type", "Accept", "Content-Length", "Transfer-Encoding", "Expect", "Host",
+        "MCP-Protocol-Version", "Mcp-Method", "Mcp-Name"};
+    for (size_t i = 0; i < sizeof managed / sizeof managed[0]; i++) {
+        if (strlen(managed[i]) == n && strncasecmp(name, managed[i], n) == 0)
+            return true;
+    }
+    if (n >= 10 && strncasecmp(name, "Mcp-Param-", 10) == 0)
+        return true;
+    return has_token && n == 13 && strncasecmp(name, "Authorization", 13) == 0;
+}
+
+static int copy_headers(http_target_t *to, const char *const *headers, bool has_token,
+                        mcp_error_t *err)
+{
+    size_t count = 0;
+    while (headers && headers[count])
+        count++;
+    if (!(to->extra_headers = calloc(count + 1, sizeof *to->extra_headers)))
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    for (size_t i = 0; i < count; i++) {
+        const char *line = headers[i];
+        const char *colon = strchr(line, ':');
+        size_t name_len = colon ? (size_t)(colon - line) : 0;
+        if (!colon || !is_token(line, name_len) || strpbrk(line, "\r\n"))
+            return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                                 "extra header %zu is not a \"Name: value\" line", i);
+        if (is_managed_header(line, name_len, has_token))
+            return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                                 "extra header %.*s is set by the transport itself",
+                                 (int)name_len, line);
+        if (!(to->extra_headers[i] = strdup(line)))
+            return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    }
+    return MCP_OK;
+}
+
+static int check_url(const char *url, mcp_error_t *err)
+{
+    if (!url)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the HTTP target has no url");
+    CURLU *u = curl_url();
+    if (!u)
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    char *scheme = NULL;
+    CURLUcode uc = curl_url_set(u, CURLUPART_URL, url, 0);
+    if (uc == CURLUE_OK)
+        uc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+    int rc = MCP_OK;
+    if (uc != CURLUE_OK)
+        rc = mcp_error_set(err, MCP_EINVAL, 0, NULL, "bad url \"%s\": %s", url,
+                           curl_url_strerror(uc));
+    else if (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0)
+        rc = mcp_error_set(err, MCP_EINVAL, 0, NULL, "the url \"%s\" is not http or https", url);
+    curl_free(scheme);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+int http_target_init(http_target_t *to, const mcp_http_target_t *from, mcp_error_t *err)
+{
+    memset(to, 0, sizeof *to);
+    pthread_mutex_init(&to->lock, NULL);
+    int rc = check_url(from->url, err);
+    if (rc != MCP_OK)
+        return rc;
+    if (from->bearer_token && strpbrk(from->bearer_token, "\r\n"))
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the bearer token contains a line break");
+    rc = copy_headers(to, from->headers, from->bearer_token || from->token, err);
+    if (rc != MCP_OK)
+        return rc;
+    if (!(to->url = strdup(from->url)) ||
+        (from->bearer_token && !(to->bearer_token = strdup(from->bearer_token))) ||
+        (from->ca_file && !(to->ca_file = strdup(from->ca_file))))
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    to->token_fn = from->token;
+    to->token_user = from->token_user;
+    to->connect_timeout_ms = from->connect_timeout_ms > 0
+                                 ? (long)from->connect_timeout_ms
+                                 : CLIENT_HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
+    to->insecure = from->insecure;
+    return MCP_OK;
+}
+
+void http_target_free(http_target_t *tg)
+{
+    for (char **line = tg->extra_headers; line && *line; line++)
+        free(*line);
+    free(tg->extra_headers);
+    free(tg->url);
+    free(tg->bearer_token);
+    free(tg->ca_file);
+    free(tg->token);
+    free(tg->challenge);
+    pthread_mutex_destroy(&tg->lock);
+}
+
+CURLcode http_target_configure(const http_target_t *tg, CURL *easy)
+{
+    CURLcode c = curl_easy_setopt(easy, CURLOPT_URL, tg->url);
+    if (c == CURLE_OK)
+        c = curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (c == CURLE_OK)
+        c = curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, tg->connect_timeout_ms);
+    if (c == CURLE_OK && tg->insecure)
+        c = curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
+    if (c == CURLE_OK && tg->insecure)
+        c = curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
+    if (c == CURLE_OK && tg->ca_file)
+        c = curl_easy_setopt(easy, CURLOPT_CAINFO, tg->ca_file);
+    return c;
+}
+
+/* ------------------------------------------------------------------------
+ * The bearer token
+ * ------------------------------------------------------------------------ */
+
+/*
+ * The token for the next POST into *token_out (malloc'd), or NULL for
+ * none. The token callback's answer is kept and reused until a 401/403
+ * makes it stale; then the callback is asked again, with that answer's
+ * challenge. It runs without the lock, on the caller's thread, possibly on
+ * several threads at once.
+ */
+static int current_token(http_target_t *tg, char **token_out)
+{
+    *token_out = NULL;
+    if (!tg->token_fn) {
+        if (tg->bearer_token && !(*token_out = strdup(tg->bearer_token)))
+            return MCP_ENOMEM;
+        return MCP_OK;
+    }
+
+    pthread_mutex_lock(&tg->lock);
+    bool ask = !tg->token_known || tg->token_stale;
+    char *challenge = NULL;
+    int rc = MCP_OK;
+    if (ask) {
+        challenge = tg->challenge;
+        tg->challenge = NULL;
+        tg->token_stale = false;
+    } else if (tg->token && !(*token_out = strdup(tg->token))) {
+        rc = MCP_ENOMEM;
+    }
+    pthread_mutex_unlock(&tg->lock);
+    if (!ask)
+        return rc;
+
+    char *fresh = NULL;
+    rc = tg->token_fn(tg->token_user, tg->url, challenge, &fresh);
+    free(challenge);
+    if (rc < 0) {
+        free(fresh);
+        return rc;
+    }
+    char *kept = fresh ? strdup(fresh) : NULL;
+    if (fresh && !kept) {
+        free(fresh);
+        return MCP_ENOMEM;
+    }
+    pthread_mutex_lock(&tg->lock);
+    free(tg->token);
+    tg->token = kept;
+    tg->token_known = true;
+    pthread_mutex_unlock(&tg->lock);
+    *token_out = fresh;
+    return MCP_OK;
+}
+
+void http_target_auth_failed(http_target_t *tg, const char *challenge)
+{
+    if (!tg->token_fn)
+        return;
+    char *copy = challenge ? strdup(challenge) : NULL;
+    pthread_mutex_lock(&tg->lock);
+    free(tg->challenge);
+    tg->challenge = copy;
+    tg->token_stale = true;
+    pthread_mutex_unlock(&tg->lock);
+}
+
+/* ------------------------------------------------------------------------
+ * Request headers
+ * ------------------------------------------------------------------------ */
+
+/* Appends "name: prefix value" to *list. A value must not break the header
+ * framing; an empty one is written "name;", libcurl's spelling of a header
+ * with an empty value ("name:" would remove the header). */
+static int add_header(struct curl_slist **list, const char *name, const char *prefix,
+                      const char *value)
+{
+    if (strpbrk(value, "\r\n"))
+        return MCP_EINVAL;
+    size_t n = strlen(name) + strlen(prefix) + strlen(value) + 3;
+    char *line = malloc(n);
+    if (!line)
+        return MCP_ENOMEM;
+    if (*prefix || *value)
+        snprintf(line, n, "%s: %s%s", name, prefix, value);
+    else
+        snprintf(line, n, "%s;", name);
+    struct curl_slist *grown = curl_slist_append(*list, line);
+    free(line);
+    if (!grown)
+        return MCP_ENOMEM;
+    *list = grown;
+    return MCP_OK;
+}
+
+static int add_line(struct curl_slist **list, const char *line)
+{
+    struct curl_slist *grown = curl_slist_append(*list, line);
+    if (!grown)
+        return MCP_ENOMEM;
+    *list = grown;
+    return MCP_OK;
+}
+
+static int add_hint_headers(struct curl_slist **h, const client_http_hints_t *hints)
+{
+    int rc = MCP_OK;
+    if (hints->protocol_version)
+        rc = add_header(h, "MCP-Protocol-Version", "", hints->protocol_version);
+    if (rc == MCP_OK && hints->method)
+        rc = add_header(h, "Mcp-Method", "", hints->method);
+    if (rc == MCP_OK && hints->name) {
+        char *encoded = NULL;
+        rc = mcp_header_value_encode(hints->name, strlen(hints->name), &encoded);
+        if (rc == MCP_OK)
+            rc = add_header(h, "Mcp-Name", "", encoded);
+        free(encoded);
+    }
+    for (size_t i = 0; rc == MCP_OK && i < hints->n_params; i++) {
+        const mcp_header_t *p = &hints->params[i];
+        char name[256];
+        if (!p->name || !p->value || !is_token(p->name, strlen(p->name)) ||
+            (size_t)snprintf(name, sizeof name, "Mcp-Param-%s", p->name) >= sizeof name)
+            return MCP_EINVAL;
+        rc = add_header(h, name, "", p->value);
+    }
+    return rc;
+}
+
+int http_target_headers(http_target_t *tg, const client_http_hints_t *hints,
+                        struct curl_slist **out)
+{
+    struct curl_slist *h = NULL;
+    int rc = add_header(&h, "Content-Type", "", "application/json");
+    if (rc == MCP_OK)
+        rc = add_header(&h, "Accept", "", "application/json, text/event-stream");
+    if (rc == MCP_OK && hints)
+        rc = add_hint_headers(&h, hints);
+    for (char **line = tg->extra_headers; rc == MCP_OK && line && *line; line++)
+        rc = add_line(&h, *line);
+    if (rc == MCP_OK) {
+        char *token = NULL;
+        rc = current_token(tg, &token);
+        if (rc == MCP_OK && token)
+            rc = add_header(&h, "Authorization", "Bearer ", token);
+        free(token);
+    }
+    /* No "Expect: 100-continue" wait before large bodies. */
+    if (rc == MCP_OK)
+        rc = add_line(&h, "Expect:");
+    if (rc != MCP_OK) {
+        curl_slist_free_all(h);
+        return rc;
+    }
+    *out = h;
+    return MCP_OK;
+}
