@@ -279,8 +279,10 @@ int mcp_client_connect_http(mcp_client_t *client, const mcp_http_target_t *targe
     int rc = check_connectable(client, target, err);
     if (rc != MCP_OK)
         return rc;
-    return mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
-                         "the HTTP client transport is not in this build yet");
+    client_transport_t *t = client_http_new(target, client->log, client->log_user, err);
+    if (!t)
+        return MCP_EIO;
+    return client_connect_transport(client, t, MCP_TRANSPORT_HTTP, err);
 }
 
 /* ------------------------------------------------------------------------
