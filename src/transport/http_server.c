@@ -566,6 +566,8 @@ static int start_daemon(mcp_http_server_t *http, const mcp_http_options_t *o,
     http_signals_block(&saved);
     http->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, http,
+        /* The logger first, or libmicrohttpd prints what comes before it. */
+        MHD_OPTION_EXTERNAL_LOGGER, log_mhd, (void *)http,
         MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)addr,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)threads,
         MHD_OPTION_CONNECTION_LIMIT,
@@ -575,7 +577,6 @@ static int start_daemon(mcp_http_server_t *http, const mcp_http_options_t *o,
                                                : DEFAULT_CONNECTION_TIMEOUT_S),
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, (void *)NULL,
-        MHD_OPTION_EXTERNAL_LOGGER, log_mhd, (void *)http,
         MHD_OPTION_ARRAY, http->tls_cert ? tls : tls + 2,
         MHD_OPTION_END);
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
