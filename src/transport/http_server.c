@@ -146,7 +146,9 @@ static http_req_t *req_new(mcp_http_server_t *http, struct MHD_Connection *conn)
 }
 
 /* Resumes a parked connection (req->lock held): the event thread will call
- * the access handler or the content reader again. */
+ * the access handler or the content reader again. Dropping the watcher's
+ * reference here is never the last one: a suspended connection's request
+ * still holds libmicrohttpd's. */
 static void wake_locked(http_req_t *req)
 {
     if (!req->suspended)
