@@ -1520,6 +1520,48 @@ static int next_token(void *user, const char *url, const char *challenge, char *
     return 0;
 }
 
+static int refuse_token(void *user, const char *url, const char *challenge, char **token_out)
+{
+    *token_out = NULL;
+    return MCP_EAUTH;
+}
+
+static int broken_token(void *user, const char *url, const char *challenge, char **token_out)
+{
+    *token_out = strdup("abc\r\nX-Evil: 1");
+    return 0;
+}
+
+/* A token callback that fails, or answers a token that would break the
+ * framing, fails start() before anything is sent. */
+static void test_token_callback_failures(void **state)
+{
+    (void)state;
+    static const scene_t json = {200, "application/json", .chunks = {TOOL_RESULT}};
+    server_t s;
+    server_start(&s, &json);
+    char *url = url_of(&s);
+    mcp_token_fn fns[] = {refuse_token, broken_token};
+    int want[] = {MCP_EAUTH, MCP_EINVAL};
+    for (size_t i = 0; i < 2; i++) {
+        client_transport_t *t =
+            client_http_new(&(mcp_http_target_t){.url = url, .token = fns[i]}, NULL, NULL, NULL);
+        assert_non_null(t);
+        call_t c;
+        call_init(&c);
+        json_t *req = tool_request(1, "echo");
+        client_exchange_t *ex = NULL;
+        assert_int_equal(t->ops->start(t, req, &tool_hints, &events, &c, &ex), want[i]);
+        json_decref(req);
+        transport_free(t);
+        assert_int_equal(call_done_count(&c), 0);
+        call_clear(&c);
+    }
+    free(url);
+    assert_int_equal(server_count(&s, &s.requests), 0);
+    server_stop(&s);
+}
+
 static void test_token_callback(void **state)
 {
     (void)state;
@@ -1622,6 +1664,7 @@ int main(void)
         cmocka_unit_test(test_bad_targets),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_token_callback),
+        cmocka_unit_test(test_token_callback_failures),
         cmocka_unit_test(test_notify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
