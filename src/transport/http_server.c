@@ -221,8 +221,11 @@ static int on_write(void *user, const char *data, size_t len)
     pthread_mutex_lock(&req->lock);
     int rc = -1;
     if (!req->gone) {
-        if (req->off > 0 && req->off == req->len)
-            req->off = req->len = 0;
+        if (req->off > 0) { /* drop what libmicrohttpd has taken already */
+            memmove(req->buf, req->buf + req->off, req->len - req->off);
+            req->len -= req->off;
+            req->off = 0;
+        }
         if (req->len + len > req->cap) {
             size_t cap = req->cap ? req->cap : 4096;
             while (cap < req->len + len)
