@@ -280,7 +280,9 @@ MCP_API int mcp_http_body(mcp_http_exchange_t *x, const void *data, size_t len);
  * The body is complete: the request goes to the server core. The answer
  * comes through the responder, possibly before this returns (refusals and
  * methods answered without a handler), otherwise later from another
- * thread. Returns MCP_OK, or MCP_ESTATE when called twice.
+ * thread. Returns MCP_OK, or MCP_ESTATE when called a second time. (An
+ * exchange aborted or cancelled while its body was read is over: this
+ * then does nothing and returns MCP_OK.)
  */
 MCP_API int mcp_http_end(mcp_http_exchange_t *x);
 

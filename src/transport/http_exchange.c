@@ -465,10 +465,12 @@ int mcp_http_end(mcp_http_exchange_t *x)
         return MCP_EINVAL;
     mcp_http_endpoint_t *ep = x->ep;
     pthread_mutex_lock(&x->lock);
+    bool again = x->ended;
+    x->ended = true;
     if (x->state != EXCHANGE_READING) {
-        int rc = x->state == EXCHANGE_DONE ? MCP_OK : MCP_ESTATE;
+        /* Aborted or cancelled while its body was read: nothing to do. */
         pthread_mutex_unlock(&x->lock);
-        return rc; /* DONE: aborted or cancelled while reading; nothing to do */
+        return again ? MCP_ESTATE : MCP_OK;
     }
     if (x->body_too_large) {
         send_error_locked(x, 413, MCP_INVALID_REQUEST, TOO_LARGE);

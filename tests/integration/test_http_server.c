@@ -289,6 +289,16 @@ static const rule_case_t RULES[] = {
     {"Host 127.0.0.1:port",
      .headers = {STD, "Mcp-Method: server/discover", "Host: 127.0.0.1:1"},
      .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+    /* The conformance suite's dns-rebinding-protection scenario. */
+    {"rebinding: foreign Host and Origin",
+     .headers = {STD, "Mcp-Method: server/discover", "Host: evil.example.com",
+                 "Origin: http://evil.example.com"},
+     .rpc_method = "server/discover", .status = 403, .content_type = "application/json",
+     .code = -32600},
+    {"rebinding: the server's own Host and Origin",
+     .headers = {STD, "Mcp-Method: server/discover", "Host: 127.0.0.1:3000",
+                 "Origin: http://127.0.0.1:3000"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
 };
 
 static void check_rule(const char *base, const rule_case_t *c)
