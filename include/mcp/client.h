@@ -189,7 +189,12 @@ MCP_API int mcp_client_connect_stdio(mcp_client_t *client, const mcp_stdio_targe
 
 /* Supplies a bearer token for a request to `url`; return a malloc'd token
  * in *token_out (or NULL for none) and 0. `challenge` is the server's
- * WWW-Authenticate value after a 401/403, NULL before the first request. */
+ * WWW-Authenticate value after a 401/403, NULL before the first request.
+ * The client asks before its first request and keeps the answer until a
+ * 401/403; the next request then asks again, with that challenge. A
+ * negative return fails the request with it. Called on the thread making
+ * the call, possibly on several threads at once; it may block (say, for a
+ * login) but must not call the client. */
 typedef int (*mcp_token_fn)(void *user, const char *url, const char *challenge,
                             char **token_out);
 

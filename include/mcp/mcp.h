@@ -3,5 +3,8 @@
 #define MCP_MCP_H
 
 #include "mcp/protocol.h"
+#include "mcp/server.h"
+#include "mcp/server_core.h"
+#include "mcp/server_http.h"
 
 #endif /* MCP_MCP_H */

@@ -1,9 +1,9 @@
 /*
  * The Streamable HTTP client transport (src/transport/http_client.c),
  * driven directly, without the client core, against a scripted HTTP server
- * (libmicrohttpd, one thread per connection) that plays canned answers:
- * JSON, event streams with every quirk, error statuses, oversized bodies,
- * and a raw socket that never answers at all.
+ * (libmicrohttpd, one thread per connection, optionally over TLS) that
+ * plays canned answers: JSON, event streams with every quirk, error
+ * statuses, oversized bodies, and a raw socket that never answers at all.
  */
 #define _GNU_SOURCE /* clock_gettime, nanosleep, strdup */
 #include <arpa/inet.h>
@@ -23,6 +23,9 @@
 
 #include <cmocka.h>
 #include <microhttpd.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
 
 #include "client/transport.h"
 #include "mcp/jsonrpc.h"
@@ -284,20 +287,33 @@ static void connection_event(void *cls, struct MHD_Connection *c, void **socket_
     pthread_mutex_unlock(&s->lock);
 }
 
-static void server_start(server_t *s, const scene_t *scene)
+/* Starts the server on a loopback port; with a key and certificate (PEM)
+ * it speaks HTTPS. */
+static void server_start_tls(server_t *s, const scene_t *scene, const char *key_pem,
+                             const char *cert_pem)
 {
     memset(s, 0, sizeof *s);
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->changed, NULL);
     s->scene = scene;
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    s->daemon = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL,
-        NULL, handle, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-        MHD_OPTION_NOTIFY_COMPLETED, request_done, s, MHD_OPTION_NOTIFY_CONNECTION,
-        connection_event, s, MHD_OPTION_END);
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                     MHD_USE_POLL | (key_pem ? MHD_USE_TLS : 0);
+    struct MHD_OptionItem tls[] = {{MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key_pem},
+                                   {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert_pem},
+                                   {MHD_OPTION_END, 0, NULL}};
+    s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR,
+                                 (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED,
+                                 request_done, s, MHD_OPTION_NOTIFY_CONNECTION,
+                                 connection_event, s, MHD_OPTION_ARRAY,
+                                 key_pem ? tls : tls + 2, MHD_OPTION_END);
     assert_non_null(s->daemon);
     s->port = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT)->port;
+}
+
+static void server_start(server_t *s, const scene_t *scene)
+{
+    server_start_tls(s, scene, NULL, NULL);
 }
 
 static void server_play(server_t *s, const scene_t *scene)
@@ -1393,6 +1409,96 @@ static void test_bad_targets(void **state)
 }
 
 /* ------------------------------------------------------------------------
+ * TLS
+ * ------------------------------------------------------------------------ */
+
+/* A self-signed certificate for 127.0.0.1, and its key, as PEM. */
+static void make_certificate(char **key_pem, char **cert_pem)
+{
+    EVP_PKEY *key = EVP_EC_gen("P-256");
+    X509 *x = X509_new();
+    assert_non_null(key);
+    assert_non_null(x);
+    X509_set_version(x, 2);
+    ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+    X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+    X509_gmtime_adj(X509_getm_notAfter(x), 3600);
+    X509_set_pubkey(x, key);
+    X509_NAME *name = X509_get_subject_name(x);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"127.0.0.1", -1,
+                               -1, 0);
+    X509_set_issuer_name(x, name);
+    X509V3_CTX ctx;
+    X509V3_set_ctx(&ctx, x, x, NULL, NULL, 0);
+    const char *exts[][2] = {{"subjectAltName", "IP:127.0.0.1"},
+                             {"basicConstraints", "critical,CA:TRUE"}};
+    for (size_t i = 0; i < 2; i++) {
+        X509_EXTENSION *ext = X509V3_EXT_nconf(NULL, &ctx, exts[i][0], exts[i][1]);
+        assert_non_null(ext);
+        X509_add_ext(x, ext, -1);
+        X509_EXTENSION_free(ext);
+    }
+    assert_true(X509_sign(x, key, EVP_sha256()) > 0);
+
+    BIO *kb = BIO_new(BIO_s_mem()), *cb = BIO_new(BIO_s_mem());
+    assert_true(PEM_write_bio_PrivateKey(kb, key, NULL, NULL, 0, NULL, NULL));
+    assert_true(PEM_write_bio_X509(cb, x));
+    char *data;
+    long n = BIO_get_mem_data(kb, &data);
+    *key_pem = strndup(data, (size_t)n);
+    n = BIO_get_mem_data(cb, &data);
+    *cert_pem = strndup(data, (size_t)n);
+    BIO_free(kb);
+    BIO_free(cb);
+    X509_free(x);
+    EVP_PKEY_free(key);
+}
+
+static void test_tls(void **state)
+{
+    (void)state;
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+        skip();
+    char *key_pem, *cert_pem;
+    make_certificate(&key_pem, &cert_pem);
+    char ca_file[] = "/tmp/mcp-test-ca-XXXXXX";
+    int fd = mkstemp(ca_file);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, cert_pem, strlen(cert_pem)), (ssize_t)strlen(cert_pem));
+    close(fd);
+
+    static const scene_t json = {200, "application/json", .chunks = {TOOL_RESULT}};
+    server_t s;
+    server_start_tls(&s, &json, key_pem, cert_pem);
+    char url[64];
+    snprintf(url, sizeof url, "https://127.0.0.1:%d/mcp", s.port);
+    const mcp_http_target_t targets[] = {
+        {.url = url},                    /* verified by default: refused */
+        {.url = url, .insecure = true},  /* not verified */
+        {.url = url, .ca_file = ca_file} /* verified against our CA */
+    };
+    for (size_t i = 0; i < 3; i++) {
+        client_transport_t *t = client_http_new(&targets[i], NULL, NULL, NULL);
+        assert_non_null(t);
+        call_t c;
+        call_tool(t, (json_int_t)i, &c);
+        if (i == 0) {
+            assert_int_equal(c.rc, MCP_EIO);
+            assert_int_equal(c.status, 0);
+            assert_non_null(strstr(c.why, "certificate"));
+        } else {
+            assert_tool_result(&c, (json_int_t)i);
+        }
+        call_clear(&c);
+        transport_free(t);
+    }
+    server_stop(&s);
+    unlink(ca_file);
+    free(key_pem);
+    free(cert_pem);
+}
+
+/* ------------------------------------------------------------------------
  * Tokens
  * ------------------------------------------------------------------------ */
 
@@ -1412,6 +1518,48 @@ static int next_token(void *user, const char *url, const char *challenge, char *
     snprintf(token, sizeof token, "t%d", src->calls);
     *token_out = strdup(token);
     return 0;
+}
+
+static int refuse_token(void *user, const char *url, const char *challenge, char **token_out)
+{
+    *token_out = NULL;
+    return MCP_EAUTH;
+}
+
+static int broken_token(void *user, const char *url, const char *challenge, char **token_out)
+{
+    *token_out = strdup("abc\r\nX-Evil: 1");
+    return 0;
+}
+
+/* A token callback that fails, or answers a token that would break the
+ * framing, fails start() before anything is sent. */
+static void test_token_callback_failures(void **state)
+{
+    (void)state;
+    static const scene_t json = {200, "application/json", .chunks = {TOOL_RESULT}};
+    server_t s;
+    server_start(&s, &json);
+    char *url = url_of(&s);
+    mcp_token_fn fns[] = {refuse_token, broken_token};
+    int want[] = {MCP_EAUTH, MCP_EINVAL};
+    for (size_t i = 0; i < 2; i++) {
+        client_transport_t *t =
+            client_http_new(&(mcp_http_target_t){.url = url, .token = fns[i]}, NULL, NULL, NULL);
+        assert_non_null(t);
+        call_t c;
+        call_init(&c);
+        json_t *req = tool_request(1, "echo");
+        client_exchange_t *ex = NULL;
+        assert_int_equal(t->ops->start(t, req, &tool_hints, &events, &c, &ex), want[i]);
+        json_decref(req);
+        transport_free(t);
+        assert_int_equal(call_done_count(&c), 0);
+        call_clear(&c);
+    }
+    free(url);
+    assert_int_equal(server_count(&s, &s.requests), 0);
+    server_stop(&s);
 }
 
 static void test_token_callback(void **state)
@@ -1514,7 +1662,9 @@ int main(void)
         cmocka_unit_test(test_headers_sent),
         cmocka_unit_test(test_header_injection_refused),
         cmocka_unit_test(test_bad_targets),
+        cmocka_unit_test(test_tls),
         cmocka_unit_test(test_token_callback),
+        cmocka_unit_test(test_token_callback_failures),
         cmocka_unit_test(test_notify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,336 @@
+/*
+ * The Streamable HTTP transport of the server (protocol revision
+ * 2026-07-28, digest section 4): one endpoint, POST only, every request
+ * answered with one JSON document or with an event stream scoped to it.
+ *
+ * Two ways to serve HTTP:
+ *
+ *   - mcp_http_server_start(): a complete HTTP server (libmicrohttpd),
+ *     bound to 127.0.0.1 unless told otherwise, optionally over TLS.
+ *
+ *         mcp_http_server_t *http;
+ *         mcp_http_server_start(srv, &(mcp_http_options_t){.port = 8080}, &http, &err);
+ *         ... serve until asked to stop ...
+ *         mcp_http_server_stop(http);
+ *
+ *   - The endpoint API (mcp_http_endpoint_new(), mcp_http_begin() ...):
+ *     the same rules without any HTTP library, to mount libmcp inside
+ *     another HTTP server. You hand over the method, path, headers and
+ *     body; libmcp hands back the status, headers and body (or event
+ *     stream) through your callbacks. The built-in server is written on
+ *     top of it, so both apply every rule below identically.
+ *
+ * What the endpoint enforces, in this order (the first failure answers):
+ *
+ *   path         the configured path exactly (query string ignored)   404
+ *   Host         one of the allowed hosts (DNS rebinding guard)        403
+ *   Origin       absent, or one of the allowed origins                 403
+ *   method       POST (GET and DELETE are legacy-era streams this
+ *                revision does not serve), with "Allow: POST"          405
+ *   auth         the optional callback admits the request         401/403
+ *   Content-Type application/json (parameters ignored)                 415
+ *   Accept       absent, or admits application/json or
+ *                text/event-stream                                     406
+ *   body size    at most max_body_bytes (Content-Length or counted)   413
+ *   then the server core: -32700/-32600 (400), the validation ladder
+ *   (-32020, -32602, -32022: 400; -32601: 404; -32021: 400), handlers.
+ *
+ * Refusals before the core carry a JSON-RPC error without "id" (code
+ * -32600) so that a client can show why, except 404 for a wrong path,
+ * which is plain text: a JSON -32601 on 404 would read as "method not
+ * found" to a modern client probing the URL.
+ *
+ * Framing of a request's answer: application/json for a lone response; a
+ * text/event-stream (one "event: message" per JSON-RPC message, the final
+ * response last, then the stream ends) as soon as the request emits a
+ * notification (progress, log) before its response. Accept narrows the
+ * choice: a client that admits only application/json gets the response
+ * alone (its notifications are dropped); one that admits only
+ * text/event-stream gets even a lone successful response as a stream.
+ * Notifications POSTed by a client are answered 202 with an empty body.
+ * Mcp-Session-Id and Last-Event-ID are ignored (this revision has neither
+ * sessions nor resumption).
+ *
+ * Cancellation: a client that goes away (closes the stream or the
+ * connection) cancels its request; the handler sees mcp_call_cancelled()
+ * and nothing more is sent. Timeouts: every request has an idle timeout,
+ * restarted by every message sent for it, and a hard maximum counted from
+ * its start; when either passes, the request is cancelled and its response
+ * closed unfinished (digest section 4.7).
+ */
+#ifndef MCP_SERVER_HTTP_H
+#define MCP_SERVER_HTTP_H
+
+#include "mcp/common.h"
+#include "mcp/headers.h"
+#include "mcp/server.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Endpoint rules (shared by the built-in server and embedders)
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Authentication hook: sees the request headers (borrowed, valid during the
+ * call) before the body is read. Return one of:
+ *   0    admitted. Optionally store a malloc'd principal in *principal
+ *        (libmcp frees it with free()); handlers read it with
+ *        mcp_call_principal(), and requestState is bound to it.
+ *   401  not authenticated: answered 401; a malloc'd value stored in
+ *        *www_authenticate is sent as the WWW-Authenticate header.
+ *   403  authenticated but not allowed: answered 403 (WWW-Authenticate as
+ *        for 401, e.g. Bearer error="insufficient_scope").
+ * Any other value is treated as 403 (fail closed). Called from transport
+ * threads, several at once: keep it quick and thread-safe.
+ */
+typedef int (*mcp_http_auth_fn)(void *user, const mcp_headers_t *headers, char **principal,
+                                char **www_authenticate);
+
+typedef struct mcp_http_endpoint_options {
+    /* The endpoint's path; "/mcp" when NULL. */
+    const char *path;
+    /*
+     * Origins a browser page may call from, NULL-terminated, compared
+     * case-insensitively with the Origin header ("https://app.example").
+     * Loopback origins (http or https, localhost / 127.0.0.1 / [::1], any
+     * port) are always allowed; "*" allows any origin. NULL: loopback only.
+     * A request without Origin (not from a browser) is never refused for it.
+     */
+    const char *const *allowed_origins;
+    /*
+     * Host header values to accept, NULL-terminated: "example.com" accepts
+     * that name with any port, "example.com:8443" only that port, "*" any
+     * Host. Loopback names (localhost, 127.0.0.1, [::1], any port) are
+     * always accepted. NULL: loopback names only -- the DNS-rebinding guard
+     * a local server needs; list your public names when serving others.
+     */
+    const char *const *allowed_hosts;
+    /* Largest accepted request body; 0 picks 4 MiB. */
+    size_t max_body_bytes;
+    /* Idle timeout of a request: how long it may go without sending
+     * anything (a notification or its response); 0 picks 60000. */
+    int64_t request_timeout_ms;
+    /* Hard maximum of a request from its start, whatever it sends, also
+     * capping request_timeout_ms and per-request timeouts; 0 picks 600000. */
+    int64_t max_request_timeout_ms;
+    /* Optional authentication (see mcp_http_auth_fn). */
+    mcp_http_auth_fn auth;
+    void *auth_user;
+} mcp_http_endpoint_options_t;
+
+/* ------------------------------------------------------------------------
+ * The built-in HTTP server (libmicrohttpd)
+ * ------------------------------------------------------------------------ */
+
+typedef struct mcp_http_options {
+    /* Numeric IPv4 or IPv6 address, or "localhost"; NULL picks "127.0.0.1".
+     * A non-loopback address with endpoint.allowed_hosts NULL accepts any
+     * Host header (the names you are reached by are yours to list). */
+    const char *bind_address;
+    /* TCP port; 0 picks a free one (see mcp_http_server_port()). */
+    uint16_t port;
+    /* The endpoint rules above. */
+    mcp_http_endpoint_options_t endpoint;
+    /* Event threads accepting connections and moving bytes; 0 picks 2.
+     * They never run handlers (the server's worker pool does). */
+    unsigned threads;
+    /* Most simultaneous connections; 0 picks 1024. */
+    unsigned connection_limit;
+    /* Seconds a connection may stay idle (no bytes while reading a request
+     * or while writing a response that is not waiting on a handler);
+     * 0 picks 30. Slow clients cannot hold a thread: I/O is non-blocking. */
+    unsigned connection_timeout_s;
+    /* On stop, how long requests in flight may finish before they are
+     * cancelled; 0 picks 5000, negative cancels at once. */
+    int shutdown_grace_ms;
+    /* TLS: PEM certificate (chain) and private key files, both or
+     * neither. Read once at start. */
+    const char *tls_cert_file;
+    const char *tls_key_file;
+} mcp_http_options_t;
+
+typedef struct mcp_http_server mcp_http_server_t;
+
+/*
+ * Starts serving `srv` over HTTP in background threads and stores the
+ * running server in *out. `opts` may be NULL (127.0.0.1, a free port,
+ * "/mcp"); it is copied. Returns MCP_OK; MCP_EINVAL for a bad option (an
+ * address that is not numeric, one TLS file without the other), MCP_EIO
+ * when a TLS file cannot be read or the address cannot be bound,
+ * MCP_EUNSUPPORTED when libmicrohttpd lacks TLS, MCP_ENOMEM; *err says
+ * which. `srv` must outlive the HTTP server. Thread-safe.
+ */
+MCP_API int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
+                                  mcp_http_server_t **out, mcp_error_t *err);
+
+/* The TCP port the server listens on (the chosen one when port 0 was
+ * asked). Thread-safe. */
+MCP_API uint16_t mcp_http_server_port(const mcp_http_server_t *http);
+
+/*
+ * Stops and frees the server: stops accepting connections, lets requests
+ * in flight finish for up to shutdown_grace_ms, cancels the rest (their
+ * connections are closed), then closes every connection. Blocks until the
+ * HTTP threads are gone; handlers that ignore cancellation may still be
+ * running (mcp_server_free() waits for them). Call it once, from a thread
+ * that is not an HTTP or handler thread. NULL-safe.
+ */
+MCP_API void mcp_http_server_stop(mcp_http_server_t *http);
+
+/* ------------------------------------------------------------------------
+ * Embedding: the endpoint without an HTTP library
+ *
+ * Your HTTP server receives a request and calls:
+ *
+ *     mcp_http_exchange_t *x;
+ *     mcp_http_begin(ep, &req, &responder, &x);   // request line + headers
+ *     if (x) {                                    // NULL: already answered
+ *         while (more body)
+ *             mcp_http_body(x, chunk, n);
+ *         mcp_http_end(x);                        // answered, now or later
+ *     }
+ *     ... if the client disconnects before finish(): mcp_http_exchange_cancel(x)
+ *     ... when you no longer need the handle:        mcp_http_exchange_release(x)
+ *
+ * (mcp_http_handle() does the first three steps for a body in memory.)
+ * libmcp answers through the responder: start() once, write() zero or more
+ * times, finish() once. Callbacks run on the thread calling begin/end (for
+ * answers known at once), on worker threads, or on the endpoint's timeout
+ * thread; never two at a time for one exchange, and never from inside
+ * mcp_http_exchange_cancel() or mcp_http_exchange_release().
+ * ------------------------------------------------------------------------ */
+
+typedef struct mcp_http_endpoint mcp_http_endpoint_t;
+typedef struct mcp_http_exchange mcp_http_exchange_t;
+
+/* The request line and headers, all borrowed for the duration of
+ * mcp_http_begin() (the endpoint copies what it keeps). */
+typedef struct mcp_http_request {
+    const char *method;    /* "POST", "GET", ... (case-sensitive) */
+    const char *path;      /* the request target; a "?query" is ignored */
+    mcp_headers_t headers; /* every header as received, repeats included */
+    /* This request's idle timeout in ms, instead of request_timeout_ms;
+     * 0 keeps the endpoint's. Capped by max_request_timeout_ms. */
+    int64_t timeout_ms;
+} mcp_http_request_t;
+
+/*
+ * Where the answer goes. Every callback gets `user`.
+ *
+ * start(status, headers, content_length): the status line and headers
+ *   (borrowed during the call; Content-Type and friends included, never
+ *   Content-Length or Transfer-Encoding). content_length >= 0 announces a
+ *   complete body of exactly that many bytes, delivered by one write()
+ *   (none when 0); -1 announces an event stream: send it chunked (or until
+ *   close) and push every write() to the client at once.
+ * write(data, len): body bytes (borrowed during the call).
+ * finish(complete): the last call. complete true: the response is whole,
+ *   end it normally. false: abandon it and close the connection (a timeout,
+ *   a write failure, or the server shutting down); start() may not have
+ *   been called.
+ *
+ * start() and write() return 0, or a negative value when the client is
+ * gone: the request is then cancelled and finish(false) follows.
+ * finish() is called exactly once per exchange -- unless you cancelled the
+ * exchange before it was called: then no callback runs any more.
+ */
+typedef struct mcp_http_responder {
+    int (*start)(void *user, int status, const mcp_header_t *headers, size_t n_headers,
+                 int64_t content_length);
+    int (*write)(void *user, const char *data, size_t len);
+    void (*finish)(void *user, bool complete);
+    void *user;
+} mcp_http_responder_t;
+
+/*
+ * Creates an endpoint serving `srv` with the rules in `opts` (may be NULL
+ * for the defaults; copied). Returns NULL with *err filled on a bad option
+ * or allocation failure. `srv` must outlive the endpoint and every exchange
+ * of it. Thread-safe; the endpoint may serve any number of threads.
+ */
+MCP_API mcp_http_endpoint_t *mcp_http_endpoint_new(mcp_server_t *srv,
+                                                   const mcp_http_endpoint_options_t *opts,
+                                                   mcp_error_t *err);
+
+/*
+ * Starts an exchange for a request whose line and headers have arrived.
+ * Runs every check that needs no body (path, Host, Origin, method, auth,
+ * Content-Type, Accept, a Content-Length over the limit). Returns MCP_OK
+ * and sets *out to the exchange to feed the body to -- or to NULL when the
+ * request was refused: it has been answered through the responder already
+ * (start, write, finish) before this returns. The responder is copied.
+ * Returns MCP_EINVAL for NULL arguments or MCP_ENOMEM, without calling the
+ * responder. An exchange handle is yours until mcp_http_exchange_release().
+ */
+MCP_API int mcp_http_begin(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
+                           const mcp_http_responder_t *responder, mcp_http_exchange_t **out);
+
+/*
+ * Appends body bytes (copied). Returns MCP_OK; MCP_ELIMIT once the body
+ * outgrew max_body_bytes (later bytes are dropped; stop reading if you can
+ * and call mcp_http_end(), which answers 413); MCP_ENOMEM; MCP_ESTATE
+ * after mcp_http_end().
+ */
+MCP_API int mcp_http_body(mcp_http_exchange_t *x, const void *data, size_t len);
+
+/*
+ * The body is complete: the request goes to the server core. The answer
+ * comes through the responder, possibly before this returns (refusals and
+ * methods answered without a handler), otherwise later from another
+ * thread. Returns MCP_OK, or MCP_ESTATE when called a second time. (An
+ * exchange aborted or cancelled while its body was read is over: this
+ * then does nothing and returns MCP_OK.)
+ */
+MCP_API int mcp_http_end(mcp_http_exchange_t *x);
+
+/*
+ * mcp_http_begin() + mcp_http_body() + mcp_http_end() for a body already in
+ * memory (`body` may be NULL when len is 0). `out` may be NULL when you
+ * will never cancel; otherwise it receives the handle (or NULL when the
+ * request was answered at once). Returns as mcp_http_begin().
+ */
+MCP_API int mcp_http_handle(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
+                            const char *body, size_t len, const mcp_http_responder_t *responder,
+                            mcp_http_exchange_t **out);
+
+/*
+ * The client went away: cancels the request (its handler sees
+ * mcp_call_cancelled()). Unless finish() was called already, no callback
+ * runs after this returns and none will. Do not call it from inside a
+ * responder callback (return a negative value there instead).
+ * Thread-safe; NULL-safe; harmless after finish.
+ */
+MCP_API void mcp_http_exchange_cancel(mcp_http_exchange_t *x);
+
+/* Drops your handle; the exchange goes on (use cancel to stop it).
+ * NULL-safe. */
+MCP_API void mcp_http_exchange_release(mcp_http_exchange_t *x);
+
+/*
+ * Waits until every exchange of the endpoint is over and released by
+ * everyone (you, the server core) or `timeout_ms` passed (negative: no
+ * limit). Returns MCP_OK, or MCP_ETIMEDOUT. Use it with
+ * mcp_http_endpoint_abort_all() for a graceful shutdown. Thread-safe.
+ */
+MCP_API int mcp_http_endpoint_drain(mcp_http_endpoint_t *ep, int64_t timeout_ms);
+
+/* Cancels every exchange in flight and closes its response: finish(false)
+ * is called for each that had not finished, from this thread. Exchanges
+ * begun afterwards are served normally. Thread-safe. */
+MCP_API void mcp_http_endpoint_abort_all(mcp_http_endpoint_t *ep);
+
+/*
+ * Aborts what is still in flight (as mcp_http_endpoint_abort_all()), stops
+ * the endpoint's timeout thread and frees the endpoint. Exchange handles
+ * you still hold stay valid until released. Do not call begin on it
+ * afterwards. NULL-safe.
+ */
+MCP_API void mcp_http_endpoint_free(mcp_http_endpoint_t *ep);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCP_SERVER_HTTP_H */

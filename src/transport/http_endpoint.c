@@ -1,0 +1,208 @@
+/*
+ * The endpoint object: its options, the list of live exchanges, and the
+ * shutdown helpers (drain, abort_all) built on that list.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "transport/http_endpoint.h"
+
+#define DEFAULT_PATH "/mcp"
+#define DEFAULT_MAX_BODY ((size_t)4 * 1024 * 1024)
+#define DEFAULT_IDLE_MS 60000
+#define DEFAULT_MAX_MS 600000
+
+int64_t http_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void http_signals_block(sigset_t *saved)
+{
+    static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS};
+    sigset_t blocked;
+    sigfillset(&blocked);
+    for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
+        sigdelset(&blocked, fault_signals[i]);
+    pthread_sigmask(SIG_SETMASK, &blocked, saved);
+}
+
+static void free_list(char **list)
+{
+    for (size_t i = 0; list && list[i]; i++)
+        free(list[i]);
+    free(list);
+}
+
+/* A NULL-terminated copy of a NULL-terminated list (NULL stays NULL).
+ * Returns false on allocation failure. */
+static bool copy_list(const char *const *src, char ***dst)
+{
+    *dst = NULL;
+    if (!src)
+        return true;
+    size_t n = 0;
+    while (src[n])
+        n++;
+    char **copy = calloc(n + 1, sizeof *copy);
+    if (!copy)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (!(copy[i] = strdup(src[i]))) {
+            free_list(copy);
+            return false;
+        }
+    }
+    *dst = copy;
+    return true;
+}
+
+static void endpoint_destroy(mcp_http_endpoint_t *ep)
+{
+    free(ep->path);
+    free_list(ep->allowed_origins);
+    free_list(ep->allowed_hosts);
+    pthread_mutex_destroy(&ep->lock);
+    pthread_cond_destroy(&ep->changed);
+    pthread_cond_destroy(&ep->timer_wake);
+    free(ep);
+}
+
+void http_endpoint_ref(mcp_http_endpoint_t *ep)
+{
+    atomic_fetch_add(&ep->refs, 1);
+}
+
+void http_endpoint_unref(mcp_http_endpoint_t *ep)
+{
+    if (atomic_fetch_sub(&ep->refs, 1) == 1)
+        endpoint_destroy(ep);
+}
+
+mcp_http_endpoint_t *http_endpoint_new(mcp_server_t *srv, const mcp_http_endpoint_options_t *opts,
+                                       bool any_host_by_default, mcp_error_t *err)
+{
+    static const mcp_http_endpoint_options_t defaults = {0};
+    static const char *const any_host[] = {"*", NULL};
+    if (!opts)
+        opts = &defaults;
+    if (!srv) {
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL, "an endpoint needs a server");
+        return NULL;
+    }
+    if (opts->path && opts->path[0] != '/') {
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                      "the endpoint path must start with '/'");
+        return NULL;
+    }
+    if (opts->request_timeout_ms < 0 || opts->max_request_timeout_ms < 0) {
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                      "request timeouts must not be negative");
+        return NULL;
+    }
+    mcp_http_endpoint_t *ep = calloc(1, sizeof *ep);
+    if (!ep) {
+        mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
+        return NULL;
+    }
+    atomic_init(&ep->refs, 1);
+    ep->srv = srv;
+    pthread_mutex_init(&ep->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&ep->changed, &attr);
+    pthread_cond_init(&ep->timer_wake, &attr);
+    pthread_condattr_destroy(&attr);
+
+    const char *const *hosts = opts->allowed_hosts;
+    if (!hosts && any_host_by_default)
+        hosts = any_host;
+    ep->path = strdup(opts->path ? opts->path : DEFAULT_PATH);
+    if (!ep->path || !copy_list(opts->allowed_origins, &ep->allowed_origins) ||
+        !copy_list(hosts, &ep->allowed_hosts)) {
+        endpoint_destroy(ep);
+        mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
+        return NULL;
+    }
+    ep->max_body = opts->max_body_bytes ? opts->max_body_bytes : DEFAULT_MAX_BODY;
+    ep->max_ms = opts->max_request_timeout_ms ? opts->max_request_timeout_ms : DEFAULT_MAX_MS;
+    ep->idle_ms = opts->request_timeout_ms ? opts->request_timeout_ms : DEFAULT_IDLE_MS;
+    if (ep->idle_ms > ep->max_ms)
+        ep->idle_ms = ep->max_ms;
+    ep->auth = opts->auth;
+    ep->auth_user = opts->auth_user;
+    return ep;
+}
+
+mcp_http_endpoint_t *mcp_http_endpoint_new(mcp_server_t *srv,
+                                           const mcp_http_endpoint_options_t *opts,
+                                           mcp_error_t *err)
+{
+    return http_endpoint_new(srv, opts, false, err);
+}
+
+int mcp_http_endpoint_drain(mcp_http_endpoint_t *ep, int64_t timeout_ms)
+{
+    if (!ep)
+        return MCP_EINVAL;
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    if (timeout_ms >= 0) {
+        deadline.tv_sec += (time_t)(timeout_ms / 1000);
+        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+    }
+    pthread_mutex_lock(&ep->lock);
+    int rc = 0;
+    while (ep->n_live > 0 && rc != ETIMEDOUT) {
+        if (timeout_ms < 0)
+            pthread_cond_wait(&ep->changed, &ep->lock);
+        else
+            rc = pthread_cond_timedwait(&ep->changed, &ep->lock, &deadline);
+    }
+    bool idle = ep->n_live == 0;
+    pthread_mutex_unlock(&ep->lock);
+    return idle ? MCP_OK : MCP_ETIMEDOUT;
+}
+
+/* Aborting needs the exchange's lock, which may not be taken under the
+ * endpoint's, so the walk holds a reference on the current exchange: a
+ * referenced exchange stays linked, so its `next` is valid after relocking.
+ * Exchanges begun during the walk are added at the head and not visited. */
+void mcp_http_endpoint_abort_all(mcp_http_endpoint_t *ep)
+{
+    if (!ep)
+        return;
+    pthread_mutex_lock(&ep->lock);
+    mcp_http_exchange_t *x = ep->live;
+    if (x)
+        http_exchange_ref(x);
+    pthread_mutex_unlock(&ep->lock);
+    while (x) {
+        http_exchange_abort(x, NULL);
+        pthread_mutex_lock(&ep->lock);
+        mcp_http_exchange_t *next = x->next;
+        if (next)
+            http_exchange_ref(next);
+        pthread_mutex_unlock(&ep->lock);
+        http_exchange_unref(x);
+        x = next;
+    }
+}
+
+void mcp_http_endpoint_free(mcp_http_endpoint_t *ep)
+{
+    if (!ep)
+        return;
+    mcp_http_endpoint_abort_all(ep);
+    http_timeouts_stop(ep);
+    http_endpoint_unref(ep);
+}

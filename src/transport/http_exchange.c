@@ -1,0 +1,552 @@
+/*
+ * One HTTP request on the endpoint, from its headers to the last byte of
+ * its answer:
+ *
+ *   begin   the checks that need no body (path, Host, Origin, method,
+ *           auth, Content-Type, Accept, declared length); refusals are
+ *           answered on the spot
+ *   body    collected up to the limit
+ *   end     handed to the server core, which answers through the sink
+ *   sink    frames what the core sends: one JSON document, or an event
+ *           stream as soon as a notification comes before the response
+ *
+ * The exchange lock serialises every responder callback, so an exchange
+ * that is DONE (finished, aborted or cancelled) calls nobody any more.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/sse.h"
+#include "server/server_internal.h"
+#include "transport/http_endpoint.h"
+
+static const mcp_header_t JSON_HEADERS[] = {{"Content-Type", "application/json"}};
+static const mcp_header_t SSE_HEADERS[] = {
+    {"Content-Type", "text/event-stream"},
+    {"Cache-Control", "no-cache"},
+    /* Tells nginx-style proxies not to hold events back. */
+    {"X-Accel-Buffering", "no"},
+};
+#define N_SSE_HEADERS (sizeof SSE_HEADERS / sizeof SSE_HEADERS[0])
+#define TOO_LARGE "Content Too Large: the request body exceeds the server's limit"
+
+/* ------------------------------------------------------------------------
+ * Answers without an exchange (refusals at begin)
+ * ------------------------------------------------------------------------ */
+
+static void respond(const mcp_http_responder_t *out, int status, const mcp_header_t *headers,
+                    size_t n_headers, const char *body, size_t len)
+{
+    bool ok = out->start(out->user, status, headers, n_headers, (int64_t)len) >= 0 &&
+              (len == 0 || out->write(out->user, body, len) >= 0);
+    out->finish(out->user, ok);
+}
+
+/* A JSON-RPC error response without id (malloc'd text), or NULL. */
+static char *error_body(int code, const char *reason, size_t *len)
+{
+    json_t *msg = mcp_jsonrpc_error(NULL, code, reason, NULL);
+    char *body = mcp_json_dump(msg, len);
+    json_decref(msg);
+    return body;
+}
+
+/*
+ * An HTTP-level refusal: a JSON-RPC error without id (-32600, the HTTP
+ * request is not a valid MCP request) so that a client can say why.
+ * Header values are never echoed back: the reason is a fixed sentence.
+ * `extra` is an additional header (Allow, WWW-Authenticate) or NULL.
+ */
+static void refuse(const mcp_http_responder_t *out, int status, const mcp_header_t *extra,
+                   const char *reason)
+{
+    size_t len = 0;
+    char *body = error_body(MCP_INVALID_REQUEST, reason, &len);
+    mcp_header_t headers[2] = {JSON_HEADERS[0], extra ? *extra : JSON_HEADERS[0]};
+    respond(out, status, headers, extra ? 2 : 1, body ? body : "", len);
+    free(body);
+}
+
+/* The wrong path gets plain text: a JSON -32601 on 404 would tell a modern
+ * client "method not found" rather than "no endpoint here". */
+static void answer_not_found(const mcp_http_responder_t *out)
+{
+    static const mcp_header_t text[] = {{"Content-Type", "text/plain"}};
+    static const char body[] = "Not Found\n";
+    respond(out, 404, text, 1, body, sizeof body - 1);
+}
+
+/* ------------------------------------------------------------------------
+ * Exchange lifetime
+ * ------------------------------------------------------------------------ */
+
+void http_exchange_ref(mcp_http_exchange_t *x)
+{
+    atomic_fetch_add(&x->refs, 1);
+}
+
+void http_exchange_unref(mcp_http_exchange_t *x)
+{
+    if (atomic_fetch_sub(&x->refs, 1) != 1)
+        return;
+    mcp_http_endpoint_t *ep = x->ep;
+    pthread_mutex_lock(&ep->lock);
+    if (x->prev)
+        x->prev->next = x->next;
+    else
+        ep->live = x->next;
+    if (x->next)
+        x->next->prev = x->prev;
+    ep->n_live--;
+    pthread_cond_broadcast(&ep->changed);
+    pthread_mutex_unlock(&ep->lock);
+
+    mcp_exchange_release(x->core);
+    free(x->headers);
+    free(x->principal);
+    free(x->body);
+    pthread_mutex_destroy(&x->lock);
+    free(x);
+    http_endpoint_unref(ep);
+}
+
+/* Copies the headers into one block: the array, then the strings. */
+static bool copy_headers(mcp_http_exchange_t *x, const mcp_headers_t *h)
+{
+    size_t n = 0, bytes = 0;
+    for (size_t i = 0; i < h->count; i++) {
+        if (!h->items[i].name)
+            continue;
+        n++;
+        bytes += strlen(h->items[i].name) + 1;
+        bytes += strlen(h->items[i].value ? h->items[i].value : "") + 1;
+    }
+    x->headers = malloc(n * sizeof *x->headers + bytes + 1);
+    if (!x->headers)
+        return false;
+    char *p = (char *)(x->headers + n);
+    size_t k = 0;
+    for (size_t i = 0; i < h->count; i++) {
+        if (!h->items[i].name)
+            continue;
+        const char *value = h->items[i].value ? h->items[i].value : "";
+        size_t name_len = strlen(h->items[i].name) + 1, value_len = strlen(value) + 1;
+        x->headers[k].name = memcpy(p, h->items[i].name, name_len);
+        p += name_len;
+        x->headers[k].value = memcpy(p, value, value_len);
+        p += value_len;
+        k++;
+    }
+    x->n_headers = n;
+    return true;
+}
+
+static int sink_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, int status);
+static void sink_release(mcp_sink_t *sink);
+
+static mcp_http_exchange_t *exchange_create(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
+                                         const mcp_http_responder_t *responder,
+                                         const http_accept_t *accept)
+{
+    mcp_http_exchange_t *x = calloc(1, sizeof *x);
+    if (!x)
+        return NULL;
+    if (!copy_headers(x, &req->headers)) {
+        free(x);
+        return NULL;
+    }
+    x->sink.send = sink_send;
+    x->sink.release = sink_release;
+    atomic_init(&x->refs, 1);
+    pthread_mutex_init(&x->lock, NULL);
+    x->state = EXCHANGE_READING;
+    x->out = *responder;
+    x->accept = *accept;
+    x->idle_ms = req->timeout_ms > 0 ? req->timeout_ms : ep->idle_ms;
+    if (x->idle_ms > ep->max_ms)
+        x->idle_ms = ep->max_ms;
+
+    http_endpoint_ref(ep);
+    x->ep = ep;
+    pthread_mutex_lock(&ep->lock);
+    x->next = ep->live;
+    if (ep->live)
+        ep->live->prev = x;
+    ep->live = x;
+    ep->n_live++;
+    pthread_mutex_unlock(&ep->lock);
+    return x;
+}
+
+/* ------------------------------------------------------------------------
+ * Answering through an exchange (x->lock held)
+ * ------------------------------------------------------------------------ */
+
+/* The last callback: the exchange is over. */
+static void finish_locked(mcp_http_exchange_t *x, bool complete)
+{
+    x->state = EXCHANGE_DONE;
+    x->out.finish(x->out.user, complete);
+    http_timeouts_disarm(x);
+}
+
+/* A complete response; -1 (and the response abandoned) when the client is
+ * gone. */
+static int send_whole_locked(mcp_http_exchange_t *x, int status, const mcp_header_t *headers,
+                             size_t n_headers, const char *body, size_t len)
+{
+    x->started = true;
+    if (x->out.start(x->out.user, status, headers, n_headers, (int64_t)len) < 0 ||
+        (len > 0 && x->out.write(x->out.user, body, len) < 0)) {
+        finish_locked(x, false);
+        return -1;
+    }
+    finish_locked(x, true);
+    return 0;
+}
+
+/* A JSON-RPC error without id as the whole response. */
+static void send_error_locked(mcp_http_exchange_t *x, int status, int code, const char *reason)
+{
+    size_t len = 0;
+    char *body = error_body(code, reason, &len);
+    send_whole_locked(x, status, JSON_HEADERS, 1, body ? body : "", len);
+    free(body);
+}
+
+static int start_stream_locked(mcp_http_exchange_t *x)
+{
+    x->started = x->streaming = true;
+    if (x->out.start(x->out.user, 200, SSE_HEADERS, N_SSE_HEADERS, -1) < 0) {
+        finish_locked(x, false);
+        return -1;
+    }
+    return 0;
+}
+
+/* One message as one event, "event: message" like the reference SDK. */
+static int write_event_locked(mcp_http_exchange_t *x, const char *json, size_t len)
+{
+    char *event = NULL;
+    size_t event_len = 0;
+    if (mcp_sse_format_event("message", NULL, json, len, &event, &event_len) != MCP_OK) {
+        finish_locked(x, false); /* out of memory: the stream cannot go on whole */
+        return -1;
+    }
+    int rc = x->out.write(x->out.user, event, event_len);
+    free(event);
+    if (rc < 0) {
+        finish_locked(x, false);
+        return -1;
+    }
+    return 0;
+}
+
+static int send_notification_locked(mcp_http_exchange_t *x, const json_t *msg)
+{
+    http_timeouts_touch(x);
+    if (!x->streaming) {
+        /* A client that admits only JSON gets the response alone. */
+        if (!x->accept.sse)
+            return 0;
+        if (start_stream_locked(x) < 0)
+            return -1;
+    }
+    size_t len;
+    char *json = mcp_json_dump(msg, &len);
+    if (!json)
+        return 0; /* nothing sendable; the request itself goes on */
+    int rc = write_event_locked(x, json, len);
+    free(json);
+    return rc;
+}
+
+static int send_response_locked(mcp_http_exchange_t *x, const json_t *msg, int status)
+{
+    size_t len;
+    char *json = mcp_json_dump(msg, &len);
+    if (!json) {
+        if (x->streaming)
+            finish_locked(x, false);
+        else
+            send_whole_locked(x, 500, NULL, 0, NULL, 0);
+        return -1;
+    }
+    int rc;
+    if (x->streaming || (status == 200 && !x->accept.json)) {
+        /* The stream carries the response as its last event. (Errors are
+         * always JSON: an HTTP error status needs no stream.) */
+        rc = x->streaming ? 0 : start_stream_locked(x);
+        if (rc == 0 && (rc = write_event_locked(x, json, len)) == 0)
+            finish_locked(x, true);
+    } else {
+        rc = send_whole_locked(x, status, JSON_HEADERS, 1, json, len);
+    }
+    free(json);
+    return rc;
+}
+
+static int sink_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, int status)
+{
+    mcp_http_exchange_t *x = (mcp_http_exchange_t *)sink;
+    int rc = -1; /* over already: the core stops sending */
+    pthread_mutex_lock(&x->lock);
+    if (x->state == EXCHANGE_SUBMITTED) {
+        switch (kind) {
+        case MCP_OUT_NOTIFICATION:
+            rc = send_notification_locked(x, msg);
+            break;
+        case MCP_OUT_RESPONSE:
+            rc = send_response_locked(x, msg, status);
+            break;
+        case MCP_OUT_ACCEPTED:
+            rc = send_whole_locked(x, status, NULL, 0, NULL, 0);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&x->lock);
+    return rc;
+}
+
+/* The core is done with the request. If it never answered (it cancelled
+ * the request, or the server is shutting down), the response is closed
+ * unfinished. */
+static void sink_release(mcp_sink_t *sink)
+{
+    mcp_http_exchange_t *x = (mcp_http_exchange_t *)sink;
+    pthread_mutex_lock(&x->lock);
+    if (x->state != EXCHANGE_DONE)
+        finish_locked(x, false);
+    pthread_mutex_unlock(&x->lock);
+    http_exchange_unref(x);
+}
+
+void http_exchange_abort(mcp_http_exchange_t *x, const char *why)
+{
+    pthread_mutex_lock(&x->lock);
+    bool live = x->state != EXCHANGE_DONE;
+    mcp_exchange_t *core = x->core;
+    if (live)
+        finish_locked(x, false);
+    pthread_mutex_unlock(&x->lock);
+    if (!live)
+        return;
+    if (why)
+        server_log(x->ep->srv, MCP_LOG_WARNING, "HTTP: request %s; cancelled", why);
+    /* Before submission ended, mcp_http_end() sees DONE and cancels. */
+    mcp_exchange_cancel(core);
+}
+
+/* ------------------------------------------------------------------------
+ * The embedding API
+ * ------------------------------------------------------------------------ */
+
+int mcp_http_begin(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
+                   const mcp_http_responder_t *responder, mcp_http_exchange_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!ep || !req || !req->method || !responder || !responder->start || !responder->write ||
+        !responder->finish || !out)
+        return MCP_EINVAL;
+    const mcp_headers_t *h = &req->headers;
+
+    if (!http_path_matches(req->path, ep->path)) {
+        answer_not_found(responder);
+        return MCP_OK;
+    }
+    if (!http_host_allowed(h, (const char *const *)ep->allowed_hosts)) {
+        server_log(ep->srv, MCP_LOG_WARNING, "HTTP: refused Host \"%.100s\" (see allowed_hosts)",
+                   mcp_headers_get(h, "Host"));
+        refuse(responder, 403, NULL, "Forbidden: this server does not answer to that Host");
+        return MCP_OK;
+    }
+    if (!http_origin_allowed(h, (const char *const *)ep->allowed_origins)) {
+        server_log(ep->srv, MCP_LOG_WARNING,
+                   "HTTP: refused Origin \"%.100s\" (see allowed_origins)",
+                   mcp_headers_get(h, "Origin"));
+        refuse(responder, 403, NULL, "Forbidden: requests from that Origin are not allowed");
+        return MCP_OK;
+    }
+    /* The modern era serves POST only. (The legacy era's GET stream and
+     * DELETE would be routed here when that era is served over HTTP.) */
+    if (strcmp(req->method, "POST") != 0) {
+        static const mcp_header_t allow = {"Allow", "POST"};
+        refuse(responder, 405, &allow, "Method Not Allowed: the MCP endpoint accepts POST only");
+        return MCP_OK;
+    }
+
+    char *principal = NULL;
+    if (ep->auth) {
+        char *challenge = NULL;
+        int verdict = ep->auth(ep->auth_user, h, &principal, &challenge);
+        if (verdict != 0) {
+            mcp_header_t www = {"WWW-Authenticate", challenge};
+            refuse(responder, verdict == 401 ? 401 : 403, challenge ? &www : NULL,
+                   verdict == 401 ? "Unauthorized" : "Forbidden");
+            free(principal);
+            free(challenge);
+            return MCP_OK;
+        }
+        free(challenge);
+    }
+
+    int status = 0;
+    const char *reason = NULL;
+    http_accept_t accept;
+    uint64_t declared;
+    http_accept_read(h, &accept);
+    if (!http_content_type_is_json(h)) {
+        status = 415;
+        reason = "Unsupported Media Type: the body must be application/json";
+    } else if (!accept.json && !accept.sse) {
+        status = 406;
+        reason = "Not Acceptable: the answer is application/json or text/event-stream";
+    } else if (http_content_length(h, &declared) && declared > ep->max_body) {
+        status = 413;
+        reason = TOO_LARGE;
+    }
+    if (status) {
+        refuse(responder, status, NULL, reason);
+        free(principal);
+        return MCP_OK;
+    }
+
+    mcp_http_exchange_t *x = exchange_create(ep, req, responder, &accept);
+    if (!x) {
+        free(principal);
+        return MCP_ENOMEM;
+    }
+    x->principal = principal;
+    *out = x;
+    return MCP_OK;
+}
+
+int mcp_http_body(mcp_http_exchange_t *x, const void *data, size_t len)
+{
+    if (!x || (!data && len))
+        return MCP_EINVAL;
+    size_t max = x->ep->max_body;
+    int rc = MCP_OK;
+    pthread_mutex_lock(&x->lock);
+    if (x->state != EXCHANGE_READING) {
+        rc = MCP_ESTATE;
+    } else if (x->body_too_large || len > max - x->body_len) {
+        /* Drop what we have: the answer will be 413 whatever follows. */
+        x->body_too_large = true;
+        free(x->body);
+        x->body = NULL;
+        x->body_len = x->body_cap = 0;
+        rc = MCP_ELIMIT;
+    } else if (len > 0) {
+        if (x->body_len + len > x->body_cap) {
+            size_t cap = x->body_cap ? x->body_cap : 4096;
+            while (cap < x->body_len + len)
+                cap = cap > max / 2 ? max : cap * 2;
+            char *grown = realloc(x->body, cap);
+            if (!grown) {
+                finish_locked(x, false);
+                pthread_mutex_unlock(&x->lock);
+                return MCP_ENOMEM;
+            }
+            x->body = grown;
+            x->body_cap = cap;
+        }
+        memcpy(x->body + x->body_len, data, len);
+        x->body_len += len;
+    }
+    pthread_mutex_unlock(&x->lock);
+    return rc;
+}
+
+int mcp_http_end(mcp_http_exchange_t *x)
+{
+    if (!x)
+        return MCP_EINVAL;
+    mcp_http_endpoint_t *ep = x->ep;
+    pthread_mutex_lock(&x->lock);
+    bool again = x->ended;
+    x->ended = true;
+    if (x->state != EXCHANGE_READING) {
+        /* Aborted or cancelled while its body was read: nothing to do. */
+        pthread_mutex_unlock(&x->lock);
+        return again ? MCP_ESTATE : MCP_OK;
+    }
+    if (x->body_too_large) {
+        send_error_locked(x, 413, MCP_INVALID_REQUEST, TOO_LARGE);
+        pthread_mutex_unlock(&x->lock);
+        return MCP_OK;
+    }
+    x->state = EXCHANGE_SUBMITTED;
+    pthread_mutex_unlock(&x->lock);
+
+    http_timeouts_arm(x);
+    mcp_headers_t headers = {x->headers, x->n_headers};
+    mcp_request_context_t ctx = {
+        .transport = MCP_TRANSPORT_HTTP, .headers = &headers, .principal = x->principal};
+    mcp_exchange_t *core = NULL;
+    http_exchange_ref(x); /* the core's, through the sink */
+    int rc = mcp_server_submit(ep->srv, NULL, x->body ? x->body : "", x->body_len, &ctx, &x->sink,
+                               &core);
+    if (rc != MCP_OK)
+        http_exchange_unref(x); /* the core did not take the sink (never the last reference) */
+
+    pthread_mutex_lock(&x->lock);
+    if (rc != MCP_OK && x->state != EXCHANGE_DONE)
+        send_error_locked(x, rc == MCP_ECLOSED ? 503 : 500, MCP_INTERNAL_ERROR,
+                          rc == MCP_ECLOSED ? "Server is shutting down" : "Internal error");
+    x->core = core;
+    bool over = x->state == EXCHANGE_DONE;
+    free(x->body); /* the core has parsed it */
+    x->body = NULL;
+    x->body_len = x->body_cap = 0;
+    pthread_mutex_unlock(&x->lock);
+    /* Aborted while it was being submitted: the core must hear of it.
+     * (If it had simply finished, cancelling is harmless.) */
+    if (over)
+        mcp_exchange_cancel(core);
+    return MCP_OK;
+}
+
+int mcp_http_handle(mcp_http_endpoint_t *ep, const mcp_http_request_t *req, const char *body,
+                    size_t len, const mcp_http_responder_t *responder, mcp_http_exchange_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!body && len)
+        return MCP_EINVAL;
+    mcp_http_exchange_t *x;
+    int rc = mcp_http_begin(ep, req, responder, &x);
+    if (rc != MCP_OK || !x)
+        return rc;
+    /* Over the limit: mcp_http_end() answers 413. Out of memory: the
+     * exchange is aborted already and mcp_http_end() does nothing. */
+    mcp_http_body(x, body, len);
+    mcp_http_end(x);
+    if (out)
+        *out = x;
+    else
+        mcp_http_exchange_release(x);
+    return MCP_OK;
+}
+
+void mcp_http_exchange_cancel(mcp_http_exchange_t *x)
+{
+    if (!x)
+        return;
+    pthread_mutex_lock(&x->lock);
+    bool live = x->state != EXCHANGE_DONE;
+    x->state = EXCHANGE_DONE; /* no callback from now on, finish() included */
+    mcp_exchange_t *core = x->core;
+    pthread_mutex_unlock(&x->lock);
+    if (!live)
+        return;
+    http_timeouts_disarm(x);
+    mcp_exchange_cancel(core);
+}
+
+void mcp_http_exchange_release(mcp_http_exchange_t *x)
+{
+    if (x)
+        http_exchange_unref(x);
+}

@@ -1,0 +1,610 @@
+/*
+ * The HTTP server's status codes and headers, over real sockets: every
+ * HTTP-level refusal (404, 403, 405, 406, 413, 415, 401), what the core
+ * answers through HTTP (400 with -32700, -32600, -32020, -32602, -32022;
+ * 404 with -32601; 202 for notifications), and the success path. Every
+ * JSON-RPC body is checked against the official 2026-07-28 schema.
+ */
+#define _GNU_SOURCE
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+
+#include "http_client.h"
+#include "mcp/mcp.h"
+#include "schema_check.h"
+
+#define REVISION "2026-07-28"
+#define BODY_LIMIT 4096
+
+/* ------------------------------------------------------------------------
+ * The server under test
+ * ------------------------------------------------------------------------ */
+
+static int echo(mcp_call_t *call, void *user)
+{
+    const char *text = mcp_call_arg_string(call, "text");
+    return mcp_call_add_text(call, text ? text : "");
+}
+
+static int whoami(mcp_call_t *call, void *user)
+{
+    const char *who = mcp_call_principal(call);
+    return mcp_call_add_text(call, who ? who : "(anonymous)");
+}
+
+/* Bearer tokens: "good" is alice, "limited" is known but not allowed. */
+static int check_token(void *user, const mcp_headers_t *headers, char **principal,
+                       char **www_authenticate)
+{
+    const char *auth = mcp_headers_get(headers, "Authorization");
+    if (auth && strcmp(auth, "Bearer good") == 0) {
+        *principal = strdup("alice");
+        return 0;
+    }
+    *www_authenticate = strdup("Bearer resource_metadata=\"http://127.0.0.1/.well-known/x\"");
+    return auth && strcmp(auth, "Bearer limited") == 0 ? 403 : 401;
+}
+
+typedef struct fixture {
+    mcp_server_t *srv;
+    mcp_http_server_t *http;
+    char base[64];
+} fixture_t;
+
+static fixture_t *start(const mcp_http_options_t *opts)
+{
+    fixture_t *f = calloc(1, sizeof *f);
+    mcp_error_t err = {0};
+    f->srv = mcp_server_new(&(mcp_server_options_t){.name = "http-test", .version = "1.0.0"},
+                            &err);
+    assert_non_null(f->srv);
+    assert_int_equal(mcp_server_add_tool(f->srv, &(mcp_tool_t){
+        .name = "echo",
+        .input_schema = "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}}}",
+        .handler = echo}, &err), MCP_OK);
+    assert_int_equal(mcp_server_add_tool(f->srv, &(mcp_tool_t){
+        .name = "whoami", .input_schema = "{\"type\":\"object\"}", .handler = whoami}, &err),
+        MCP_OK);
+    assert_int_equal(mcp_http_server_start(f->srv, opts, &f->http, &err), MCP_OK);
+    uint16_t port = mcp_http_server_port(f->http);
+    assert_true(port != 0); /* port 0 asked: the chosen one is reported */
+    snprintf(f->base, sizeof f->base, "http://127.0.0.1:%u", (unsigned)port);
+    return f;
+}
+
+static void stop(fixture_t *f)
+{
+    mcp_http_server_stop(f->http);
+    mcp_server_free(f->srv);
+    free(f);
+}
+
+static const char *const ALLOWED_ORIGINS[] = {"https://app.example", NULL};
+
+static int setup_server(void **state)
+{
+    *state = start(&(mcp_http_options_t){
+        .endpoint = {.max_body_bytes = BODY_LIMIT, .allowed_origins = ALLOWED_ORIGINS}});
+    return 0;
+}
+
+static int teardown_server(void **state)
+{
+    stop(*state);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The rules, as a table
+ * ------------------------------------------------------------------------ */
+
+#define STD "Content-Type: application/json", "Accept: application/json, text/event-stream", \
+            "MCP-Protocol-Version: 2026-07-28"
+
+#define ECHO_PARAMS "\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}"
+
+typedef struct rule_case {
+    const char *name;
+    const char *method;          /* NULL: POST */
+    const char *path;            /* NULL: /mcp */
+    const char *headers[10];
+    const char *rpc_method;      /* body: a request for this method ... */
+    const char *params;          /* ... with these params members */
+    const char *raw_body;        /* or exactly this body */
+    bool notification;
+    long status;
+    const char *content_type;    /* expected; NULL: none at all */
+    int code;                    /* JSON-RPC error code; 0: a result or no body */
+    const char *extra_header;    /* "Name: value" expected in the response */
+} rule_case_t;
+
+static const rule_case_t RULES[] = {
+    {"discover", .headers = {STD, "Mcp-Method: server/discover"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+    {"tools/call", .headers = {STD, "Mcp-Method: tools/call", "Mcp-Name: echo"},
+     .rpc_method = "tools/call", .params = ECHO_PARAMS, .status = 200,
+     .content_type = "application/json"},
+    {"charset parameter on Content-Type",
+     .headers = {"Content-Type: application/json; charset=utf-8",
+                 "Accept: application/json, text/event-stream",
+                 "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: server/discover"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+
+    /* HTTP method and path */
+    {"GET", .method = "GET", .headers = {"Accept: text/event-stream"}, .status = 405,
+     .content_type = "application/json", .code = -32600, .extra_header = "Allow: POST"},
+    {"DELETE", .method = "DELETE", .headers = {"Mcp-Session-Id: abc"}, .status = 405,
+     .content_type = "application/json", .code = -32600, .extra_header = "Allow: POST"},
+    {"PUT", .method = "PUT", .headers = {STD, "Mcp-Method: server/discover"},
+     .rpc_method = "server/discover", .status = 405, .content_type = "application/json",
+     .code = -32600, .extra_header = "Allow: POST"},
+    {"wrong path", .path = "/other", .headers = {STD, "Mcp-Method: server/discover"},
+     .rpc_method = "server/discover", .status = 404, .content_type = "text/plain"},
+    {"path with a trailing slash", .path = "/mcp/",
+     .headers = {STD, "Mcp-Method: server/discover"}, .rpc_method = "server/discover",
+     .status = 404, .content_type = "text/plain"},
+    {"query string ignored", .path = "/mcp?x=1", .headers = {STD, "Mcp-Method: server/discover"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+
+    /* Media types */
+    {"Content-Type text/plain",
+     .headers = {"Content-Type: text/plain", "Accept: application/json, text/event-stream",
+                 "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: server/discover"},
+     .rpc_method = "server/discover", .status = 415, .content_type = "application/json",
+     .code = -32600},
+    {"no Content-Type",
+     .headers = {"Content-Type:", "Accept: application/json, text/event-stream",
+                 "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: server/discover"},
+     .rpc_method = "server/discover", .status = 415, .content_type = "application/json",
+     .code = -32600},
+    {"Accept names neither type",
+     .headers = {"Content-Type: application/json", "Accept: image/png",
+                 "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: server/discover"},
+     .rpc_method = "server/discover", .status = 406, .content_type = "application/json",
+     .code = -32600},
+    {"Accept refuses both with q=0",
+     .headers = {"Content-Type: application/json",
+                 "Accept: application/json;q=0, text/event-stream;q=0, */*",
+                 "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: server/discover"},
+     .rpc_method = "server/discover", .status = 406, .content_type = "application/json",
+     .code = -32600},
+    {"no Accept at all",
+     .headers = {"Content-Type: application/json", "Accept:",
+                 "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: server/discover"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+    {"Accept application/json alone",
+     .headers = {"Content-Type: application/json", "Accept: application/json",
+                 "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: server/discover"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+    {"Accept text/event-stream alone: even a lone result is a stream",
+     .headers = {"Content-Type: application/json", "Accept: text/event-stream",
+                 "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: server/discover"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "text/event-stream"},
+    {"Accept */*",
+     .headers = {"Content-Type: application/json", "Accept: */*",
+                 "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: server/discover"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+
+    /* Bodies the core refuses */
+    {"unparsable body", .headers = {STD, "Mcp-Method: tools/list"},
+     .raw_body = "{\"jsonrpc\":", .status = 400, .content_type = "application/json",
+     .code = -32700},
+    {"batch", .headers = {STD},
+     .raw_body = "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+                 "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                 "\"io.modelcontextprotocol/clientCapabilities\":{}}}}]",
+     .status = 400, .content_type = "application/json", .code = -32600},
+    {"notification", .headers = {STD, "Mcp-Method: notifications/cancelled"},
+     .rpc_method = "notifications/cancelled", .params = "\"requestId\":99",
+     .notification = true, .status = 202, .content_type = NULL},
+
+    /* The validation ladder through HTTP */
+    {"Mcp-Method disagrees", .headers = {STD, "Mcp-Method: prompts/list"},
+     .rpc_method = "tools/list", .status = 400, .content_type = "application/json",
+     .code = -32020},
+    {"MCP-Protocol-Version missing",
+     .headers = {"Content-Type: application/json", "Accept: application/json, text/event-stream",
+                 "Mcp-Method: tools/list"},
+     .rpc_method = "tools/list", .status = 400, .content_type = "application/json",
+     .code = -32020},
+    {"Mcp-Name missing", .headers = {STD, "Mcp-Method: tools/call"},
+     .rpc_method = "tools/call", .params = ECHO_PARAMS, .status = 400,
+     .content_type = "application/json", .code = -32020},
+    {"Mcp-Name disagrees", .headers = {STD, "Mcp-Method: tools/call", "Mcp-Name: other"},
+     .rpc_method = "tools/call", .params = ECHO_PARAMS, .status = 400,
+     .content_type = "application/json", .code = -32020},
+    {"Mcp-Name in Base64", .headers = {STD, "Mcp-Method: tools/call",
+                                       "Mcp-Name: =?base64?ZWNobw==?="},
+     .rpc_method = "tools/call", .params = ECHO_PARAMS, .status = 200,
+     .content_type = "application/json"},
+    {"Mcp-Name with a broken Base64 sentinel",
+     .headers = {STD, "Mcp-Method: tools/call", "Mcp-Name: =?base64?%%%?="},
+     .rpc_method = "tools/call", .params = ECHO_PARAMS, .status = 400,
+     .content_type = "application/json", .code = -32020},
+    {"header names in odd case, values padded",
+     .headers = {"content-type: application/json", "ACCEPT: application/json, text/event-stream",
+                 "mcp-protocol-version:   2026-07-28  ", "MCP-METHOD:  tools/call ",
+                 "mcp-NAME:  echo "},
+     .rpc_method = "tools/call", .params = ECHO_PARAMS, .status = 200,
+     .content_type = "application/json"},
+    {"_meta missing", .headers = {STD, "Mcp-Method: tools/list"},
+     .raw_body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{}}",
+     .status = 400, .content_type = "application/json", .code = -32602},
+    {"unsupported version",
+     .headers = {"Content-Type: application/json", "Accept: application/json, text/event-stream",
+                 "MCP-Protocol-Version: 2099-01-01", "Mcp-Method: tools/list"},
+     .raw_body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+                 "{\"io.modelcontextprotocol/protocolVersion\":\"2099-01-01\","
+                 "\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
+     .status = 400, .content_type = "application/json", .code = -32022},
+    {"removed method", .headers = {STD, "Mcp-Method: ping"}, .rpc_method = "ping", .status = 404,
+     .content_type = "application/json", .code = -32601},
+    {"session and resumption headers are ignored",
+     .headers = {STD, "Mcp-Method: server/discover", "Mcp-Session-Id: abc",
+                 "Last-Event-ID: 42"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+
+    /* DNS rebinding: Origin and Host */
+    {"foreign Origin",
+     .headers = {STD, "Mcp-Method: server/discover", "Origin: http://evil.example.com"},
+     .rpc_method = "server/discover", .status = 403, .content_type = "application/json",
+     .code = -32600},
+    {"two Origins", .headers = {STD, "Mcp-Method: server/discover",
+                                "Origin: http://localhost", "Origin: http://localhost"},
+     .rpc_method = "server/discover", .status = 403, .content_type = "application/json",
+     .code = -32600},
+    {"loopback Origin",
+     .headers = {STD, "Mcp-Method: server/discover", "Origin: http://localhost:5173"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+    {"listed Origin",
+     .headers = {STD, "Mcp-Method: server/discover", "Origin: https://app.example"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+    {"foreign Host",
+     .headers = {STD, "Mcp-Method: server/discover", "Host: evil.example.com"},
+     .rpc_method = "server/discover", .status = 403, .content_type = "application/json",
+     .code = -32600},
+    {"foreign Host with port",
+     .headers = {STD, "Mcp-Method: server/discover", "Host: evil.example.com:80"},
+     .rpc_method = "server/discover", .status = 403, .content_type = "application/json",
+     .code = -32600},
+    {"Host localhost:port",
+     .headers = {STD, "Mcp-Method: server/discover", "Host: localhost:8080"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+    {"Host [::1]", .headers = {STD, "Mcp-Method: server/discover", "Host: [::1]"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+    {"Host 127.0.0.1:port",
+     .headers = {STD, "Mcp-Method: server/discover", "Host: 127.0.0.1:1"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+    /* The conformance suite's dns-rebinding-protection scenario. */
+    {"rebinding: foreign Host and Origin",
+     .headers = {STD, "Mcp-Method: server/discover", "Host: evil.example.com",
+                 "Origin: http://evil.example.com"},
+     .rpc_method = "server/discover", .status = 403, .content_type = "application/json",
+     .code = -32600},
+    {"rebinding: the server's own Host and Origin",
+     .headers = {STD, "Mcp-Method: server/discover", "Host: 127.0.0.1:3000",
+                 "Origin: http://127.0.0.1:3000"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+};
+
+static void check_rule(const char *base, const rule_case_t *c)
+{
+    char *body = c->raw_body ? strdup(c->raw_body)
+                             : c->rpc_method ? mcp_text(c->notification ? -1 : 7, c->rpc_method,
+                                                        c->params, NULL)
+                                             : NULL;
+    http_request_t req = {.base = base, .method = c->method, .path = c->path,
+                          .headers = c->headers, .body = body};
+    http_response_t resp;
+    http_call(&req, &resp);
+    print_message("case: %s -> %ld\n", c->name, resp.status);
+    assert_int_equal(resp.curl_code, 0);
+    assert_int_equal(resp.status, c->status);
+
+    char *type = http_header(&resp, "Content-Type");
+    if (c->content_type) {
+        assert_non_null(type);
+        assert_string_equal(type, c->content_type);
+    } else {
+        assert_null(type);
+        assert_int_equal(resp.body_len, 0);
+    }
+    free(type);
+    assert_false(http_header_is(&resp, "Mcp-Session-Id", "abc"));
+    char *session = http_header(&resp, "Mcp-Session-Id");
+    assert_null(session); /* never minted, never echoed */
+    if (c->extra_header) {
+        char name[64];
+        const char *colon = strchr(c->extra_header, ':');
+        snprintf(name, sizeof name, "%.*s", (int)(colon - c->extra_header), c->extra_header);
+        assert_true(http_header_is(&resp, name, colon + 2));
+    }
+
+    if (c->content_type && strcmp(c->content_type, "text/plain") != 0) {
+        json_t *msgs = mcp_messages(&resp);
+        assert_non_null(msgs);
+        assert_int_equal(json_array_size(msgs), 1);
+        json_t *msg = json_array_get(msgs, 0);
+        json_t *error = json_object_get(msg, "error");
+        if (c->code) {
+            assert_non_null(error);
+            assert_int_equal(json_integer_value(json_object_get(error, "code")), c->code);
+            MCP_ASSERT_SCHEMA_VALID(msg, NULL, REVISION);
+        } else {
+            assert_null(error);
+            MCP_ASSERT_SCHEMA_VALID(msg, c->rpc_method, REVISION);
+        }
+        json_decref(msgs);
+    }
+    http_response_free(&resp);
+    free(body);
+}
+
+static void test_rules(void **state)
+{
+    fixture_t *f = *state;
+    for (size_t i = 0; i < sizeof RULES / sizeof RULES[0]; i++)
+        check_rule(f->base, &RULES[i]);
+}
+
+/* ------------------------------------------------------------------------
+ * Body limits (413), Content-Length and chunked
+ * ------------------------------------------------------------------------ */
+
+static char *padded_discover(size_t size)
+{
+    /* A valid discover request padded inside a string to `size` bytes. */
+    char *base = mcp_text(1, "server/discover", "\"pad\":\"\"", NULL);
+    size_t len = strlen(base);
+    assert_true(size > len);
+    char *text = malloc(size + 1);
+    char *quote = strstr(base, "\"pad\":\"") + 7;
+    size_t head = (size_t)(quote - base);
+    memcpy(text, base, head);
+    memset(text + head, 'x', size - len);
+    memcpy(text + head + (size - len), quote, len - head + 1);
+    free(base);
+    return text;
+}
+
+static long post_sized(const char *base, size_t size, bool chunked, int *code)
+{
+    static const char *const headers[] = {STD, "Mcp-Method: server/discover", NULL};
+    char *body = padded_discover(size);
+    http_request_t req = {.base = base, .headers = headers, .body = body, .chunked = chunked};
+    http_response_t resp;
+    http_call(&req, &resp);
+    long status = resp.status;
+    json_t *msgs = mcp_messages(&resp);
+    json_t *msg = json_array_get(msgs, 0);
+    assert_non_null(msg);
+    MCP_ASSERT_SCHEMA_VALID(msg, json_object_get(msg, "error") ? NULL : "server/discover",
+                            REVISION);
+    *code = (int)json_integer_value(json_object_get(json_object_get(msg, "error"), "code"));
+    json_decref(msgs);
+    http_response_free(&resp);
+    free(body);
+    return status;
+}
+
+static void test_body_limit(void **state)
+{
+    fixture_t *f = *state;
+    int code;
+    assert_int_equal(post_sized(f->base, BODY_LIMIT, false, &code), 200);
+    assert_int_equal(post_sized(f->base, BODY_LIMIT + 1, false, &code), 413);
+    assert_int_equal(code, -32600);
+    assert_int_equal(post_sized(f->base, 20 * BODY_LIMIT, false, &code), 413);
+    /* Chunked: no Content-Length to refuse early; the count decides. */
+    assert_int_equal(post_sized(f->base, BODY_LIMIT, true, &code), 200);
+    assert_int_equal(post_sized(f->base, BODY_LIMIT + 1, true, &code), 413);
+    assert_int_equal(post_sized(f->base, 20 * BODY_LIMIT, true, &code), 413);
+    /* The server is still fine. */
+    assert_int_equal(post_sized(f->base, 1000, true, &code), 200);
+}
+
+/* ------------------------------------------------------------------------
+ * Authentication
+ * ------------------------------------------------------------------------ */
+
+static long call_whoami(const char *base, const char *authorization, char **text,
+                        char **challenge)
+{
+    const char *headers[] = {STD, "Mcp-Method: tools/call", "Mcp-Name: whoami", authorization,
+                             NULL};
+    char *body = mcp_text(3, "tools/call", "\"name\":\"whoami\"", NULL);
+    http_request_t req = {.base = base, .headers = headers, .body = body};
+    http_response_t resp;
+    http_call(&req, &resp);
+    long status = resp.status;
+    json_t *msgs = mcp_messages(&resp);
+    json_t *msg = json_array_get(msgs, 0);
+    assert_non_null(msg);
+    MCP_ASSERT_SCHEMA_VALID(msg, json_object_get(msg, "error") ? NULL : "tools/call", REVISION);
+    json_t *block = json_array_get(json_object_get(json_object_get(msg, "result"), "content"), 0);
+    *text = block ? strdup(json_string_value(json_object_get(block, "text"))) : NULL;
+    *challenge = http_header(&resp, "WWW-Authenticate");
+    json_decref(msgs);
+    http_response_free(&resp);
+    free(body);
+    return status;
+}
+
+static void test_auth(void **state)
+{
+    fixture_t *f = start(&(mcp_http_options_t){.endpoint = {.auth = check_token}});
+    char *text, *challenge;
+
+    assert_int_equal(call_whoami(f->base, "Authorization: Bearer good", &text, &challenge), 200);
+    assert_string_equal(text, "alice"); /* the principal reached the handler */
+    assert_null(challenge);
+    free(text);
+
+    assert_int_equal(call_whoami(f->base, "X-Nothing: 1", &text, &challenge), 401);
+    assert_null(text);
+    assert_non_null(challenge);
+    assert_string_equal(challenge, "Bearer resource_metadata=\"http://127.0.0.1/.well-known/x\"");
+    free(challenge);
+
+    assert_int_equal(call_whoami(f->base, "Authorization: Bearer limited", &text, &challenge),
+                     403);
+    assert_null(text);
+    assert_non_null(challenge);
+    free(challenge);
+    stop(f);
+}
+
+/* ------------------------------------------------------------------------
+ * Options
+ * ------------------------------------------------------------------------ */
+
+static void test_options(void **state)
+{
+    mcp_error_t err = {0};
+    mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){.name = "o", .version = "1"},
+                                       &err);
+    mcp_http_server_t *http = NULL;
+    assert_int_equal(mcp_http_server_start(srv, &(mcp_http_options_t){.bind_address = "nowhere"},
+                                           &http, &err),
+                     MCP_EINVAL);
+    assert_null(http);
+    assert_int_equal(mcp_http_server_start(srv, &(mcp_http_options_t){
+                                               .tls_cert_file = "/nonexistent/cert.pem"},
+                                           &http, &err),
+                     MCP_EINVAL);
+    assert_int_equal(mcp_http_server_start(srv, &(mcp_http_options_t){
+                                               .tls_cert_file = "/nonexistent/cert.pem",
+                                               .tls_key_file = "/nonexistent/key.pem"},
+                                           &http, &err),
+                     MCP_EIO);
+    assert_int_equal(mcp_http_server_start(srv, &(mcp_http_options_t){
+                                               .endpoint = {.path = "mcp"}},
+                                           &http, &err),
+                     MCP_EINVAL);
+
+    /* A custom path, and a second server on the port the first holds. */
+    fixture_t *f = start(&(mcp_http_options_t){.endpoint = {.path = "/api/mcp"}});
+    static const char *const headers[] = {STD, "Mcp-Method: server/discover", NULL};
+    char *body = mcp_text(1, "server/discover", NULL, NULL);
+    http_response_t resp;
+    http_call(&(http_request_t){.base = f->base, .path = "/api/mcp", .headers = headers,
+                                .body = body}, &resp);
+    assert_int_equal(resp.status, 200);
+    http_response_free(&resp);
+    http_call(&(http_request_t){.base = f->base, .headers = headers, .body = body}, &resp);
+    assert_int_equal(resp.status, 404);
+    http_response_free(&resp);
+    assert_int_equal(mcp_http_server_start(srv, &(mcp_http_options_t){
+                                               .port = mcp_http_server_port(f->http)},
+                                           &http, &err),
+                     MCP_EIO);
+    free(body);
+    stop(f);
+    mcp_error_clear(&err);
+    mcp_server_free(srv);
+}
+
+/* ------------------------------------------------------------------------
+ * Connection limit and slow clients
+ * ------------------------------------------------------------------------ */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A raw TCP connection to the server, optionally sending `text`. */
+static int raw_connect(mcp_http_server_t *http, const char *text)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(mcp_http_server_port(http))};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    if (text)
+        assert_int_equal(send(fd, text, strlen(text), 0), (ssize_t)strlen(text));
+    return fd;
+}
+
+/* Waits up to `ms` for the server to close the connection. */
+static bool closed_within(int fd, int ms)
+{
+    for (int64_t start = now_ms(); now_ms() - start < ms;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 50) > 0) {
+            char buf[256];
+            ssize_t n = recv(fd, buf, sizeof buf, 0);
+            if (n <= 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+static long discover_status(const char *base, long timeout_ms)
+{
+    static const char *const headers[] = {STD, "Mcp-Method: server/discover", NULL};
+    char *body = mcp_text(1, "server/discover", NULL, NULL);
+    http_response_t resp;
+    http_call(&(http_request_t){.base = base, .headers = headers, .body = body,
+                                .timeout_ms = timeout_ms}, &resp);
+    long status = resp.status;
+    http_response_free(&resp);
+    free(body);
+    return status;
+}
+
+static void test_connection_limits(void **state)
+{
+    /* Two connections at most: a third is not served while two are open. */
+    fixture_t *f = start(&(mcp_http_options_t){.threads = 1, .connection_limit = 2});
+    int a = raw_connect(f->http, NULL), b = raw_connect(f->http, NULL);
+    assert_int_equal(discover_status(f->base, 500), 0);
+    close(a);
+    close(b);
+    long status = 0;
+    for (int64_t start = now_ms(); status != 200 && now_ms() - start < 20000;)
+        status = discover_status(f->base, 2000);
+    assert_int_equal(status, 200);
+    stop(f);
+
+    /* A client that stalls in its headers loses the connection after the
+     * connection timeout; nothing waits on it meanwhile. */
+    f = start(&(mcp_http_options_t){.connection_timeout_s = 1});
+    int slow = raw_connect(f->http, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le");
+    assert_int_equal(discover_status(f->base, 0), 200);
+    int64_t t0 = now_ms();
+    assert_true(closed_within(slow, 20000));
+    assert_true(now_ms() - t0 >= 500);
+    close(slow);
+    stop(f);
+}
+
+int main(void)
+{
+    http_client_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_body_limit),
+        cmocka_unit_test(test_auth),
+        cmocka_unit_test(test_options),
+        cmocka_unit_test(test_connection_limits),
+    };
+    return cmocka_run_group_tests(tests, setup_server, teardown_server);
+}
