@@ -35,6 +35,11 @@
  *   then the server core: -32700/-32600 (400), the validation ladder
  *   (-32020, -32602, -32022: 400; -32601: 404; -32021: 400), handlers.
  *
+ * Accept: the spec asks clients to list both media types, and the
+ * reference server ignores Accept altogether. libmcp refuses (406) only an
+ * Accept that admits neither type (wildcards and q-values count; no Accept
+ * admits both), and otherwise lets it shape the framing, below.
+ *
  * Refusals before the core carry a JSON-RPC error without "id" (code
  * -32600) so that a client can show why, except 404 for a wrong path,
  * which is plain text: a JSON -32601 on 404 would read as "method not

@@ -504,6 +504,10 @@ static void test_options(void **state)
     http_call(&(http_request_t){.base = f->base, .path = "/api/mcp", .headers = headers,
                                 .body = body}, &resp);
     assert_int_equal(resp.status, 200);
+    json_t *msgs = mcp_messages(&resp);
+    assert_non_null(msgs);
+    MCP_ASSERT_SCHEMA_VALID(json_array_get(msgs, 0), "server/discover", REVISION);
+    json_decref(msgs);
     http_response_free(&resp);
     http_call(&(http_request_t){.base = f->base, .headers = headers, .body = body}, &resp);
     assert_int_equal(resp.status, 404);
@@ -565,6 +569,12 @@ static long discover_status(const char *base, long timeout_ms)
     http_call(&(http_request_t){.base = base, .headers = headers, .body = body,
                                 .timeout_ms = timeout_ms}, &resp);
     long status = resp.status;
+    if (status == 200) {
+        json_t *msgs = mcp_messages(&resp);
+        assert_non_null(msgs);
+        MCP_ASSERT_SCHEMA_VALID(json_array_get(msgs, 0), "server/discover", REVISION);
+        json_decref(msgs);
+    }
     http_response_free(&resp);
     free(body);
     return status;
