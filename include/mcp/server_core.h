@@ -108,6 +108,15 @@ MCP_API int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *b
  * mcp_call_cancelled(), nothing more is sent, and the sink is released. */
 MCP_API void mcp_exchange_cancel(mcp_exchange_t *ex);
 
+/*
+ * Ends a subscriptions/listen stream gracefully: the listen request gets
+ * its result ({"resultType":"complete"} with the subscription id), which
+ * closes the stream, and the sink is released. A transport that stops
+ * calls it for its open streams first. No-op for any other request and for
+ * a stream that already ended. NULL-safe.
+ */
+MCP_API void mcp_exchange_end_stream(mcp_exchange_t *ex);
+
 /* Drops the transport's handle. NULL-safe. */
 MCP_API void mcp_exchange_release(mcp_exchange_t *ex);
 

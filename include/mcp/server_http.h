@@ -121,6 +121,11 @@ typedef struct mcp_http_endpoint_options {
     /* Hard maximum of a request from its start, whatever it sends, also
      * capping request_timeout_ms and per-request timeouts; 0 picks 600000. */
     int64_t max_request_timeout_ms;
+    /* subscriptions/listen streams live as long as the client keeps them
+     * (neither timeout applies); after this many ms without an event they
+     * get an SSE comment line, which keeps proxies from closing them and
+     * reveals a client that vanished. 0 picks 15000. */
+    int64_t keepalive_ms;
     /* Optional authentication (see mcp_http_auth_fn). */
     mcp_http_auth_fn auth;
     void *auth_user;

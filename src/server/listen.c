@@ -41,6 +41,8 @@ struct listen_hub {
     size_t count;
 };
 
+static void send_listen_result(mcp_exchange_t *ex);
+
 struct listen_hub *listen_hub_new(void)
 {
     struct listen_hub *hub = calloc(1, sizeof *hub);
@@ -315,12 +317,7 @@ void listen_close_all(struct listen_hub *hub)
         subscription_t *sub = subs[i];
         mcp_exchange_t *ex = sub->ex;
         if (!atomic_exchange(&ex->cancel_handled, true)) {
-            json_t *result = json_pack("{s:s, s:{s:O}}", "resultType", "complete", "_meta",
-                                       MCP_META_SUBSCRIPTION_ID, ex->msg.id);
-            mcp_result_shape_t shape;
-            server_result_shape(ex->srv, &shape);
-            mcp_shape_modern_result(ex->msg.method, result, &shape, NULL);
-            exchange_finish(ex, mcp_jsonrpc_result(ex->msg.id, result), 200);
+            send_listen_result(ex);
             subscription_free(sub);
             exchange_unref(ex); /* the core's reference to the listen request */
         }
@@ -328,6 +325,38 @@ void listen_close_all(struct listen_hub *hub)
         exchange_unref(ex);
     }
     free(subs);
+}
+
+/* The graceful end of one stream: its result closes it. */
+static void send_listen_result(mcp_exchange_t *ex)
+{
+    json_t *result = json_pack("{s:s, s:{s:O}}", "resultType", "complete", "_meta",
+                               MCP_META_SUBSCRIPTION_ID, ex->msg.id);
+    mcp_result_shape_t shape;
+    server_result_shape(ex->srv, &shape);
+    mcp_shape_modern_result(ex->msg.method, result, &shape, NULL);
+    exchange_finish(ex, mcp_jsonrpc_result(ex->msg.id, result), 200);
+}
+
+void listen_close_one(mcp_exchange_t *ex)
+{
+    subscription_t *sub = ex ? ex->listen : NULL;
+    /* Whoever flips cancel_handled owns the record: a client cancellation
+     * that got here first has freed it already. */
+    if (!sub || atomic_exchange(&ex->cancel_handled, true))
+        return;
+    struct listen_hub *hub = ex->srv->hub;
+    pthread_mutex_lock(&hub->lock);
+    unlink_locked(hub, sub);
+    pthread_mutex_unlock(&hub->lock);
+    send_listen_result(ex);
+    subscription_free(sub);
+    exchange_unref(ex); /* the core's reference to the listen request */
+}
+
+void mcp_exchange_end_stream(mcp_exchange_t *ex)
+{
+    listen_close_one(ex);
 }
 
 int mcp_server_close_subscriptions(mcp_server_t *srv)

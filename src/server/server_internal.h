@@ -259,6 +259,9 @@ void listen_hub_deliver(void *hub, const server_event_t *ev);
 void listen_open(mcp_server_t *srv, mcp_exchange_t *ex);
 /* Ends every open stream gracefully (the listen result, then close). */
 void listen_close_all(struct listen_hub *hub);
+/* Ends one listen stream gracefully; no-op for other exchanges and for a
+ * stream that already ended. */
+void listen_close_one(mcp_exchange_t *ex);
 
 /* ------------------------------------------------------------------------
  * Calls (call.c, input.c, methods.c)

@@ -13,6 +13,7 @@
 #define DEFAULT_MAX_BODY ((size_t)4 * 1024 * 1024)
 #define DEFAULT_IDLE_MS 60000
 #define DEFAULT_MAX_MS 600000
+#define DEFAULT_KEEPALIVE_MS 15000
 
 int64_t http_now_ms(void)
 {
@@ -99,9 +100,10 @@ mcp_http_endpoint_t *http_endpoint_new(mcp_server_t *srv, const mcp_http_endpoin
                       "the endpoint path must start with '/'");
         return NULL;
     }
-    if (opts->request_timeout_ms < 0 || opts->max_request_timeout_ms < 0) {
+    if (opts->request_timeout_ms < 0 || opts->max_request_timeout_ms < 0 ||
+        opts->keepalive_ms < 0) {
         mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
-                      "request timeouts must not be negative");
+                      "request timeouts and the keep-alive interval must not be negative");
         return NULL;
     }
     mcp_http_endpoint_t *ep = calloc(1, sizeof *ep);
@@ -132,6 +134,7 @@ mcp_http_endpoint_t *http_endpoint_new(mcp_server_t *srv, const mcp_http_endpoin
     ep->max_body = opts->max_body_bytes ? opts->max_body_bytes : DEFAULT_MAX_BODY;
     ep->max_ms = opts->max_request_timeout_ms ? opts->max_request_timeout_ms : DEFAULT_MAX_MS;
     ep->idle_ms = opts->request_timeout_ms ? opts->request_timeout_ms : DEFAULT_IDLE_MS;
+    ep->keepalive_ms = opts->keepalive_ms > 0 ? opts->keepalive_ms : DEFAULT_KEEPALIVE_MS;
     if (ep->idle_ms > ep->max_ms)
         ep->idle_ms = ep->max_ms;
     ep->auth = opts->auth;
@@ -144,6 +147,25 @@ mcp_http_endpoint_t *mcp_http_endpoint_new(mcp_server_t *srv,
                                            mcp_error_t *err)
 {
     return http_endpoint_new(srv, opts, false, err);
+}
+
+void http_endpoint_close_streams(mcp_http_endpoint_t *ep)
+{
+    pthread_mutex_lock(&ep->lock);
+    mcp_http_exchange_t **streams = ep->n_live ? calloc(ep->n_live, sizeof *streams) : NULL;
+    size_t n = 0;
+    for (mcp_http_exchange_t *x = ep->live; x && streams; x = x->next) {
+        if (x->long_lived && x->core) {
+            http_exchange_ref(x);
+            streams[n++] = x;
+        }
+    }
+    pthread_mutex_unlock(&ep->lock);
+    for (size_t i = 0; i < n; i++) {
+        mcp_exchange_end_stream(streams[i]->core);
+        http_exchange_unref(streams[i]);
+    }
+    free(streams);
 }
 
 int mcp_http_endpoint_drain(mcp_http_endpoint_t *ep, int64_t timeout_ms)

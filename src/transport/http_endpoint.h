@@ -35,6 +35,7 @@ struct mcp_http_endpoint {
     size_t max_body;
     int64_t idle_ms;
     int64_t max_ms;
+    int64_t keepalive_ms;
     mcp_http_auth_fn auth;
     void *auth_user;
 
@@ -78,6 +79,7 @@ struct mcp_http_exchange {
     bool body_too_large;
     bool ended; /* mcp_http_end() was called */
     int64_t idle_ms;
+    bool long_lived; /* a subscriptions/listen stream: keep-alives, no timeouts */
     mcp_exchange_t *core; /* the core's handle, once submitted */
 
     /* Under ep->lock: the live list and the deadlines. */
@@ -115,6 +117,12 @@ void http_exchange_unref(mcp_http_exchange_t *x);
 void http_timeouts_arm(mcp_http_exchange_t *x);
 void http_timeouts_touch(mcp_http_exchange_t *x);
 void http_timeouts_disarm(mcp_http_exchange_t *x);
+/* Writes an SSE comment on an idle listen stream; a failed write ends it.
+ * Called without locks held, holding a reference. */
+void http_exchange_keepalive(mcp_http_exchange_t *x);
+/* Ends this endpoint's subscriptions/listen streams gracefully (each gets
+ * its listen result), as a server that stops must. */
+void http_endpoint_close_streams(mcp_http_endpoint_t *ep);
 /* Stops the timeout thread and waits for it (endpoint teardown). */
 void http_timeouts_stop(mcp_http_endpoint_t *ep);
 

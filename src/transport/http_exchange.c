@@ -321,6 +321,22 @@ static void sink_release(mcp_sink_t *sink)
     http_exchange_unref(x);
 }
 
+void http_exchange_keepalive(mcp_http_exchange_t *x)
+{
+    static const char comment[] = ": keep-alive\n\n";
+    pthread_mutex_lock(&x->lock);
+    bool gone = false;
+    mcp_exchange_t *core = x->core;
+    if (x->state == EXCHANGE_SUBMITTED && x->streaming &&
+        x->out.write(x->out.user, comment, sizeof comment - 1) < 0) {
+        finish_locked(x, false);
+        gone = true;
+    }
+    pthread_mutex_unlock(&x->lock);
+    if (gone)
+        mcp_exchange_cancel(core); /* the client vanished: end its subscription */
+}
+
 void http_exchange_abort(mcp_http_exchange_t *x, const char *why)
 {
     pthread_mutex_lock(&x->lock);
@@ -478,6 +494,13 @@ int mcp_http_end(mcp_http_exchange_t *x)
         return MCP_OK;
     }
     x->state = EXCHANGE_SUBMITTED;
+    /* The ladder makes sure this header names the body's method. */
+    const char *method = mcp_headers_get(&(mcp_headers_t){x->headers, x->n_headers},
+                                         MCP_HEADER_METHOD);
+    const char *m;
+    size_t mlen;
+    mcp_header_trim(method, &m, &mlen);
+    x->long_lived = method && mlen == 20 && memcmp(m, "subscriptions/listen", 20) == 0;
     pthread_mutex_unlock(&x->lock);
 
     http_timeouts_arm(x);

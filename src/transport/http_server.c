@@ -691,7 +691,9 @@ void mcp_http_server_stop(mcp_http_server_t *http)
     atomic_store(&http->stopping, true);
     MHD_socket listener = MHD_quiesce_daemon(http->daemon);
 
-    /* 2. Requests in flight may finish for a while... */
+    /* 2. Subscriptions end gracefully, with their listen result; requests
+     * in flight may finish for a while... */
+    http_endpoint_close_streams(http->ep);
     if (http->grace_ms > 0)
         mcp_http_endpoint_drain(http->ep, http->grace_ms);
 

@@ -5,10 +5,14 @@
  *
  * Each armed exchange has two deadlines: an idle one, pushed back every
  * time the request sends something, and a hard one fixed at submission.
+ * A subscriptions/listen stream has neither: it lives as long as its
+ * client keeps it. Its idle deadline instead says when to send the next
+ * keep-alive comment.
  * The list is scanned on each wake; wakes happen only at deadlines and when
  * a new request arrives, so the scan stays cheap next to the requests
  * themselves.
  */
+#include <stdint.h>
 #include <time.h>
 
 #include "server/server_internal.h"
@@ -37,6 +41,15 @@ static void *timer_main(void *arg)
             if (due_of(x) < next)
                 next = due_of(x);
         }
+        if (expired && expired->long_lived) {
+            expired->idle_due = now + ep->keepalive_ms;
+            http_exchange_ref(expired);
+            pthread_mutex_unlock(&ep->lock);
+            http_exchange_keepalive(expired);
+            http_exchange_unref(expired);
+            pthread_mutex_lock(&ep->lock);
+            continue;
+        }
         if (expired) {
             expired->armed = false;
             http_exchange_ref(expired);
@@ -63,8 +76,8 @@ void http_timeouts_arm(mcp_http_exchange_t *x)
     mcp_http_endpoint_t *ep = x->ep;
     int64_t now = http_now_ms();
     pthread_mutex_lock(&ep->lock);
-    x->hard_due = now + ep->max_ms;
-    x->idle_due = now + x->idle_ms;
+    x->hard_due = x->long_lived ? INT64_MAX : now + ep->max_ms;
+    x->idle_due = now + (x->long_lived ? ep->keepalive_ms : x->idle_ms);
     x->armed = true;
     if (!ep->timer_running && !ep->timer_stop) {
         sigset_t saved;
@@ -84,8 +97,8 @@ void http_timeouts_touch(mcp_http_exchange_t *x)
     mcp_http_endpoint_t *ep = x->ep;
     int64_t now = http_now_ms();
     pthread_mutex_lock(&ep->lock);
-    if (x->armed)
-        x->idle_due = now + x->idle_ms; /* later than before: no need to wake the thread */
+    if (x->armed) /* later than before: no need to wake the thread */
+        x->idle_due = now + (x->long_lived ? ep->keepalive_ms : x->idle_ms);
     pthread_mutex_unlock(&ep->lock);
 }
 
