@@ -244,7 +244,8 @@ int registry_page(mcp_server_t *srv, entry_kind_t kind, const char *cursor, json
 
     pthread_rwlock_rdlock(&srv->lock);
     size_t i = after ? lower_bound(r, after, true) : 0;
-    size_t end = i + srv->page_size < r->count ? i + srv->page_size : r->count;
+    /* Counted from what is left, so a huge page_size cannot wrap around. */
+    size_t end = r->count - i > srv->page_size ? i + srv->page_size : r->count;
     for (; i < end; i++)
         json_array_append(list, r->items[i]->def);
     if (end < r->count && end > 0)

@@ -533,6 +533,34 @@ static void test_invalid_cursor(void **state)
     }
 }
 
+/* Cursors are opaque but not bound to one server object: one issued by a
+ * server with small pages continues correctly on a server whose page size
+ * is as large as it gets. */
+static void test_cursor_with_unbounded_page_size(void **state)
+{
+    mcp_server_t *small = new_server(&(mcp_server_options_t){.page_size = 1});
+    mcp_server_t *huge = new_server(&(mcp_server_options_t){.page_size = SIZE_MAX});
+    add_scrambled(small, &kinds[0], 3);
+    add_scrambled(huge, &kinds[0], 3);
+
+    json_t *first = list_page(small, &kinds[0], NULL);
+    const char *cursor =
+        json_string_value(json_object_get(json_object_get(first, "result"), "nextCursor"));
+    assert_non_null(cursor);
+
+    json_t *rest = list_page(huge, &kinds[0], cursor);
+    const json_t *result = json_object_get(rest, "result");
+    const json_t *items = json_object_get(result, "tools");
+    assert_int_equal(json_array_size(items), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(items, 0), "name")),
+                        "tool_01");
+    assert_null(json_object_get(result, "nextCursor"));
+    json_decref(rest);
+    json_decref(first);
+    mcp_server_free(small);
+    mcp_server_free(huge);
+}
+
 /* ------------------------------------------------------------------ */
 /* Before any method runs: parsing and the validation ladder           */
 /* ------------------------------------------------------------------ */
@@ -840,6 +868,7 @@ int main(void)
         cmocka_unit_test(test_default_page_size),
         cmocka_unit_test(test_cursor_survives_registry_changes),
         cmocka_unit_test(test_invalid_cursor),
+        cmocka_unit_test(test_cursor_with_unbounded_page_size),
         cmocka_unit_test(test_unreadable_messages),
         cmocka_unit_test(test_client_responses_are_refused),
         cmocka_unit_test(test_envelope_faults),
