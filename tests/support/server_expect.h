@@ -19,6 +19,19 @@
 #include "capture_sink.h"
 
 /*
+ * For use inside handlers, which run on worker threads where cmocka's
+ * assertions must not be used (they longjmp): when `cond` is false the
+ * request fails with -32000 naming the condition, which expect_complete()
+ * and friends then report on the test thread.
+ */
+#define HANDLER_CHECK(call, cond)                                                      \
+    do {                                                                               \
+        if (!(cond))                                                                   \
+            return mcp_call_fail((call), -32000, "%s:%d: handler check failed: %s",    \
+                                 __FILE__, __LINE__, #cond);                           \
+    } while (0)
+
+/*
  * Submits `request_new` (stolen) over stdio without a connection, waits for
  * the release, asserts the sink contract and validates every message sent.
  * Returns the response (new reference) or NULL when none was sent; its HTTP
