@@ -246,6 +246,14 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
             sink_answer(sink, rejection(id, &err, MCP_ERA_MODERN), status);
             goto done;
         }
+        if (msg.kind == MCP_MSG_NOTIFICATION && ctx->transport != MCP_TRANSPORT_HTTP) {
+            /* A notification carries no version claim of its own (its
+             * _meta is optional and has no protocolVersion; the spec's
+             * notifications/cancelled example has no _meta at all), so on
+             * a connection it belongs to the conversation it arrives in. */
+            handle_notification(conn, &msg, sink);
+            goto done;
+        }
         reject_legacy(&msg, ctx, sink);
         goto done;
     }

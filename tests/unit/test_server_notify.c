@@ -340,7 +340,9 @@ static void test_cancel_notification(void **state)
         json_t *id;
         bool with_meta;
     } rows[] = {
+        {json_integer(5), false},
         {json_integer(5), true},
+        {json_string("req-5"), false},
         {json_string("req-5"), true},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
