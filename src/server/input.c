@@ -141,12 +141,14 @@ int input_prepare(mcp_exchange_t *ex, mcp_error_t *err)
             if (asked && !method)
                 continue; /* an answer to a question we never asked: ignored */
             if (!valid_response(method, response)) {
+                /* `method` lives in `asked`: format the error first. */
+                mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
+                              json_pack("{s:s}", "key", key),
+                              "inputResponses.%s is not a valid %s result", key,
+                              method ? method : "input");
                 json_decref(kept);
                 json_decref(asked);
-                return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
-                                     json_pack("{s:s}", "key", key),
-                                     "inputResponses.%s is not a valid %s result", key,
-                                     method ? method : "input");
+                return MCP_EINVAL;
             }
             json_object_set(kept, key, response);
         }

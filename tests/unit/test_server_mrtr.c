@@ -694,6 +694,59 @@ static void test_extra_answers_are_ignored(void **state)
     mcp_server_free(srv);
 }
 
+static void test_malformed_answers(void **state)
+{
+    const char *with_state[] = {
+        "[]",
+        "\"yes\"",
+        "{\"confirm\":\"yes\"}",
+        "{\"confirm\":{}}",
+        "{\"confirm\":{\"action\":\"maybe\"}}",
+        "{\"confirm\":{\"action\":\"accept\",\"content\":[1]}}",
+        "{\"confirm\":{\"action\":\"accept\",\"content\":{\"ok\":{\"nested\":1}}}}",
+        "{\"confirm\":{\"action\":\"accept\",\"content\":{\"ok\":[1]}}}",
+        /* a sampling answer under an elicitation key */
+        ("{\"confirm\":{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"x\"},"
+         "\"model\":\"m\"}}"),
+        "{\"confirm\":{\"roots\":[]}}",
+    };
+    mcp_server_t *srv = new_server(0, false);
+    add_everything(srv);
+    json_t *request = call_request(1, "confirm", NULL, "{\"elicitation\":{}}");
+    char *sealed = first_state(srv, request, NULL);
+    for (size_t i = 0; i < sizeof with_state / sizeof with_state[0]; i++) {
+        json_t *answers = json_loads(with_state[i], JSON_DECODE_ANY, NULL);
+        assert_non_null(answers);
+        bool per_key = json_is_object(answers);
+        const json_t *data = expect_refused(srv, modern_retry(request, 2, answers, sealed), NULL);
+        if (per_key)
+            assert_string_equal(json_string_value(json_object_get(data, "key")), "confirm");
+    }
+    /* An accepted form may carry string arrays (multi-select). */
+    json_t *response = serve(
+        srv,
+        modern_retry(request, 2,
+                     json_pack("{s:{s:s, s:{s:b, s:[s, s]}}}", "confirm", "action", "accept",
+                               "content", "ok", 1, "tags", "a", "b"),
+                     sealed),
+        NULL);
+    assert_string_equal(first_text(response), "accept+ok");
+    json_decref(response);
+
+    /* Without a state the server cannot know what it asked: any well-formed
+     * answer is passed on, a malformed one refused. */
+    expect_refused(srv, modern_retry(request, 3, json_pack("{s:{s:s}}", "confirm", "action", "x"),
+                                     NULL),
+                   NULL);
+    expect_refused(srv, modern_retry(request, 3, json_pack("[]"), NULL), NULL);
+    response = serve(srv, modern_retry(request, 3, accept_confirm(true), NULL), NULL);
+    assert_string_equal(first_text(response), "accept+ok");
+    json_decref(response);
+    free(sealed);
+    json_decref(request);
+    mcp_server_free(srv);
+}
+
 /* ------------------------------------------------------------------ */
 
 static void add_everything(mcp_server_t *srv)
@@ -745,6 +798,7 @@ int main(void)
         cmocka_unit_test(test_default_codec),
         cmocka_unit_test(test_round_limit),
         cmocka_unit_test(test_extra_answers_are_ignored),
+        cmocka_unit_test(test_malformed_answers),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     json_decref(refused_data);
