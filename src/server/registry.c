@@ -90,7 +90,10 @@ static const server_event_kind_t change_event[ENTRY_KIND_COUNT] = {
 
 int registry_add(mcp_server_t *srv, entry_t *e)
 {
-    registry_t *r = &srv->reg[e->kind];
+    /* Once unlocked, `e` belongs to the registry: another thread may remove
+     * and free it before we publish, so keep what we need. */
+    entry_kind_t kind = e->kind;
+    registry_t *r = &srv->reg[kind];
     pthread_rwlock_wrlock(&srv->lock);
     size_t at = lower_bound(r, e->key, false);
     if (at < r->count && strcmp(r->items[at]->key, e->key) == 0) {
@@ -112,7 +115,7 @@ int registry_add(mcp_server_t *srv, entry_t *e)
     r->count++;
     e->seq = srv->next_seq++;
     pthread_rwlock_unlock(&srv->lock);
-    server_publish(srv, change_event[e->kind], NULL);
+    server_publish(srv, change_event[kind], NULL);
     return MCP_OK;
 }
 

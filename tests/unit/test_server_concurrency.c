@@ -248,6 +248,175 @@ static void test_remove_tool_while_it_runs(void **state)
     gate_destroy(&gate);
 }
 
+/* ------------------------------------------------------------------ */
+/* Registry changes while serving                                      */
+/* ------------------------------------------------------------------ */
+
+#define CHURN_TOOLS 8
+#define CHURN_ROUNDS 2000
+
+typedef struct churn {
+    mcp_server_t *srv;
+    atomic_bool stop;
+    atomic_int failures;
+    atomic_int served;
+    pthread_mutex_t lock;
+    char first_failure[512];
+} churn_t;
+
+static void churn_fail(churn_t *c, const char *fmt, ...)
+{
+    atomic_fetch_add(&c->failures, 1);
+    pthread_mutex_lock(&c->lock);
+    if (!c->first_failure[0]) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->first_failure, sizeof c->first_failure, fmt, ap);
+        va_end(ap);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+static int named(mcp_call_t *call, void *user)
+{
+    return mcp_call_add_text(call, mcp_call_target(call));
+}
+
+static int read_churn(mcp_call_t *call, const char *uri, void *user)
+{
+    return mcp_call_add_resource_text(call, uri, NULL, "r");
+}
+
+static int prompt_churn(mcp_call_t *call, void *user)
+{
+    return mcp_call_add_message(call, "user", mcp_content_text("p"));
+}
+
+/* Adds and removes tools, a resource, a template and a prompt. */
+static void *mutator(void *arg)
+{
+    churn_t *c = arg;
+    unsigned seed = 7;
+    for (int round = 0; round < CHURN_ROUNDS; round++) {
+        char name[32];
+        snprintf(name, sizeof name, "tool_%u", (unsigned)rand_r(&seed) % CHURN_TOOLS);
+        int rc = mcp_server_add_tool(c->srv, &(mcp_tool_t){.name = name, .handler = named}, NULL);
+        if (rc == MCP_EEXIST)
+            rc = mcp_server_remove_tool(c->srv, name);
+        /* The other mutator may have removed it in between. */
+        if (rc != MCP_OK && rc != MCP_ENOTFOUND)
+            churn_fail(c, "add/remove %s: %d", name, rc);
+        if (round % 3 == 0) {
+            if (mcp_server_add_resource(c->srv,
+                                        &(mcp_resource_t){.uri = "test://r", .name = "r",
+                                                          .handler = read_churn},
+                                        NULL) == MCP_EEXIST)
+                mcp_server_remove_resource(c->srv, "test://r");
+            if (mcp_server_add_resource_template(
+                    c->srv,
+                    &(mcp_resource_template_t){.uri_template = "test://t/{x}", .name = "t",
+                                               .handler = read_churn},
+                    NULL) == MCP_EEXIST)
+                mcp_server_remove_resource_template(c->srv, "test://t/{x}");
+            if (mcp_server_add_prompt(c->srv, &(mcp_prompt_t){.name = "p", .handler = prompt_churn},
+                                      NULL) == MCP_EEXIST)
+                mcp_server_remove_prompt(c->srv, "p");
+        }
+    }
+    return NULL;
+}
+
+/* Which answers a request may get while its target comes and goes. */
+static bool acceptable(const json_t *response, const char *method)
+{
+    const json_t *error = json_object_get(response, "error");
+    if (!error)
+        return true;
+    json_int_t code = json_integer_value(json_object_get(error, "code"));
+    /* -32601: nothing of the kind registered at that moment; -32602: the
+     * tool, prompt or resource is gone. */
+    return code == MCP_METHOD_NOT_FOUND ||
+           (code == MCP_INVALID_PARAMS && strcmp(method, "server/discover") != 0 &&
+            strstr(method, "/list") == NULL);
+}
+
+/* Sends requests of every kind and checks every answer. */
+static void *client(void *arg)
+{
+    churn_t *c = arg;
+    unsigned seed = (unsigned)(uintptr_t)pthread_self();
+    const char *methods[] = {"tools/list",     "tools/call",  "server/discover",
+                             "resources/read", "prompts/get", "resources/templates/list"};
+    for (json_int_t id = 0; !atomic_load(&c->stop); id++) {
+        const char *method = methods[rand_r(&seed) % 6];
+        json_t *params = json_object();
+        char name[32];
+        snprintf(name, sizeof name, "tool_%u", (unsigned)rand_r(&seed) % CHURN_TOOLS);
+        if (strcmp(method, "tools/call") == 0)
+            json_object_set_new(params, "name", json_string(name));
+        if (strcmp(method, "prompts/get") == 0)
+            json_object_set_new(params, "name", json_string("p"));
+        if (strcmp(method, "resources/read") == 0)
+            json_object_set_new(params, "uri", json_string(id % 2 ? "test://r" : "test://t/1"));
+        json_t *request = modern_request(id, method, params);
+        size_t len;
+        char *text = mcp_json_dump(request, &len);
+        json_decref(request);
+
+        capture_sink_t cap;
+        capture_init(&cap);
+        mcp_request_context_t ctx = {.transport = MCP_TRANSPORT_STDIO};
+        int rc = mcp_server_submit(c->srv, NULL, text, len, &ctx, &cap.sink, NULL);
+        free(text);
+        char reason[SCHEMA_CHECK_REASON_MAX];
+        const json_t *response;
+        if (rc != MCP_OK)
+            churn_fail(c, "submit: %d", rc);
+        else if (!capture_wait_released(&cap, CAPTURE_PATIENCE_MS))
+            churn_fail(c, "%s never released", method);
+        else if (cap.breach[0])
+            churn_fail(c, "%s: %s", method, cap.breach);
+        else if (!(response = capture_response(&cap, NULL)))
+            churn_fail(c, "%s: no response", method);
+        else if (schema_check_server_message(response, method, "2026-07-28", reason,
+                                             sizeof reason) != 0)
+            churn_fail(c, "%s: %s", method, reason);
+        else if (!acceptable(response, method))
+            churn_fail(c, "%s: unexpected %s", method,
+                       json_string_value(json_object_get(json_object_get(response, "error"),
+                                                         "message")));
+        else
+            atomic_fetch_add(&c->served, 1);
+        capture_cleanup(&cap);
+    }
+    return NULL;
+}
+
+static void test_registry_changes_while_serving(void **state)
+{
+    churn_t c = {.srv = new_server(0)};
+    atomic_init(&c.stop, false);
+    atomic_init(&c.failures, 0);
+    atomic_init(&c.served, 0);
+    pthread_mutex_init(&c.lock, NULL);
+    pthread_t mutators[2], clients[3];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pthread_create(&clients[i], NULL, client, &c), 0);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&mutators[i], NULL, mutator, &c), 0);
+    for (int i = 0; i < 2; i++)
+        pthread_join(mutators[i], NULL);
+    atomic_store(&c.stop, true);
+    for (int i = 0; i < 3; i++)
+        pthread_join(clients[i], NULL);
+    if (atomic_load(&c.failures))
+        fail_msg("%d failures, the first: %s", atomic_load(&c.failures), c.first_failure);
+    assert_true(atomic_load(&c.served) > 0);
+    print_message("served %d requests while the registries changed\n", atomic_load(&c.served));
+    pthread_mutex_destroy(&c.lock);
+    mcp_server_free(c.srv);
+}
+
 /* Many requests in flight at once, submitted from several threads: each
  * is answered exactly once, with its own id. */
 #define FLOOD 400
@@ -322,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_slow_handler_blocks_no_one),
         cmocka_unit_test(test_workers_run_at_once),
         cmocka_unit_test(test_remove_tool_while_it_runs),
+        cmocka_unit_test(test_registry_changes_while_serving),
         cmocka_unit_test(test_flood),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
