@@ -196,6 +196,23 @@ static void test_line_limit(void **state)
     finish(&child);
 }
 
+/* The largest limit there is means "no limit", not "64 KiB". */
+static void test_unbounded_line_limit(void **state)
+{
+    char max[32];
+    snprintf(max, sizeof max, "%zu", SIZE_MAX);
+    stdio_child_t child;
+    start(&child, max, NULL);
+    char *line = echo_line_of_size(1, 300000);
+    send_string(&child, line);
+    free(line);
+    json_t *response = next_response(&child);
+    assert_true(strlen(first_text(response)) > 299000);
+    assert_int_equal(json_integer_value(json_object_get(response, "id")), 1);
+    json_decref(response);
+    finish(&child);
+}
+
 static void test_line_endings(void **state)
 {
     stdio_child_t child;
@@ -317,6 +334,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_line_limit),
+        cmocka_unit_test(test_unbounded_line_limit),
         cmocka_unit_test(test_line_endings),
         cmocka_unit_test(test_requests_run_concurrently),
         cmocka_unit_test(test_responses_leave_in_completion_order),
