@@ -645,14 +645,43 @@ static void test_default_codec(void **state)
 /* Round limit and inputResponses                                      */
 /* ------------------------------------------------------------------ */
 
-static int forever(mcp_call_t *call, void *user)
+/* Asks one question per round until round "rounds", where it answers
+ * (each round must see the answer to the previous one). */
+static int patient(mcp_call_t *call, void *user)
 {
     atomic_fetch_add(&runs, 1);
+    int64_t rounds = 0;
+    mcp_call_arg_int(call, "rounds", &rounds);
+    int round = mcp_call_round(call);
     char key[16];
-    snprintf(key, sizeof key, "round%d", mcp_call_round(call));
+    if (round > 0) {
+        snprintf(key, sizeof key, "q%d", round - 1);
+        HANDLER_CHECK(call, mcp_call_input(call, key) != NULL);
+    }
+    if (round == rounds)
+        return mcp_call_add_textf(call, "answered %d", round);
+    snprintf(key, sizeof key, "q%d", round);
     return asked(mcp_call_elicit(call, key, "Again?", confirm_schema(), MCP_INPUT_NEEDED));
 }
 
+/* Runs `rounds` rounds of patient: the last response (new reference). */
+static json_t *run_rounds(mcp_server_t *srv, const json_t *request, int rounds)
+{
+    json_t *response = serve(srv, json_deep_copy(request), NULL);
+    for (int round = 1; round <= rounds; round++) {
+        char key[16];
+        snprintf(key, sizeof key, "q%d", round - 1);
+        json_t *answers = json_pack("{s:{s:s}}", key, "action", "decline");
+        json_t *next = serve(srv, modern_retry(request, round + 1, answers, state_of(response)),
+                             NULL);
+        json_decref(response);
+        response = next;
+    }
+    return response;
+}
+
+/* max_input_rounds N: a request may come back with input_required N times
+ * and still finish; asking an N+1th time fails it. */
 static void test_round_limit(void **state)
 {
     const int limits[] = {1, 3, 0 /* the default, 8 */};
@@ -660,20 +689,25 @@ static void test_round_limit(void **state)
         int max = limits[l] ? limits[l] : 8;
         mcp_server_t *srv = new_server(limits[l], false);
         add_everything(srv);
-        json_t *request = call_request(1, "forever", NULL, "{\"elicitation\":{}}");
-        json_t *response = serve(srv, json_incref(request), NULL);
-        for (int round = 1; round < max; round++) {
-            char key[16];
-            snprintf(key, sizeof key, "round%d", round - 1);
-            json_t *answers = json_pack("{s:{s:s}}", key, "action", "decline");
-            json_t *next = serve(srv, modern_retry(request, round + 1, answers, state_of(response)),
-                                 NULL);
-            expect_input_required(next);
-            json_decref(response);
-            response = next;
-        }
-        assert_int_equal(atomic_load(&runs), max);
-        expect_state_refused(srv, modern_retry(request, 99, NULL, state_of(response)), NULL);
+
+        json_t *request = call_request(1, "patient", json_pack("{s:i}", "rounds", max),
+                                       "{\"elicitation\":{}}");
+        json_t *response = run_rounds(srv, request, max);
+        char want[32];
+        snprintf(want, sizeof want, "answered %d", max);
+        assert_string_equal(first_text(response), want);
+        assert_int_equal(atomic_load(&runs), max + 1);
+        json_decref(response);
+        json_decref(request);
+
+        atomic_store(&runs, 0);
+        request = call_request(1, "patient", json_pack("{s:i}", "rounds", max + 1),
+                               "{\"elicitation\":{}}");
+        response = run_rounds(srv, request, max);
+        const json_t *error = expect_error(response, MCP_INVALID_PARAMS);
+        assert_non_null(strstr(json_string_value(json_object_get(error, "message")),
+                               "input rounds"));
+        assert_int_equal(atomic_load(&runs), max + 1);
         json_decref(response);
         json_decref(request);
         mcp_server_free(srv);
@@ -762,7 +796,7 @@ static void add_everything(mcp_server_t *srv)
         {.name = "ask", .handler = ask_kind},
         {.name = "bad_asks", .handler = bad_asks},
         {.name = "nothing", .handler = asks_nothing},
-        {.name = "forever", .handler = forever},
+        {.name = "patient", .handler = patient},
     };
     for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
         assert_int_equal(mcp_server_add_tool(srv, &tools[i], NULL), MCP_OK);
