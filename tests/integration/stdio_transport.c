@@ -290,6 +290,38 @@ static void test_large_messages(void **state)
     finish(&child);
 }
 
+/* Many handlers writing at once, big responses and notifications mixed:
+ * lines never interleave (stdio_child_read fails on a broken line). */
+static void test_concurrent_writers_never_interleave(void **state)
+{
+    stdio_child_t child;
+    start(&child, NULL, NULL);
+    const int calls = 8;
+    for (int i = 1; i <= calls; i++) {
+        json_t *request = tool_call(i, "big", json_pack("{s:i, s:i}", "bytes", 100000 + i,
+                                                        "progress", 50));
+        json_object_set_new(modern_meta(request), "progressToken", json_integer(i));
+        stdio_child_send(&child, request);
+        json_decref(request);
+    }
+    int notifications = 0;
+    for (int answered = 0; answered < calls;) {
+        json_t *msg = stdio_child_read(&child, PATIENCE_MS);
+        assert_non_null(msg);
+        MCP_ASSERT_SCHEMA_VALID(msg, "tools/call", "2026-07-28");
+        if (json_object_get(msg, "id")) {
+            json_int_t id = json_integer_value(json_object_get(msg, "id"));
+            assert_int_equal(strlen(first_text(msg)), 100000 + id);
+            answered++;
+        } else {
+            notifications++;
+        }
+        json_decref(msg);
+    }
+    assert_int_equal(notifications, calls * 50);
+    finish(&child);
+}
+
 /* EOF with work in flight: what finishes within the grace period is
  * answered; what does not is cancelled, and the server still exits 0. */
 static void test_bounded_grace_on_eof(void **state)
@@ -339,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_requests_run_concurrently),
         cmocka_unit_test(test_responses_leave_in_completion_order),
         cmocka_unit_test(test_large_messages),
+        cmocka_unit_test(test_concurrent_writers_never_interleave),
         cmocka_unit_test(test_bounded_grace_on_eof),
         cmocka_unit_test(test_reader_goes_away),
     };

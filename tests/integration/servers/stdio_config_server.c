@@ -10,7 +10,9 @@
  *   meet {n}             waits until n calls of meet are running at once,
  *                        then answers "met <n>" (a tool error after 10 s):
  *                        proof that requests are served concurrently
- *   big {bytes}          answers a text of that many 'x'
+ *   big {bytes, progress} sends `progress` progress notifications (when
+ *                        asked for with a token), then answers a text of
+ *                        `bytes` 'x'
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -64,8 +66,11 @@ static int meet(mcp_call_t *call, void *user)
 
 static int big(mcp_call_t *call, void *user)
 {
-    int64_t bytes = 0;
+    int64_t bytes = 0, progress = 0;
     mcp_call_arg_int(call, "bytes", &bytes);
+    mcp_call_arg_int(call, "progress", &progress);
+    for (int64_t i = 1; i <= progress; i++)
+        mcp_call_progress(call, (double)i, (double)progress, "writing");
     if (bytes < 0 || bytes > 64 * 1024 * 1024)
         return mcp_call_tool_error(call, "bytes out of range");
     char *text = malloc((size_t)bytes + 1);
