@@ -202,6 +202,7 @@ static void run_all_at_once(int workers, int n)
     for (int i = 0; i < n; i++) {
         assert_true(capture_wait_released(&caps[i], CAPTURE_PATIENCE_MS));
         capture_assert_done(&caps[i]);
+        expect_all_schema_valid(&caps[i], "tools/call");
         const json_t *response = capture_response(&caps[i], NULL);
         expect_complete(response);
         assert_int_equal(json_integer_value(json_object_get(response, "id")), i);
@@ -242,6 +243,7 @@ static void test_remove_tool_while_it_runs(void **state)
     gate_open(&gate);
     assert_true(capture_wait_released(&cap, CAPTURE_PATIENCE_MS));
     capture_assert_done(&cap);
+    expect_all_schema_valid(&cap, "tools/call");
     expect_complete(capture_response(&cap, NULL));
     capture_cleanup(&cap);
     mcp_server_free(srv);

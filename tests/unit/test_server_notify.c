@@ -435,6 +435,7 @@ static void test_failing_sink_cancels(void **state)
     capture_assert_done(&cap);
     /* Only the notification whose send failed. */
     assert_int_equal(capture_count(&cap), 1);
+    expect_all_schema_valid(&cap, "tools/call");
     assert_int_equal(seen.progress_rc, MCP_ECLOSED);
     assert_true(seen.cancelled);
     assert_int_equal(seen.sleep_rc, MCP_ECANCELED);
