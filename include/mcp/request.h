@@ -88,7 +88,9 @@ MCP_API mcp_era_t mcp_request_era(const mcp_message_t *msg);
  *     not an object, else protocolVersion missing) -- the conformance
  *     suite's missing-_meta checks and wire-ts2.md 3.11;
  *   - initialize, a notification or a response is legacy traffic with a
- *     wrong header: -32020 (wire-ts2.md 5.5), data.mismatch.expected null.
+ *     wrong header: -32020 (wire-ts2.md 5.5), data.mismatch.expected null
+ *     -- except notifications/cancelled, the one notification of
+ *     2026-07-28, which needs no envelope and passes.
  * Returns MCP_OK, or MCP_EINVAL with *err filled and *http_status set.
  * `headers` may be NULL (not HTTP): always MCP_OK. `http_status` and
  * `err` may be NULL; both are left untouched on MCP_OK.

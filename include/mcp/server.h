@@ -79,8 +79,9 @@ typedef struct mcp_server_options {
     const char *cache_scope;
     /* Do not put _meta["io.modelcontextprotocol/serverInfo"] into results. */
     bool omit_server_info_meta;
-    /* Maximum MRTR rounds of one request before it fails with -32602
-     * (0 picks 8). */
+    /* How many input_required results one request may get (0 picks 8):
+     * the answers to the last one still reach the handler; a handler that
+     * asks once more fails the request with -32602. */
     int max_input_rounds;
 
     /* Where the library's diagnostics go (NULL: nowhere). */

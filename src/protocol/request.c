@@ -397,6 +397,12 @@ static bool header_names_modern_version(const char *raw)
 static int modern_header_on_legacy_body(const mcp_message_t *msg, const char *raw,
                                         mcp_error_t *e)
 {
+    /* notifications/cancelled is the one notification of 2026-07-28, and
+     * a notification needs no envelope: it is modern traffic, not a
+     * mismatch. */
+    if (msg->kind == MCP_MSG_NOTIFICATION && msg->method &&
+        strcmp(msg->method, "notifications/cancelled") == 0)
+        return MCP_OK;
     if (msg->kind != MCP_MSG_REQUEST || !msg->method || strcmp(msg->method, "initialize") == 0)
         return mcp_error_header_mismatch(e, MCP_HEADER_PROTOCOL_VERSION, raw, NULL,
                                          "MCP-Protocol-Version names a modern revision but "

@@ -186,7 +186,11 @@ static bool method_available(mcp_server_t *srv, method_id_t m)
         return has;
     }
     case METHOD_LISTEN:
-        return true;
+        /* Only a server that advertises something to listen for (a
+         * listChanged or subscribe capability) offers listen (section
+         * 14.20 of the digest: -32601 is the honest answer otherwise). */
+        return registry_has(srv, ENTRY_TOOL) || registry_has(srv, ENTRY_PROMPT) ||
+               registry_has(srv, ENTRY_RESOURCE) || registry_has(srv, ENTRY_TEMPLATE);
     case METHOD_UNKNOWN:
         break;
     }
@@ -282,12 +286,17 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
             sink_answer(sink, rejection(id, &err, MCP_ERA_MODERN), status);
             goto done;
         }
-        /* notifications/cancelled means the same in both eras and carries no
-         * modern claim (notification params need none). */
-        if (msg.kind == MCP_MSG_NOTIFICATION && strcmp(msg.method, "notifications/cancelled") == 0)
+        if (msg.kind == MCP_MSG_NOTIFICATION &&
+            (ctx->transport != MCP_TRANSPORT_HTTP ||
+             strcmp(msg.method, "notifications/cancelled") == 0)) {
+            /* A notification carries no version claim of its own (its
+             * _meta is optional and has no protocolVersion; the spec's
+             * notifications/cancelled example has no _meta at all), so on
+             * a connection it belongs to the conversation it arrives in. */
             handle_notification(conn, &msg, sink);
-        else
-            reject_legacy(&msg, ctx, sink);
+            goto done;
+        }
+        reject_legacy(&msg, ctx, sink);
         goto done;
     }
 

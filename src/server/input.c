@@ -120,7 +120,8 @@ int input_prepare(mcp_exchange_t *ex, mcp_error_t *err)
         ex->state = json_incref(json_object_get(payload, "s"));
         asked = json_incref(json_object_get(payload, "k"));
         json_decref(payload);
-        if (ex->round >= ex->srv->max_input_rounds) {
+        /* Only a state minted under a higher limit can be past it. */
+        if (ex->round > ex->srv->max_input_rounds) {
             json_decref(asked);
             return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
                                  "Too many input rounds (%d) for one request", ex->round);
@@ -141,12 +142,14 @@ int input_prepare(mcp_exchange_t *ex, mcp_error_t *err)
             if (asked && !method)
                 continue; /* an answer to a question we never asked: ignored */
             if (!valid_response(method, response)) {
+                /* `method` lives in `asked`: format the error first. */
+                mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
+                              json_pack("{s:s}", "key", key),
+                              "inputResponses.%s is not a valid %s result", key,
+                              method ? method : "input");
                 json_decref(kept);
                 json_decref(asked);
-                return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
-                                     json_pack("{s:s}", "key", key),
-                                     "inputResponses.%s is not a valid %s result", key,
-                                     method ? method : "input");
+                return MCP_EINVAL;
             }
             json_object_set(kept, key, response);
         }
@@ -263,6 +266,13 @@ const json_t *mcp_call_state(const mcp_call_t *call)
 json_t *input_required_result(mcp_call_t *call, mcp_error_t *err)
 {
     mcp_exchange_t *ex = call->ex;
+    /* The limit counts input_required results: the answers to the last
+     * one allowed are still used, asking once more fails. */
+    if (ex->round >= ex->srv->max_input_rounds) {
+        mcp_error_set(err, MCP_ELIMIT, MCP_INVALID_PARAMS, NULL,
+                      "Too many input rounds (%d) for one request", ex->round + 1);
+        return NULL;
+    }
     if (!call->input_requests || json_object_size(call->input_requests) == 0) {
         mcp_error_set(err, MCP_EINVAL, MCP_INTERNAL_ERROR, NULL,
                       "Internal error: the handler needs input but asked for none");

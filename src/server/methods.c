@@ -245,6 +245,15 @@ static json_t *complete_result(mcp_call_t *call)
     return json_pack("{s:o}", "completion", completion);
 }
 
+/* Does the request carry answers of an earlier round? Its result then
+ * depends on inputs outside any cache key and must not be cached
+ * (caching.mdx): ttlMs 0 marks it stale at once. */
+static bool is_retry(const mcp_exchange_t *ex)
+{
+    return json_object_get(ex->msg.params, "inputResponses") ||
+           json_object_get(ex->msg.params, "requestState");
+}
+
 /* The complete result of a handler run that returned 0. */
 static json_t *complete_method_result(mcp_call_t *call, mcp_error_t *err)
 {
@@ -262,7 +271,9 @@ static json_t *complete_method_result(mcp_call_t *call, mcp_error_t *err)
             return NULL;
         }
         result = json_pack("{s:O}", "contents", call->contents);
-        if (call->cache_ttl_ms >= 0)
+        if (is_retry(call->ex))
+            json_object_set_new(result, "ttlMs", json_integer(0));
+        else if (call->cache_ttl_ms >= 0)
             json_object_set_new(result, "ttlMs", json_integer(call->cache_ttl_ms));
         if (call->cache_scope)
             json_object_set_new(result, "cacheScope", json_string(call->cache_scope));

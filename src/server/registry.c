@@ -90,7 +90,10 @@ static const server_event_kind_t change_event[ENTRY_KIND_COUNT] = {
 
 int registry_add(mcp_server_t *srv, entry_t *e)
 {
-    registry_t *r = &srv->reg[e->kind];
+    /* Once unlocked, `e` belongs to the registry: another thread may remove
+     * and free it before we publish, so keep what we need. */
+    entry_kind_t kind = e->kind;
+    registry_t *r = &srv->reg[kind];
     pthread_rwlock_wrlock(&srv->lock);
     size_t at = lower_bound(r, e->key, false);
     if (at < r->count && strcmp(r->items[at]->key, e->key) == 0) {
@@ -112,7 +115,7 @@ int registry_add(mcp_server_t *srv, entry_t *e)
     r->count++;
     e->seq = srv->next_seq++;
     pthread_rwlock_unlock(&srv->lock);
-    server_publish(srv, change_event[e->kind], NULL);
+    server_publish(srv, change_event[kind], NULL);
     return MCP_OK;
 }
 
@@ -244,7 +247,8 @@ int registry_page(mcp_server_t *srv, entry_kind_t kind, const char *cursor, json
 
     pthread_rwlock_rdlock(&srv->lock);
     size_t i = after ? lower_bound(r, after, true) : 0;
-    size_t end = i + srv->page_size < r->count ? i + srv->page_size : r->count;
+    /* Counted from what is left, so a huge page_size cannot wrap around. */
+    size_t end = r->count - i > srv->page_size ? i + srv->page_size : r->count;
     for (; i < end; i++)
         json_array_append(list, r->items[i]->def);
     if (end < r->count && end > 0)

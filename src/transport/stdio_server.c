@@ -193,6 +193,10 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
     size_t max_line = opts && opts->max_line ? opts->max_line : DEFAULT_MAX_LINE;
     int grace_ms = opts && opts->shutdown_grace_ms > 0 ? opts->shutdown_grace_ms
                                                        : DEFAULT_GRACE_MS;
+    /* The buffer never needs more than a whole line, its newline and a
+     * byte to spare; computed so that a max_line near SIZE_MAX (no limit)
+     * cannot wrap around to a tiny buffer. */
+    size_t buf_limit = max_line > SIZE_MAX - 2 ? SIZE_MAX : max_line + 2;
 
     int stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (stop_fd < 0)
@@ -231,7 +235,7 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
             break;
         }
         if (used == cap) {
-            size_t grown = cap * 2 > max_line + 2 ? max_line + 2 : cap * 2;
+            size_t grown = cap > buf_limit / 2 ? buf_limit : cap * 2;
             char *bigger = grown > cap ? realloc(buf, grown) : NULL;
             if (!bigger) {
                 /* Only reachable at the line limit: start discarding. */

@@ -1,0 +1,181 @@
+/*
+ * The stdio transport in-process, over pipes: what a child process cannot
+ * show -- mcp_server_stop_stdio() ends a run whose input is still open,
+ * one run at a time per server, a new run after the last one ended, and
+ * MCP_EIO once the reader of our output went away. (Framing, limits and
+ * shutdown are tested with real processes in tests/integration.)
+ */
+#define _GNU_SOURCE /* pipe2 */
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mcp/jsonrpc.h"
+#include "mcp/server.h"
+
+#include "modern_request.h"
+#include "schema_check.h"
+
+typedef struct run {
+    mcp_server_t *srv;
+    int in[2], out[2]; /* the server reads in[0] and writes out[1] */
+    pthread_t thread;
+    int rc;
+    bool running;
+} run_t;
+
+static int echo(mcp_call_t *call, void *user)
+{
+    return mcp_call_add_text(call, mcp_call_arg_string(call, "text"));
+}
+
+static void *run_main(void *arg)
+{
+    run_t *r = arg;
+    r->rc = mcp_server_run_stdio(
+        r->srv, &(mcp_stdio_options_t){.in_fd = r->in[0], .out_fd = r->out[1],
+                                       .shutdown_grace_ms = 2000});
+    return NULL;
+}
+
+static void run_start(run_t *r, mcp_server_t *srv)
+{
+    memset(r, 0, sizeof *r);
+    r->srv = srv;
+    assert_int_equal(pipe2(r->in, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(r->out, O_CLOEXEC), 0);
+    assert_int_equal(pthread_create(&r->thread, NULL, run_main, r), 0);
+    r->running = true;
+}
+
+static int run_join(run_t *r)
+{
+    pthread_join(r->thread, NULL);
+    r->running = false;
+    for (int i = 0; i < 2; i++) {
+        close(r->in[i]);
+        close(r->out[i]);
+    }
+    return r->rc;
+}
+
+static void send_echo(run_t *r, json_int_t id, const char *text)
+{
+    json_t *request = modern_request(id, "tools/call",
+                                     json_pack("{s:s, s:{s:s}}", "name", "echo", "arguments",
+                                               "text", text));
+    size_t len;
+    char *line = mcp_json_dump(request, &len);
+    json_decref(request);
+    line[len] = '\n';
+    ssize_t n = write(r->in[1], line, len + 1);
+    free(line);
+    assert_int_equal(n, (ssize_t)len + 1);
+}
+
+/* Reads one line of output (a small one fits in the pipe at once). */
+static json_t *read_message(run_t *r)
+{
+    char buf[4096];
+    size_t used = 0;
+    while (used < sizeof buf - 1) {
+        struct pollfd pfd = {.fd = r->out[0], .events = POLLIN};
+        assert_int_equal(poll(&pfd, 1, 20000), 1);
+        ssize_t n = read(r->out[0], buf + used, 1);
+        assert_int_equal(n, 1);
+        if (buf[used] == '\n')
+            break;
+        used++;
+    }
+    buf[used] = '\0';
+    json_t *msg = json_loads(buf, 0, NULL);
+    assert_non_null(msg);
+    MCP_ASSERT_SCHEMA_VALID(msg, "tools/call", "2026-07-28");
+    return msg;
+}
+
+static mcp_server_t *new_server(void)
+{
+    mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){.name = "stdio", .version = "1"},
+                                       NULL);
+    assert_int_equal(mcp_server_add_tool(srv, &(mcp_tool_t){.name = "echo", .handler = echo},
+                                         NULL),
+                     MCP_OK);
+    return srv;
+}
+
+static void test_stop_ends_a_run_and_another_may_follow(void **state)
+{
+    mcp_server_t *srv = new_server();
+    mcp_server_stop_stdio(srv); /* not running: nothing happens */
+    mcp_server_stop_stdio(NULL);
+    assert_int_equal(mcp_server_run_stdio(NULL, NULL), MCP_EINVAL);
+
+    for (int pass = 0; pass < 2; pass++) {
+        run_t r;
+        run_start(&r, srv);
+        send_echo(&r, 1, "hello");
+        json_t *msg = read_message(&r);
+        assert_int_equal(json_integer_value(json_object_get(msg, "id")), 1);
+        json_decref(msg);
+
+        /* A second run of the same server while this one runs is refused. */
+        assert_int_equal(mcp_server_run_stdio(srv, &(mcp_stdio_options_t){.in_fd = r.in[0],
+                                                                           .out_fd = r.out[1]}),
+                         MCP_ESTATE);
+
+        /* Input still open: only the stop ends the run, cleanly. */
+        mcp_server_stop_stdio(srv);
+        assert_int_equal(run_join(&r), MCP_OK);
+    }
+    mcp_server_free(srv);
+}
+
+/* The reader of our output is gone: the run ends with MCP_EIO (and the
+ * process is not killed by SIGPIPE). */
+static void test_broken_output(void **state)
+{
+    mcp_server_t *srv = new_server();
+    run_t r;
+    run_start(&r, srv);
+    close(r.out[0]);
+    r.out[0] = -1;
+    /* Each line wakes the reader; once a response failed to go out, the
+     * run ends. */
+    struct timespec pause = {0, 20 * 1000000L};
+    for (int i = 0; i < 500; i++) {
+        if (pthread_tryjoin_np(r.thread, NULL) == 0) {
+            r.running = false;
+            break;
+        }
+        send_echo(&r, i, "into the void");
+        nanosleep(&pause, NULL);
+    }
+    assert_false(r.running);
+    assert_int_equal(r.rc, MCP_EIO);
+    close(r.in[0]);
+    close(r.in[1]);
+    close(r.out[1]);
+    mcp_server_free(srv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stop_ends_a_run_and_another_may_follow),
+        cmocka_unit_test(test_broken_output),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
