@@ -67,7 +67,10 @@ typedef struct mcp_server_options {
     /* Natural-language guidance for the model (server/discover, initialize). */
     const char *instructions;
 
-    /* Worker threads running handlers; 0 picks max(2, number of CPUs). */
+    /* Worker threads kept ready for handlers; 0 picks max(2, number of
+     * CPUs). While every worker is busy the pool grows (up to 64, or this
+     * number if larger) so a blocked handler never delays another request;
+     * the extra threads exit after 30 s without work. */
     int worker_threads;
     /* Items per page of tools/list, prompts/list, resources/list and
      * resources/templates/list; 0 picks 100. */
@@ -119,7 +122,9 @@ MCP_API int mcp_server_set_codec(mcp_server_t *srv, mcp_codec_t *codec);
 /*
  * A tool handler. Reads its arguments with mcp_call_arg_*(), adds content
  * with mcp_call_add_*(), and returns:
- *   0 (MCP_OK)           the result is complete;
+ *   0 (MCP_OK)           the result is complete -- unless the handler
+ *                        asked for input, which makes it input_required
+ *                        as if it had returned MCP_INPUT_REQUIRED;
  *   MCP_INPUT_REQUIRED   it asked for input with mcp_call_elicit() & co.
  *                        and must run again once the client answers;
  *   a negative MCP_E*    failure: the JSON-RPC error recorded with

@@ -254,8 +254,13 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
             rc = MCP_EIO;
             break;
         }
-        if (n == 0)
-            break; /* EOF: the client closed our stdin */
+        if (n == 0) {
+            /* EOF: the client closed our stdin. A last line without its
+             * newline is still a message. */
+            if (!discarding && used > 0)
+                submit_line(srv, conn, w, buf, used);
+            break;
+        }
         size_t end = used + (size_t)n, scan = used, line_start = 0;
         char *nl;
         while ((nl = memchr(buf + scan, '\n', end - scan)) != NULL) {
