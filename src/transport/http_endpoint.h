@@ -51,6 +51,8 @@ struct mcp_http_endpoint {
     bool timer_stop;
 };
 
+enum { HTTP_VERB_POST = 0, HTTP_VERB_GET, HTTP_VERB_DELETE };
+
 /* Where an exchange is in its life. */
 typedef enum exchange_state {
     EXCHANGE_READING = 0, /* begun: the body is arriving */
@@ -79,7 +81,10 @@ struct mcp_http_exchange {
     bool body_too_large;
     bool ended; /* mcp_http_end() was called */
     int64_t idle_ms;
-    bool long_lived; /* a subscriptions/listen stream: keep-alives, no timeouts */
+    bool long_lived; /* a listen or session stream: keep-alives, no timeouts */
+    int verb;        /* HTTP_VERB_POST, _GET or _DELETE */
+    char *extra_header_name; /* set by the core (Mcp-Session-Id), sent with the answer */
+    char *extra_header_value;
     mcp_exchange_t *core; /* the core's handle, once submitted */
 
     /* Under ep->lock: the live list and the deadlines. */
