@@ -11,16 +11,19 @@
  *   completion values for the prompt's style and for note names
  *
  * Run it over stdio:   notes_server
- * (an MCP client starts it and talks JSON-RPC on its stdin/stdout).
+ * (an MCP client starts it and talks JSON-RPC on its stdin/stdout),
+ * or over HTTP:        notes_server --http [PORT]
+ * (it prints its URL on stderr; PORT 0 or none picks a free one; Ctrl-C
+ * stops it).
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <mcp/mcp.h>
-#include <mcp/server.h>
 
 /* ------------------------------------------------------------------------
  * The notes, shared by all handlers (which run on several threads).
@@ -255,7 +258,33 @@ static int add_everything(mcp_server_t *srv, mcp_error_t *err)
     return mcp_server_set_completion(srv, complete, NULL);
 }
 
-int main(void)
+/* Serves over HTTP on 127.0.0.1 until SIGINT or SIGTERM. */
+static int serve_http(uint16_t port)
+{
+    /* Blocked before any thread starts, so that only sigwait() gets them. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+
+    mcp_error_t err = {0};
+    mcp_http_server_t *http;
+    int rc = mcp_http_server_start(server, &(mcp_http_options_t){.port = port}, &http, &err);
+    if (rc != MCP_OK) {
+        fprintf(stderr, "notes_server: %s\n", err.message);
+        mcp_error_clear(&err);
+        return rc;
+    }
+    fprintf(stderr, "notes_server: serving http://127.0.0.1:%u/mcp\n",
+            (unsigned)mcp_http_server_port(http));
+    int sig;
+    sigwait(&stop, &sig);
+    mcp_http_server_stop(http);
+    return MCP_OK;
+}
+
+int main(int argc, char **argv)
 {
     mcp_error_t err = {0};
     notes = json_pack("{s:s}", "welcome", "Notes live in memory while the server runs.");
@@ -270,7 +299,11 @@ int main(void)
         json_decref(notes);
         return 1;
     }
-    int rc = mcp_server_run_stdio(server, NULL);
+    int rc;
+    if (argc > 1 && strcmp(argv[1], "--http") == 0)
+        rc = serve_http(argc > 2 ? (uint16_t)atoi(argv[2]) : 0);
+    else
+        rc = mcp_server_run_stdio(server, NULL);
     mcp_server_free(server);
     json_decref(notes);
     return rc == MCP_OK ? 0 : 1;

@@ -35,6 +35,11 @@
  *   then the server core: -32700/-32600 (400), the validation ladder
  *   (-32020, -32602, -32022: 400; -32601: 404; -32021: 400), handlers.
  *
+ * Accept: the spec asks clients to list both media types, and the
+ * reference server ignores Accept altogether. libmcp refuses (406) only an
+ * Accept that admits neither type (wildcards and q-values count; no Accept
+ * admits both), and otherwise lets it shape the framing, below.
+ *
  * Refusals before the core carry a JSON-RPC error without "id" (code
  * -32600) so that a client can show why, except 404 for a wrong path,
  * which is plain text: a JSON -32601 on 404 would read as "method not
@@ -280,7 +285,9 @@ MCP_API int mcp_http_body(mcp_http_exchange_t *x, const void *data, size_t len);
  * The body is complete: the request goes to the server core. The answer
  * comes through the responder, possibly before this returns (refusals and
  * methods answered without a handler), otherwise later from another
- * thread. Returns MCP_OK, or MCP_ESTATE when called twice.
+ * thread. Returns MCP_OK, or MCP_ESTATE when called a second time. (An
+ * exchange aborted or cancelled while its body was read is over: this
+ * then does nothing and returns MCP_OK.)
  */
 MCP_API int mcp_http_end(mcp_http_exchange_t *x);
 

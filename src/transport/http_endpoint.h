@@ -76,6 +76,7 @@ struct mcp_http_exchange {
     char *body;
     size_t body_len, body_cap;
     bool body_too_large;
+    bool ended; /* mcp_http_end() was called */
     int64_t idle_ms;
     mcp_exchange_t *core; /* the core's handle, once submitted */
 

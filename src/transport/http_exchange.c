@@ -205,6 +205,15 @@ static int send_whole_locked(mcp_http_exchange_t *x, int status, const mcp_heade
     return 0;
 }
 
+/* A JSON-RPC error without id as the whole response. */
+static void send_error_locked(mcp_http_exchange_t *x, int status, int code, const char *reason)
+{
+    size_t len = 0;
+    char *body = error_body(code, reason, &len);
+    send_whole_locked(x, status, JSON_HEADERS, 1, body ? body : "", len);
+    free(body);
+}
+
 static int start_stream_locked(mcp_http_exchange_t *x)
 {
     x->started = x->streaming = true;
@@ -456,16 +465,15 @@ int mcp_http_end(mcp_http_exchange_t *x)
         return MCP_EINVAL;
     mcp_http_endpoint_t *ep = x->ep;
     pthread_mutex_lock(&x->lock);
+    bool again = x->ended;
+    x->ended = true;
     if (x->state != EXCHANGE_READING) {
-        int rc = x->state == EXCHANGE_DONE ? MCP_OK : MCP_ESTATE;
+        /* Aborted or cancelled while its body was read: nothing to do. */
         pthread_mutex_unlock(&x->lock);
-        return rc; /* DONE: aborted or cancelled while reading; nothing to do */
+        return again ? MCP_ESTATE : MCP_OK;
     }
     if (x->body_too_large) {
-        size_t len = 0;
-        char *body = error_body(MCP_INVALID_REQUEST, TOO_LARGE, &len);
-        send_whole_locked(x, 413, JSON_HEADERS, 1, body ? body : "", len);
-        free(body);
+        send_error_locked(x, 413, MCP_INVALID_REQUEST, TOO_LARGE);
         pthread_mutex_unlock(&x->lock);
         return MCP_OK;
     }
@@ -480,28 +488,23 @@ int mcp_http_end(mcp_http_exchange_t *x)
     http_exchange_ref(x); /* the core's, through the sink */
     int rc = mcp_server_submit(ep->srv, NULL, x->body ? x->body : "", x->body_len, &ctx, &x->sink,
                                &core);
+    if (rc != MCP_OK)
+        http_exchange_unref(x); /* the core did not take the sink (never the last reference) */
+
     pthread_mutex_lock(&x->lock);
-    if (rc != MCP_OK) {
-        /* The core did not take the sink. */
-        atomic_fetch_sub(&x->refs, 1); /* cannot be the last: the caller holds one */
-        if (x->state != EXCHANGE_DONE) {
-            size_t len = 0;
-            char *body = error_body(MCP_INTERNAL_ERROR,
-                                    rc == MCP_ECLOSED ? "Server is shutting down" : "Internal error",
-                                    &len);
-            send_whole_locked(x, rc == MCP_ECLOSED ? 503 : 500, JSON_HEADERS, 1,
-                              body ? body : "", len);
-            free(body);
-        }
-    }
+    if (rc != MCP_OK && x->state != EXCHANGE_DONE)
+        send_error_locked(x, rc == MCP_ECLOSED ? 503 : 500, MCP_INTERNAL_ERROR,
+                          rc == MCP_ECLOSED ? "Server is shutting down" : "Internal error");
     x->core = core;
     bool over = x->state == EXCHANGE_DONE;
     free(x->body); /* the core has parsed it */
     x->body = NULL;
     x->body_len = x->body_cap = 0;
     pthread_mutex_unlock(&x->lock);
-    if (over && core)
-        mcp_exchange_cancel(core); /* aborted while it was being submitted */
+    /* Aborted while it was being submitted: the core must hear of it.
+     * (If it had simply finished, cancelling is harmless.) */
+    if (over)
+        mcp_exchange_cancel(core);
     return MCP_OK;
 }
 
@@ -516,7 +519,9 @@ int mcp_http_handle(mcp_http_endpoint_t *ep, const mcp_http_request_t *req, cons
     int rc = mcp_http_begin(ep, req, responder, &x);
     if (rc != MCP_OK || !x)
         return rc;
-    mcp_http_body(x, body, len); /* a failure is answered by mcp_http_end() */
+    /* Over the limit: mcp_http_end() answers 413. Out of memory: the
+     * exchange is aborted already and mcp_http_end() does nothing. */
+    mcp_http_body(x, body, len);
     mcp_http_end(x);
     if (out)
         *out = x;

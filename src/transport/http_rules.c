@@ -221,9 +221,12 @@ bool http_content_length(const mcp_headers_t *headers, uint64_t *out)
         return false;
     uint64_t v = 0;
     for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - 9) / 10)
+        if (s[i] < '0' || s[i] > '9')
             return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
+        uint64_t digit = (uint64_t)(s[i] - '0');
+        if (v > (UINT64_MAX - digit) / 10)
+            return false; /* would overflow */
+        v = v * 10 + digit;
     }
     *out = v;
     return true;

@@ -77,6 +77,7 @@ typedef struct http_req {
     struct MHD_Connection *conn;
     mcp_http_exchange_t *x; /* our handle; NULL once answered at begin */
     bool ended;             /* mcp_http_end() was called (event thread only) */
+    bool queued;            /* a response was queued (event thread only) */
 
     pthread_mutex_t lock; /* guards everything below */
     /* The answer, as the responder delivers it. */
@@ -88,7 +89,6 @@ typedef struct http_req {
     char *buf;           /* body bytes not yet handed to libmicrohttpd */
     size_t len, off, cap;
     /* The connection. */
-    bool queued;    /* a response was queued */
     bool suspended; /* parked by us */
     bool gone;      /* the client hung up, or the server is closing */
     uint64_t watch_id;
@@ -146,7 +146,9 @@ static http_req_t *req_new(mcp_http_server_t *http, struct MHD_Connection *conn)
 }
 
 /* Resumes a parked connection (req->lock held): the event thread will call
- * the access handler or the content reader again. */
+ * the access handler or the content reader again. Dropping the watcher's
+ * reference here is never the last one: a suspended connection's request
+ * still holds libmicrohttpd's. */
 static void wake_locked(http_req_t *req)
 {
     if (!req->suspended)
@@ -219,8 +221,11 @@ static int on_write(void *user, const char *data, size_t len)
     pthread_mutex_lock(&req->lock);
     int rc = -1;
     if (!req->gone) {
-        if (req->off > 0 && req->off == req->len)
-            req->off = req->len = 0;
+        if (req->off > 0) { /* drop what libmicrohttpd has taken already */
+            memmove(req->buf, req->buf + req->off, req->len - req->off);
+            req->len -= req->off;
+            req->off = 0;
+        }
         if (req->len + len > req->cap) {
             size_t cap = req->cap ? req->cap : 4096;
             while (cap < req->len + len)
@@ -293,8 +298,14 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *out, size_t max)
     return n;
 }
 
-/* Queues the answer the responder delivered (req->lock held). */
-static enum MHD_Result queue_answer_locked(http_req_t *req)
+/*
+ * Queues the answer the responder delivered. Called without the request
+ * lock: libmicrohttpd takes its response lock in here, and holds it while
+ * it calls read_stream(), which takes ours. What this reads no longer
+ * changes once next_step_locked() said STEP_QUEUE: the status and headers
+ * are set, and a body that is not a stream is complete.
+ */
+static enum MHD_Result queue_answer(http_req_t *req)
 {
     struct MHD_Response *resp;
     if (req->streaming) {
@@ -313,24 +324,42 @@ static enum MHD_Result queue_answer_locked(http_req_t *req)
         MHD_add_response_header(resp, req->headers[i].name, req->headers[i].value);
     enum MHD_Result rc = MHD_queue_response(req->conn, (unsigned)req->status, resp);
     MHD_destroy_response(resp);
-    if (rc == MHD_YES) {
-        req->queued = true;
-        if (!req->streaming)
-            req->off = req->len;
-    }
+    req->queued = rc == MHD_YES;
     return rc;
 }
 
-/* What the connection does once the answer may be there (req->lock held):
- * queue it, close, or park until it comes. */
-static enum MHD_Result respond_or_park_locked(http_req_t *req)
+typedef enum next_step {
+    STEP_QUEUE, /* the answer (or the start of its stream) is there */
+    STEP_CLOSE, /* abandoned, or the client is gone: close the connection */
+    STEP_WAIT   /* parked until the answer moves on */
+} next_step_t;
+
+/* What the connection does once the answer may be there (req->lock held). */
+static next_step_t next_step_locked(http_req_t *req)
 {
     if (req->finished && !req->complete)
-        return MHD_NO; /* abandoned: close the connection */
+        return STEP_CLOSE;
     if ((req->started && req->streaming) || req->finished)
-        return queue_answer_locked(req);
+        return STEP_QUEUE;
     if (req->gone || !park_locked(req))
+        return STEP_CLOSE;
+    return STEP_WAIT;
+}
+
+/* next_step_locked() and then, without the lock, what it decided. */
+static enum MHD_Result take_next_step(http_req_t *req)
+{
+    pthread_mutex_lock(&req->lock);
+    next_step_t step = next_step_locked(req);
+    pthread_mutex_unlock(&req->lock);
+    switch (step) {
+    case STEP_QUEUE:
+        return queue_answer(req);
+    case STEP_CLOSE:
         return MHD_NO;
+    case STEP_WAIT:
+        break;
+    }
     return MHD_YES;
 }
 
@@ -385,10 +414,7 @@ static enum MHD_Result begin_request(mcp_http_server_t *http, struct MHD_Connect
         return MHD_YES; /* read the body */
     /* Refused at once: answer without reading the body (libmicrohttpd
      * then closes the connection, which suits a refusal). */
-    pthread_mutex_lock(&req->lock);
-    enum MHD_Result result = respond_or_park_locked(req);
-    pthread_mutex_unlock(&req->lock);
-    return result;
+    return take_next_step(req);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -410,11 +436,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
          * libmicrohttpd cannot send it mid-upload, the rest is read and
          * dropped and the answer goes out at the end. */
         req->ended = true;
-        mcp_http_end(req->x);
+        mcp_http_end(req->x); /* answers 413 at once, unless aborted meanwhile */
         pthread_mutex_lock(&req->lock);
-        if (req->finished && req->complete)
-            queue_answer_locked(req);
+        bool ready = req->finished && req->complete;
         pthread_mutex_unlock(&req->lock);
+        if (ready)
+            queue_answer(req);
         return MHD_YES;
     }
 
@@ -422,10 +449,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         req->ended = true;
         mcp_http_end(req->x); /* may answer right away */
     }
-    pthread_mutex_lock(&req->lock);
-    enum MHD_Result result = req->queued ? MHD_YES : respond_or_park_locked(req);
-    pthread_mutex_unlock(&req->lock);
-    return result;
+    return req->queued ? MHD_YES : take_next_step(req);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
@@ -566,6 +590,8 @@ static int start_daemon(mcp_http_server_t *http, const mcp_http_options_t *o,
     http_signals_block(&saved);
     http->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, http,
+        /* The logger first, or libmicrohttpd prints what comes before it. */
+        MHD_OPTION_EXTERNAL_LOGGER, log_mhd, (void *)http,
         MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)addr,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)threads,
         MHD_OPTION_CONNECTION_LIMIT,
@@ -575,7 +601,6 @@ static int start_daemon(mcp_http_server_t *http, const mcp_http_options_t *o,
                                                : DEFAULT_CONNECTION_TIMEOUT_S),
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, (void *)NULL,
-        MHD_OPTION_EXTERNAL_LOGGER, log_mhd, (void *)http,
         MHD_OPTION_ARRAY, http->tls_cert ? tls : tls + 2,
         MHD_OPTION_END);
     pthread_sigmask(SIG_SETMASK, &saved, NULL);

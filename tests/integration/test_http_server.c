@@ -14,6 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 
@@ -283,6 +289,16 @@ static const rule_case_t RULES[] = {
     {"Host 127.0.0.1:port",
      .headers = {STD, "Mcp-Method: server/discover", "Host: 127.0.0.1:1"},
      .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+    /* The conformance suite's dns-rebinding-protection scenario. */
+    {"rebinding: foreign Host and Origin",
+     .headers = {STD, "Mcp-Method: server/discover", "Host: evil.example.com",
+                 "Origin: http://evil.example.com"},
+     .rpc_method = "server/discover", .status = 403, .content_type = "application/json",
+     .code = -32600},
+    {"rebinding: the server's own Host and Origin",
+     .headers = {STD, "Mcp-Method: server/discover", "Host: 127.0.0.1:3000",
+                 "Origin: http://127.0.0.1:3000"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
 };
 
 static void check_rule(const char *base, const rule_case_t *c)
@@ -488,6 +504,10 @@ static void test_options(void **state)
     http_call(&(http_request_t){.base = f->base, .path = "/api/mcp", .headers = headers,
                                 .body = body}, &resp);
     assert_int_equal(resp.status, 200);
+    json_t *msgs = mcp_messages(&resp);
+    assert_non_null(msgs);
+    MCP_ASSERT_SCHEMA_VALID(json_array_get(msgs, 0), "server/discover", REVISION);
+    json_decref(msgs);
     http_response_free(&resp);
     http_call(&(http_request_t){.base = f->base, .headers = headers, .body = body}, &resp);
     assert_int_equal(resp.status, 404);
@@ -502,6 +522,90 @@ static void test_options(void **state)
     mcp_server_free(srv);
 }
 
+/* ------------------------------------------------------------------------
+ * Connection limit and slow clients
+ * ------------------------------------------------------------------------ */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A raw TCP connection to the server, optionally sending `text`. */
+static int raw_connect(mcp_http_server_t *http, const char *text)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(mcp_http_server_port(http))};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    if (text)
+        assert_int_equal(send(fd, text, strlen(text), 0), (ssize_t)strlen(text));
+    return fd;
+}
+
+/* Waits up to `ms` for the server to close the connection. */
+static bool closed_within(int fd, int ms)
+{
+    for (int64_t start = now_ms(); now_ms() - start < ms;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 50) > 0) {
+            char buf[256];
+            ssize_t n = recv(fd, buf, sizeof buf, 0);
+            if (n <= 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+static long discover_status(const char *base, long timeout_ms)
+{
+    static const char *const headers[] = {STD, "Mcp-Method: server/discover", NULL};
+    char *body = mcp_text(1, "server/discover", NULL, NULL);
+    http_response_t resp;
+    http_call(&(http_request_t){.base = base, .headers = headers, .body = body,
+                                .timeout_ms = timeout_ms}, &resp);
+    long status = resp.status;
+    if (status == 200) {
+        json_t *msgs = mcp_messages(&resp);
+        assert_non_null(msgs);
+        MCP_ASSERT_SCHEMA_VALID(json_array_get(msgs, 0), "server/discover", REVISION);
+        json_decref(msgs);
+    }
+    http_response_free(&resp);
+    free(body);
+    return status;
+}
+
+static void test_connection_limits(void **state)
+{
+    /* Two connections at most: a third is not served while two are open. */
+    fixture_t *f = start(&(mcp_http_options_t){.threads = 1, .connection_limit = 2});
+    int a = raw_connect(f->http, NULL), b = raw_connect(f->http, NULL);
+    assert_int_equal(discover_status(f->base, 500), 0);
+    close(a);
+    close(b);
+    long status = 0;
+    for (int64_t start = now_ms(); status != 200 && now_ms() - start < 20000;)
+        status = discover_status(f->base, 2000);
+    assert_int_equal(status, 200);
+    stop(f);
+
+    /* A client that stalls in its headers loses the connection after the
+     * connection timeout; nothing waits on it meanwhile. */
+    f = start(&(mcp_http_options_t){.connection_timeout_s = 1});
+    int slow = raw_connect(f->http, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le");
+    assert_int_equal(discover_status(f->base, 0), 200);
+    int64_t t0 = now_ms();
+    assert_true(closed_within(slow, 20000));
+    assert_true(now_ms() - t0 >= 500);
+    close(slow);
+    stop(f);
+}
+
 int main(void)
 {
     http_client_init();
@@ -510,6 +614,7 @@ int main(void)
         cmocka_unit_test(test_body_limit),
         cmocka_unit_test(test_auth),
         cmocka_unit_test(test_options),
+        cmocka_unit_test(test_connection_limits),
     };
     return cmocka_run_group_tests(tests, setup_server, teardown_server);
 }

@@ -426,6 +426,7 @@ static void test_client_abort(void **state)
     /* The server goes on serving. */
     call_tool(f->base, &(call_spec_t){.tool = "fast"}, &resp);
     assert_int_equal(resp.status, 200);
+    json_decref(checked_messages(&resp));
     http_response_free(&resp);
     stop(f);
 }
@@ -477,6 +478,7 @@ static void test_timeouts(void **state)
      * endpoint's unit test; the server goes on serving. */
     call_tool(f->base, &(call_spec_t){.tool = "fast"}, &resp);
     assert_int_equal(resp.status, 200);
+    json_decref(checked_messages(&resp));
     http_response_free(&resp);
     stop(f);
 }
