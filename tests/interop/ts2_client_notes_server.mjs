@@ -27,7 +27,9 @@ try {
 }
 const { Client, StreamableHTTPClientTransport } = sdk;
 
-const server = spawn(serverPath, ['--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+// `notes_server --http 0` picks a free port and names its URL on stderr.
+const server = spawn(serverPath, ['--http', '0'], { stdio: ['ignore', 'inherit', 'pipe'] });
+server.stderr.pipe(process.stderr);
 const serverExit = new Promise((resolve) =>
   server.once('exit', (code, signal) => resolve({ code, signal })));
 const guard = setTimeout(() => {
@@ -39,9 +41,10 @@ const guard = setTimeout(() => {
 async function run() {
   const url = await new Promise((resolve, reject) => {
     let buffered = '';
-    server.stdout.on('data', (chunk) => {
+    server.stderr.on('data', (chunk) => {
       buffered += chunk;
-      if (buffered.includes('\n')) resolve(buffered.split('\n')[0].trim());
+      const found = buffered.match(/http:\/\/127\.0\.0\.1:\d+\/mcp/);
+      if (found) resolve(found[0]);
     });
     serverExit.then(({ code, signal }) =>
       reject(new Error(`notes_server exited before printing its URL (${code ?? signal})`)));
