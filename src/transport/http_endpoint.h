@@ -47,6 +47,7 @@ struct mcp_http_endpoint {
     /* The timeout thread (http_timeouts.c), started on first use. */
     pthread_t timer;
     pthread_cond_t timer_wake;
+    int64_t timer_due; /* when the thread wakes next by itself (INT64_MAX: never) */
     bool timer_running;
     bool timer_stop;
 };
