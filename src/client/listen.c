@@ -400,20 +400,42 @@ static json_t *filter_params(const mcp_listen_filter_t *f)
     return params;
 }
 
+/* Takes sub out of the client's list (if it is there). */
+static void unlink_subscription(mcp_subscription_t *sub)
+{
+    mcp_client_t *c = sub->client;
+    pthread_mutex_lock(&c->lock);
+    for (mcp_subscription_t **p = &c->subs; *p; p = &(*p)->next)
+        if (*p == sub) {
+            *p = sub->next;
+            break;
+        }
+    pthread_mutex_unlock(&c->lock);
+}
+
 /* A legacy server has no listen stream: the subscription is acknowledged
  * at once with what the server's capabilities promise, and the session's
- * notifications reach it through client_listen_deliver(). */
+ * notifications reach it through client_listen_deliver(). It is listed
+ * before resources/subscribe goes out: the first update may follow the
+ * answer at once. */
 static int open_legacy(mcp_subscription_t *sub, mcp_error_t *err)
 {
-    json_t *honoured = NULL;
-    int rc = client_legacy_listen_open(sub->client, sub->params, &honoured, err);
-    if (rc != MCP_OK)
-        return rc;
+    mcp_client_t *c = sub->client;
+    json_t *honoured = client_legacy_listen_honoured(c, sub->params);
+    if (!honoured)
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     pthread_mutex_lock(&sub->lock);
     sub->honoured = honoured;
     sub->state = STREAM_ACKED;
     pthread_mutex_unlock(&sub->lock);
-    return MCP_OK;
+    pthread_mutex_lock(&c->lock);
+    sub->next = c->subs;
+    c->subs = sub;
+    pthread_mutex_unlock(&c->lock);
+    int rc = client_legacy_listen_subscribe(c, honoured, err);
+    if (rc != MCP_OK)
+        unlink_subscription(sub);
+    return rc;
 }
 
 void client_listen_deliver(mcp_client_t *c, const char *method, const json_t *params)
@@ -495,6 +517,7 @@ int mcp_client_listen(mcp_client_t *client, const mcp_listen_filter_t *filter,
         rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "cannot start the subscription thread");
     }
     if (rc != MCP_OK) {
+        unlink_subscription(sub);
         subscription_free(sub);
         return rc;
     }
@@ -504,10 +527,12 @@ int mcp_client_listen(mcp_client_t *client, const mcp_listen_filter_t *filter,
         *honoured_out = json_deep_copy(sub->honoured);
         pthread_mutex_unlock(&sub->lock);
     }
-    pthread_mutex_lock(&client->lock);
-    sub->next = client->subs;
-    client->subs = sub;
-    pthread_mutex_unlock(&client->lock);
+    if (!client->legacy) {
+        pthread_mutex_lock(&client->lock);
+        sub->next = client->subs;
+        client->subs = sub;
+        pthread_mutex_unlock(&client->lock);
+    }
     *sub_out = sub;
     return MCP_OK;
 }
@@ -517,13 +542,7 @@ void mcp_subscription_close(mcp_subscription_t *sub)
     if (!sub)
         return;
     mcp_client_t *c = sub->client;
-    pthread_mutex_lock(&c->lock);
-    for (mcp_subscription_t **p = &c->subs; *p; p = &(*p)->next)
-        if (*p == sub) {
-            *p = sub->next;
-            break;
-        }
-    pthread_mutex_unlock(&c->lock);
+    unlink_subscription(sub);
 
     pthread_mutex_lock(&sub->lock);
     sub->closing = true;

@@ -94,13 +94,15 @@ void client_legacy_drain_inbound(mcp_client_t *c);
  * listen.c
  * ------------------------------------------------------------------------ */
 
-/*
- * Opens a legacy subscription for `params` ({"notifications": filter}):
- * resources/subscribe for each URI, and *honoured_out (new reference) the
- * part of the filter the server's capabilities promise.
- */
-int client_legacy_listen_open(mcp_client_t *c, const json_t *params, json_t **honoured_out,
-                              mcp_error_t *err);
+/* The part of a subscription's filter ({"notifications": filter} in
+ * `params`) the server's capabilities promise: listChanged of tools,
+ * prompts and resources; resources.subscribe for the URIs (new
+ * reference; NULL when out of memory). */
+json_t *client_legacy_listen_honoured(mcp_client_t *c, const json_t *params);
+
+/* resources/subscribe for each URI of an honoured filter; on a failure
+ * the ones that went through are unsubscribed again. */
+int client_legacy_listen_subscribe(mcp_client_t *c, const json_t *honoured, mcp_error_t *err);
 
 /* Closes one: resources/unsubscribe for its URIs that none of `others`
  * (an array of {"notifications": filter}) still wants. Failures are

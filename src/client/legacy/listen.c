@@ -42,36 +42,35 @@ static int subscription_call(mcp_client_t *c, const char *method, const json_t *
     return rc;
 }
 
-int client_legacy_listen_open(mcp_client_t *c, const json_t *params, json_t **honoured_out,
-                              mcp_error_t *err)
+json_t *client_legacy_listen_honoured(mcp_client_t *c, const json_t *params)
 {
     const json_t *filter = json_object_get(params, "notifications");
     const json_t *caps = c->server_caps;
     json_t *honoured = json_object();
-    if (!honoured)
-        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-    for (size_t i = 0; i < sizeof list_flags / sizeof list_flags[0]; i++)
+    for (size_t i = 0; honoured && i < sizeof list_flags / sizeof list_flags[0]; i++)
         if (json_is_true(json_object_get(filter, list_flags[i].flag)) &&
             capability_says(caps, list_flags[i].capability, "listChanged"))
             json_object_set_new(honoured, list_flags[i].flag, json_true());
-
     const json_t *uris = json_object_get(filter, "resourceSubscriptions");
-    if (json_array_size(uris) > 0 && capability_says(caps, "resources", "subscribe")) {
-        size_t i;
-        json_t *uri;
-        json_array_foreach(uris, i, uri) {
-            int rc = subscription_call(c, "resources/subscribe", uri, err);
-            if (rc != MCP_OK) {
-                /* Undo the ones that went through: the subscription fails whole. */
-                for (size_t j = 0; j < i; j++)
-                    subscription_call(c, "resources/unsubscribe", json_array_get(uris, j), NULL);
-                json_decref(honoured);
-                return rc;
-            }
-        }
+    if (honoured && json_array_size(uris) > 0 && capability_says(caps, "resources", "subscribe"))
         json_object_set_new(honoured, "resourceSubscriptions", json_deep_copy(uris));
+    return honoured;
+}
+
+int client_legacy_listen_subscribe(mcp_client_t *c, const json_t *honoured, mcp_error_t *err)
+{
+    const json_t *uris = json_object_get(honoured, "resourceSubscriptions");
+    size_t i;
+    json_t *uri;
+    json_array_foreach(uris, i, uri) {
+        int rc = subscription_call(c, "resources/subscribe", uri, err);
+        if (rc != MCP_OK) {
+            /* Undo the ones that went through: the subscription fails whole. */
+            for (size_t j = 0; j < i; j++)
+                subscription_call(c, "resources/unsubscribe", json_array_get(uris, j), NULL);
+            return rc;
+        }
     }
-    *honoured_out = honoured;
     return MCP_OK;
 }
 
