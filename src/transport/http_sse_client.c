@@ -250,7 +250,7 @@ static void *read_stream(void *arg)
     else if (atomic_load(&t->closing))
         snprintf(why, sizeof why, "the connection was closed");
     else if (c != CURLE_OK)
-        snprintf(why, sizeof why, "the event stream failed: %s",
+        snprintf(why, sizeof why, "the event stream failed: %.150s",
                  error[0] ? error : curl_easy_strerror(c));
     else
         snprintf(why, sizeof why, "the server ended the event stream");
