@@ -354,6 +354,15 @@ void listen_close_one(mcp_exchange_t *ex)
     exchange_unref(ex); /* the core's reference to the listen request */
 }
 
+size_t listen_count(mcp_server_t *srv)
+{
+    struct listen_hub *hub = srv->hub;
+    pthread_mutex_lock(&hub->lock);
+    size_t n = hub->count;
+    pthread_mutex_unlock(&hub->lock);
+    return n;
+}
+
 void mcp_exchange_end_stream(mcp_exchange_t *ex)
 {
     listen_close_one(ex);

@@ -262,6 +262,8 @@ void listen_close_all(struct listen_hub *hub);
 /* Ends one listen stream gracefully; no-op for other exchanges and for a
  * stream that already ended. */
 void listen_close_one(mcp_exchange_t *ex);
+/* The number of open listen streams (tests and diagnostics). */
+size_t listen_count(mcp_server_t *srv);
 
 /* ------------------------------------------------------------------------
  * Calls (call.c, input.c, methods.c)
