@@ -820,6 +820,75 @@ static void test_free_ends_gracefully(void **state)
 /* ------------------------------------------------------------------ */
 
 /*
+ * A sink that lingers in send() for events (not the acknowledgement) and
+ * notes a release that overlaps a send: the core promises a sink "never
+ * concurrently", and a release may free the sink under a send.
+ */
+typedef struct lingering_sink {
+    mcp_sink_t sink;
+    atomic_int in_send;
+    atomic_int sends;
+    atomic_bool overlap;
+    atomic_bool released;
+} lingering_sink_t;
+
+static int linger_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, int status)
+{
+    lingering_sink_t *ls = (lingering_sink_t *)sink;
+    atomic_fetch_add(&ls->in_send, 1);
+    if (atomic_fetch_add(&ls->sends, 1) > 0 && kind == MCP_OUT_NOTIFICATION)
+        nanosleep(&(struct timespec){0, 200 * 1000000L}, NULL);
+    atomic_fetch_sub(&ls->in_send, 1);
+    return 0;
+}
+
+static void linger_release(mcp_sink_t *sink)
+{
+    lingering_sink_t *ls = (lingering_sink_t *)sink;
+    if (atomic_load(&ls->in_send) > 0)
+        atomic_store(&ls->overlap, true);
+    atomic_store(&ls->released, true);
+}
+
+static void *add_tool_thread(void *arg)
+{
+    mcp_server_add_tool(arg, &(mcp_tool_t){.name = "from_thread", .handler = tool_fn}, NULL);
+    return NULL;
+}
+
+/* A client cancels its stream while an event is being sent to it: the
+ * sink is released only after that send returned. */
+static void test_release_waits_for_send(void **state)
+{
+    mcp_server_t *srv = new_server(OFFER_ALL);
+    mcp_conn_t *conn = mcp_conn_new(srv, MCP_TRANSPORT_STDIO);
+    lingering_sink_t ls = {.sink = {linger_send, linger_release}};
+    json_t *id = json_integer(1);
+    json_t *request = listen_request(id, "{\"toolsListChanged\":true}");
+    char *text = json_dumps(request, JSON_COMPACT);
+    assert_int_equal(mcp_server_submit(srv, conn, text, strlen(text),
+                                       &(mcp_request_context_t){.transport = MCP_TRANSPORT_STDIO},
+                                       &ls.sink, NULL),
+                     MCP_OK);
+    free(text);
+    json_decref(request);
+    assert_int_equal(atomic_load(&ls.sends), 1); /* the acknowledgement */
+
+    pthread_t publisher;
+    assert_int_equal(pthread_create(&publisher, NULL, add_tool_thread, srv), 0);
+    while (atomic_load(&ls.in_send) == 0) /* the event is in send() */
+        nanosleep(&(struct timespec){0, 1000000L}, NULL);
+    send_cancel(srv, conn, id, false);
+    pthread_join(publisher, NULL);
+    assert_true(atomic_load(&ls.released));
+    assert_false(atomic_load(&ls.overlap));
+    assert_int_equal(listen_count(srv), 0);
+    json_decref(id);
+    mcp_conn_free(conn);
+    mcp_server_free(srv);
+}
+
+/*
  * Publishers change the registries and update resources without pause
  * while other threads open streams and end them every way there is, and
  * the server finally closes the rest. Every stream must keep the rules:
@@ -1032,6 +1101,7 @@ int main(void)
         cmocka_unit_test(test_close_subscriptions),
         cmocka_unit_test(test_end_one_stream),
         cmocka_unit_test(test_free_ends_gracefully),
+        cmocka_unit_test(test_release_waits_for_send),
         cmocka_unit_test(test_publishers_race_streams),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
