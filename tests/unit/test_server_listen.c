@@ -987,7 +987,8 @@ static void *race_opener(void *arg)
         stream_t *s = &race->streams[ra->index][i];
         const char *filter = race_filters[i % 3];
         race->filters[ra->index][i] = filter;
-        via_t via = i % 2 ? VIA_HTTP : VIA_STDIO;
+        /* Every way to end, on both transports. */
+        via_t via = (i / END_KINDS) % 2 ? VIA_HTTP : VIA_STDIO;
         json_t *request = json_pack("{s:s, s:o, s:s, s:{s:o, s:{s:s, s:{}}}}", "jsonrpc", "2.0",
                                     "id", json_incref(s->id), "method", LISTEN, "params",
                                     "notifications", json_loads(filter, 0, NULL), "_meta",
@@ -999,30 +1000,22 @@ static void *race_opener(void *arg)
             atomic_fetch_add(&race->failures, 1);
             continue;
         }
-        switch ((stream_end_t)(i % END_KINDS)) {
-        case END_CANCEL_NOTE:
-            if (via == VIA_STDIO) {
-                capture_sink_t note;
-                capture_init(&note);
-                json_t *cancel = json_pack("{s:s, s:s, s:{s:O}}", "jsonrpc", "2.0", "method",
-                                           "notifications/cancelled", "params", "requestId",
-                                           s->id);
-                if (!race_submit(race->srv, conn, VIA_STDIO, cancel, &note, NULL) ||
-                    !capture_wait_released(&note, CAPTURE_PATIENCE_MS))
-                    atomic_fetch_add(&race->failures, 1);
-                capture_cleanup(&note);
-                break;
-            }
-            /* fall through: HTTP has no notifications/cancelled */
-        case END_CANCEL_HANDLE:
+        stream_end_t end = (stream_end_t)(i % END_KINDS);
+        if (end == END_CANCEL_NOTE && via == VIA_HTTP)
+            end = END_CANCEL_HANDLE; /* an HTTP client closes the stream instead */
+        if (end == END_CANCEL_NOTE) {
+            capture_sink_t note;
+            capture_init(&note);
+            json_t *cancel = json_pack("{s:s, s:s, s:{s:O}}", "jsonrpc", "2.0", "method",
+                                       "notifications/cancelled", "params", "requestId", s->id);
+            if (!race_submit(race->srv, conn, VIA_STDIO, cancel, &note, NULL) ||
+                !capture_wait_released(&note, CAPTURE_PATIENCE_MS))
+                atomic_fetch_add(&race->failures, 1);
+            capture_cleanup(&note);
+        } else if (end == END_CANCEL_HANDLE) {
             mcp_exchange_cancel(s->handle);
-            break;
-        case END_GRACEFULLY:
+        } else if (end == END_GRACEFULLY) {
             mcp_exchange_end_stream(s->handle);
-            break;
-        case END_LEFT_OPEN:
-        case END_KINDS:
-            break;
         }
     }
     mcp_conn_free(conn);
