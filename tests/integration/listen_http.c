@@ -50,6 +50,18 @@
 #define PATIENCE_MS 20000 /* how long to wait for something that must happen */
 #define PROMPT_MS 1500    /* "at once": a client that hangs up is noticed by then */
 #define MANY 1000         /* streams in the scale test */
+/* Memory per idle stream that fails the scale test (KiB). The target is
+ * 16; sanitizers multiply what allocations cost, so only plain builds are
+ * held to it. */
+#define IDLE_STREAM_KIB_MAX 24
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
 
 static int64_t now_ms(void)
 {
@@ -660,8 +672,14 @@ static void test_thousand_streams(void **state)
     long rss_after = child_rss_kib(&c);
     print_message("%d listen streams opened and acknowledged in %lld ms\n", MANY,
                   (long long)opened_ms);
+    double per_stream = (double)(rss_after - rss_before) / MANY;
     print_message("server memory per idle listen stream: %.1f KiB (RSS %ld KiB -> %ld KiB)\n",
-                  (double)(rss_after - rss_before) / MANY, rss_before, rss_after);
+                  per_stream, rss_before, rss_after);
+#ifndef UNDER_SANITIZER
+    if (per_stream > IDLE_STREAM_KIB_MAX)
+        fail_msg("an idle listen stream costs %.1f KiB (at most %d expected)", per_stream,
+                 IDLE_STREAM_KIB_MAX);
+#endif
 
     /* One change: every stream hears it exactly once. */
     t0 = now_ms();
