@@ -299,32 +299,33 @@ void listen_close_all(struct listen_hub *hub)
     if (!hub)
         return;
     /* Detach every stream under the lock, keeping a reference to each
-     * exchange; the subscription records belong to whoever ends the
-     * stream (here, or a client cancellation racing with us). */
+     * exchange. The subscription records belong to whoever ends the
+     * stream -- here, or a client cancellation racing with us, which may
+     * free its record as soon as the lock is released -- so only the
+     * exchanges are kept, and a record is read only once it is ours. */
     pthread_mutex_lock(&hub->lock);
     size_t n = hub->count;
-    subscription_t **subs = n ? calloc(n, sizeof *subs) : NULL;
+    mcp_exchange_t **streams = n ? calloc(n, sizeof *streams) : NULL;
     size_t k = 0;
-    for (subscription_t *sub = hub->head; sub && subs; sub = sub->next) {
+    while (hub->head && streams) {
+        subscription_t *sub = hub->head;
         exchange_ref(sub->ex);
-        subs[k++] = sub;
+        streams[k++] = sub->ex;
+        unlink_locked(hub, sub);
     }
-    for (size_t i = 0; i < k; i++)
-        unlink_locked(hub, subs[i]);
     pthread_mutex_unlock(&hub->lock);
 
     for (size_t i = 0; i < k; i++) {
-        subscription_t *sub = subs[i];
-        mcp_exchange_t *ex = sub->ex;
+        mcp_exchange_t *ex = streams[i];
         if (!atomic_exchange(&ex->cancel_handled, true)) {
             send_listen_result(ex);
-            subscription_free(sub);
+            subscription_free(ex->listen);
             exchange_unref(ex); /* the core's reference to the listen request */
         }
         /* else: a cancellation won; it frees the record. */
         exchange_unref(ex);
     }
-    free(subs);
+    free(streams);
 }
 
 /* The graceful end of one stream: its result closes it. */

@@ -1079,6 +1079,61 @@ static void test_publishers_race_streams(void **state)
     free(race);
 }
 
+/*
+ * mcp_server_close_subscriptions racing with clients that leave: batches
+ * of streams are opened, then cancelled one after the other while another
+ * thread closes subscriptions without pause. Every stream ends once,
+ * either way (its result, or silence), and its record is freed once.
+ */
+#define CLOSE_ROUNDS 150
+#define CLOSE_BATCH 32
+
+typedef struct closer {
+    mcp_server_t *srv;
+    atomic_bool stop;
+} closer_t;
+
+static void *closer_main(void *arg)
+{
+    closer_t *c = arg;
+    while (!atomic_load(&c->stop))
+        mcp_server_close_subscriptions(c->srv);
+    return NULL;
+}
+
+static void test_close_races_cancel(void **state)
+{
+    closer_t c = {.srv = new_server(OFFER_ALL)};
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, closer_main, &c), 0);
+    size_t graceful = 0;
+    stream_t s[CLOSE_BATCH];
+    for (int round = 0; round < CLOSE_ROUNDS; round++) {
+        for (int i = 0; i < CLOSE_BATCH; i++)
+            stream_submit(c.srv, NULL, VIA_HTTP, &s[i], json_integer(i),
+                          "{\"toolsListChanged\":true}");
+        for (int i = 0; i < CLOSE_BATCH; i++)
+            mcp_exchange_cancel(s[i].handle);
+        for (int i = 0; i < CLOSE_BATCH; i++) {
+            if (!capture_wait_released(&s[i].cap, CAPTURE_PATIENCE_MS))
+                fail_msg("a stream never ended");
+            capture_assert_done(&s[i].cap);
+            assert_int_equal(stream_count(&s[i], ACK), 1);
+            if (capture_response(&s[i].cap, NULL)) {
+                expect_graceful_end(&s[i]);
+                graceful++;
+            }
+            stream_cleanup(&s[i]);
+        }
+    }
+    atomic_store(&c.stop, true);
+    pthread_join(thread, NULL);
+    print_message("%zu of %d streams were closed by the server first\n", graceful,
+                  CLOSE_ROUNDS * CLOSE_BATCH);
+    assert_int_equal(listen_count(c.srv), 0);
+    mcp_server_free(c.srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1096,6 +1151,7 @@ int main(void)
         cmocka_unit_test(test_free_ends_gracefully),
         cmocka_unit_test(test_release_waits_for_send),
         cmocka_unit_test(test_publishers_race_streams),
+        cmocka_unit_test(test_close_races_cancel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
