@@ -119,13 +119,16 @@ void exchange_unref(mcp_exchange_t *ex)
 
 void exchange_cancel(mcp_exchange_t *ex)
 {
+    /* on_cancel is read under the lock it is set under (listen.c), so a
+     * cancellation either finds it or is seen by whoever sets it. */
     pthread_mutex_lock(&ex->wait_lock);
     atomic_store(&ex->cancelled, true);
     pthread_cond_broadcast(&ex->wait_cond);
+    void (*on_cancel)(mcp_exchange_t *) = ex->on_cancel;
     pthread_mutex_unlock(&ex->wait_lock);
     /* A listen stream has no handler to notice: end it now. */
-    if (ex->on_cancel && !atomic_exchange(&ex->cancel_handled, true))
-        ex->on_cancel(ex);
+    if (on_cancel && !atomic_exchange(&ex->cancel_handled, true))
+        on_cancel(ex);
 }
 
 /* Marks the exchange released, under the send lock: a send in progress

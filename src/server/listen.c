@@ -263,8 +263,10 @@ void listen_open(mcp_server_t *srv, mcp_exchange_t *ex)
 
     sub->ex = ex;
     ex->listen = sub;
-    ex->on_cancel = listen_cancelled;
 
+    /* Once linked, the stream may be ended by another thread (the server
+     * closing it drops the core's reference): hold one of our own. */
+    exchange_ref(ex);
     /* The acknowledgement must be the stream's first message: hold the
      * send lock while the subscription becomes visible to publishers, so
      * any event they deliver waits until the ack is out. */
@@ -282,9 +284,16 @@ void listen_open(mcp_server_t *srv, mcp_exchange_t *ex)
     pthread_mutex_unlock(&ex->send_lock);
     json_decref(ack);
 
-    /* The client left before we could acknowledge: end it now. */
-    if (rc < 0)
+    /* Only now, with the record linked, may a cancellation end the stream
+     * (and free the record). One that came earlier found no handler: it is
+     * caught up here, as is a client that left before the ack. */
+    pthread_mutex_lock(&ex->wait_lock);
+    ex->on_cancel = listen_cancelled;
+    bool cancelled = atomic_load(&ex->cancelled);
+    pthread_mutex_unlock(&ex->wait_lock);
+    if (rc < 0 || cancelled)
         exchange_cancel(ex);
+    exchange_unref(ex);
     return;
 fail:
     if (sub)

@@ -212,7 +212,7 @@ struct mcp_exchange {
      * publishes an event. */
     pthread_mutex_t send_lock;
     /* Called once when the exchange is cancelled (a listen stream ends
-     * then); NULL for ordinary requests. */
+     * then); NULL for ordinary requests. Set and read under wait_lock. */
     void (*on_cancel)(mcp_exchange_t *ex);
     atomic_bool cancel_handled;
     struct subscription *listen; /* the subscription of a listen request */

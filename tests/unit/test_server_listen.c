@@ -1134,6 +1134,63 @@ static void test_close_races_cancel(void **state)
     mcp_server_free(c.srv);
 }
 
+/*
+ * A connection cancelled (mcp_conn_cancel_all, from another thread) while
+ * a listen request on it is being opened: the stream ends, or it stays
+ * fully alive -- never open but deaf, with a sink nobody releases.
+ */
+#define OPEN_ROUNDS 2000
+
+typedef struct conn_canceller {
+    mcp_conn_t *conn;
+    atomic_bool stop;
+} conn_canceller_t;
+
+static void *conn_canceller_main(void *arg)
+{
+    conn_canceller_t *cc = arg;
+    while (!atomic_load(&cc->stop))
+        mcp_conn_cancel_all(cc->conn);
+    return NULL;
+}
+
+static void test_cancel_while_opening(void **state)
+{
+    mcp_server_t *srv = new_server(OFFER_ALL);
+    conn_canceller_t cc = {.conn = mcp_conn_new(srv, MCP_TRANSPORT_STDIO)};
+    stream_t *s = calloc(OPEN_ROUNDS, sizeof *s);
+    assert_non_null(s);
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, conn_canceller_main, &cc), 0);
+    for (int i = 0; i < OPEN_ROUNDS; i++)
+        stream_submit(srv, cc.conn, VIA_STDIO, &s[i], json_integer(i),
+                      "{\"toolsListChanged\":true}");
+    atomic_store(&cc.stop, true);
+    pthread_join(thread, NULL);
+
+    /* Every stream still open hears an event. */
+    add_tool(srv, "probe");
+    size_t open = 0;
+    for (int i = 0; i < OPEN_ROUNDS; i++) {
+        if (capture_released(&s[i].cap))
+            continue;
+        open++;
+        if (stream_count(&s[i], TOOLS_CHANGED) != 1)
+            fail_msg("stream %d is open but deaf", i);
+    }
+    print_message("%zu of %d streams outlived the cancellations\n", open, OPEN_ROUNDS);
+    assert_int_equal(listen_count(srv), open);
+    mcp_conn_cancel_all(cc.conn);
+    for (int i = 0; i < OPEN_ROUNDS; i++) {
+        expect_quiet_end(&s[i]);
+        stream_cleanup(&s[i]);
+    }
+    assert_int_equal(listen_count(srv), 0);
+    free(s);
+    mcp_conn_free(cc.conn);
+    mcp_server_free(srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1152,6 +1209,7 @@ int main(void)
         cmocka_unit_test(test_release_waits_for_send),
         cmocka_unit_test(test_publishers_race_streams),
         cmocka_unit_test(test_close_races_cancel),
+        cmocka_unit_test(test_cancel_while_opening),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
