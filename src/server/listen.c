@@ -212,7 +212,10 @@ static bool read_filter(const json_t *filter, subscription_t *sub, mcp_error_t *
             return false;
         }
         json_array_foreach(uris, i, u) {
-            if (!json_is_string(u) || json_string_length(u) == 0) {
+            /* Matching compares C strings: a URI with a NUL inside would
+             * be cut short, so it is refused like an empty one. */
+            if (!json_is_string(u) || json_string_length(u) == 0 ||
+                strlen(json_string_value(u)) != json_string_length(u)) {
                 mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
                               "notifications.resourceSubscriptions must be an array of URIs");
                 return false;

@@ -138,7 +138,7 @@ static json_t *listen_request(const json_t *id, const char *filter)
 {
     json_t *params = json_object();
     if (filter) {
-        json_t *parsed = json_loads(filter, JSON_DECODE_ANY, NULL);
+        json_t *parsed = json_loads(filter, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
         assert_non_null(parsed);
         json_object_set_new(params, "notifications", parsed);
     }
@@ -402,6 +402,7 @@ static void test_malformed_filters(void **state)
         "{\"resourceSubscriptions\":[1]}",
         "{\"resourceSubscriptions\":[\"file:///a\",null]}",
         "{\"resourceSubscriptions\":[\"\"]}",
+        "{\"resourceSubscriptions\":[\"file:///a\\u0000b\"]}", /* an embedded NUL */
         "{\"resourceSubscriptions\":{}}",
     };
     mcp_server_t *srv = new_server(OFFER_ALL);
