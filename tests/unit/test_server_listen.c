@@ -620,6 +620,17 @@ static void test_cancel_by_notification(void **state)
                         "{\"toolsListChanged\":true}");
             assert_int_equal(listen_count(srv), 3);
 
+            /* An id in flight on the connection is not taken twice. */
+            stream_t dup;
+            stream_submit(srv, conn, VIA_STDIO, &dup, json_incref(id_a), "{}");
+            assert_true(capture_wait_released(&dup.cap, CAPTURE_PATIENCE_MS));
+            capture_assert_done(&dup.cap);
+            const json_t *refusal = capture_response(&dup.cap, NULL);
+            MCP_ASSERT_SCHEMA_VALID(refusal, LISTEN, REVISION);
+            expect_error(refusal, MCP_INVALID_REQUEST);
+            stream_cleanup(&dup);
+            assert_int_equal(listen_count(srv), 3);
+
             /* The id in another JSON type names nothing. */
             json_t *wrong = string_ids ? json_integer(1) : json_string("1");
             send_cancel(srv, conn, wrong, with_meta);
@@ -690,8 +701,11 @@ static void test_peer_gone(void **state)
         stream_open(srv, NULL, VIA_STDIO, &other, json_integer(2), "{\"toolsListChanged\":true}");
         stream_submit_failing(srv, NULL, fail_from % 2 ? VIA_HTTP : VIA_STDIO, &s,
                               json_integer(1), "{\"toolsListChanged\":true}", fail_from);
-        for (int i = 0; i < 3; i++)
-            add_tool(srv, i == 0 ? "x0" : i == 1 ? "x1" : "x2");
+        for (int i = 0; i < 3; i++) {
+            char name[8];
+            snprintf(name, sizeof name, "x%d", i);
+            add_tool(srv, name);
+        }
         expect_quiet_end(&s);
         /* The failed send is the last one. */
         assert_int_equal(capture_count(&s.cap), (size_t)fail_from + 1);
