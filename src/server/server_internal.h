@@ -189,9 +189,9 @@ struct mcp_conn {
 
 void conn_ref(mcp_conn_t *conn);
 void conn_unref(mcp_conn_t *conn);
-/* Cancels the connection's listen streams (its client is gone: they can
- * never finish by themselves). */
-void conn_end_streams(mcp_conn_t *conn);
+/* Ends the connection's listen streams: with their listen result when
+ * `graceful` (the server stops), silently otherwise (the client is gone). */
+void conn_end_streams(mcp_conn_t *conn, bool graceful);
 /* Registers a request on its connection (false: the id is in flight). */
 bool conn_track(mcp_conn_t *conn, mcp_exchange_t *ex);
 /* Cancels the request of `id` in flight on the connection, if any. */
