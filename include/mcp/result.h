@@ -28,7 +28,9 @@ extern "C" {
 #define MCP_CACHE_PUBLIC "public"
 
 typedef struct mcp_result_shape {
-    const json_t *server_info;       /* Implementation object, or NULL to omit serverInfo */
+    /* Implementation object, or NULL to omit serverInfo. Results take a
+     * reference to it rather than a copy: it must not change afterwards. */
+    const json_t *server_info;
     int64_t ttl_ms;                  /* default ttlMs for cacheable results (< 0: MCP_DEFAULT_TTL_MS) */
     const char *cache_scope;         /* default cacheScope; NULL means "private" */
 } mcp_result_shape_t;

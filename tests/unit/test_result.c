@@ -265,15 +265,17 @@ static void test_shape_result_table(void **state)
         mcp_error_clear(&err);
         json_decref(result);
     }
-    /* The configured serverInfo is copied, never shared. */
+    /* The configured serverInfo is referenced, not copied (result.h): the
+     * result holds a reference while it lives, and gives it back. */
     json_t *result = parse("{}");
     mcp_result_shape_t shape = {info, -1, NULL};
     assert_int_equal(mcp_shape_modern_result("tools/call", result, &shape, NULL), MCP_OK);
-    json_t *copy = json_object_get(json_object_get(result, "_meta"),
-                                   "io.modelcontextprotocol/serverInfo");
-    assert_true(copy != info);
-    assert_int_equal(info->refcount, 1);
+    json_t *shared = json_object_get(json_object_get(result, "_meta"),
+                                     "io.modelcontextprotocol/serverInfo");
+    assert_ptr_equal(shared, info);
+    assert_int_equal(info->refcount, 2);
     json_decref(result);
+    assert_int_equal(info->refcount, 1);
     json_decref(info);
 }
 
