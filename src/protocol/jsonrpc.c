@@ -23,6 +23,7 @@
 
 #include "mcp/errors.h"
 #include "mcp/jsonrpc.h"
+#include "protocol/json_writer.h"
 
 /* ---------------------------------------------------------------------- */
 /* Depth pre-scan                                                          */
@@ -379,11 +380,12 @@ json_t *mcp_jsonrpc_error_from(const json_t *id, const mcp_error_t *err)
 
 char *mcp_json_dump(const json_t *msg, size_t *len)
 {
-    /* No JSON_ENSURE_ASCII: UTF-8 goes out as is. Control characters,
-     * including newlines and NUL, are always escaped, so the output is one
-     * line and strlen() is its length. */
-    char *text = msg ? json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    /* One line: UTF-8 goes out as is, control characters (newlines and NUL
+     * included) are escaped, so strlen() is the length and the text is a
+     * valid stdio line. */
+    size_t n = 0;
+    char *text = msg ? json_write(msg, JSON_WRITE_COMPACT, &n) : NULL;
     if (len)
-        *len = text ? strlen(text) : 0;
+        *len = text ? n : 0;
     return text;
 }

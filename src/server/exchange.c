@@ -97,6 +97,15 @@ void exchange_ref(mcp_exchange_t *ex)
     atomic_fetch_add(&ex->refs, 1);
 }
 
+bool exchange_try_ref(mcp_exchange_t *ex)
+{
+    int refs = atomic_load(&ex->refs);
+    while (refs > 0)
+        if (atomic_compare_exchange_weak(&ex->refs, &refs, refs + 1))
+            return true;
+    return false;
+}
+
 void exchange_unref(mcp_exchange_t *ex)
 {
     if (!ex || atomic_fetch_sub(&ex->refs, 1) != 1)

@@ -138,11 +138,10 @@ void mcp_server_free(mcp_server_t *srv)
         return;
     atomic_store(&srv->shutting_down, true);
 
-    /* Cancel everything still in flight; handlers see mcp_call_cancelled()
-     * and the pool shutdown below waits for them to return. */
     /* Subscriptions end gracefully (their result goes out) when a
      * transport is still attached; then everything still in flight is
-     * cancelled, outside the lock (cancelling may release sinks). */
+     * cancelled, outside the lock (cancelling may release sinks), and the
+     * pool shutdown below waits for the handlers to return. */
     listen_close_all(srv->hub);
     pthread_mutex_lock(&srv->live_lock);
     size_t n = 0;
@@ -151,8 +150,10 @@ void mcp_server_free(mcp_server_t *srv)
     mcp_exchange_t **live = calloc(n ? n : 1, sizeof *live);
     size_t k = 0;
     for (mcp_exchange_t *ex = srv->live; ex && live; ex = ex->live_next) {
-        exchange_ref(ex);
-        live[k++] = ex;
+        /* An exchange on this list may be in its last unref (it unlinks
+         * itself only then): skip it rather than revive it. */
+        if (exchange_try_ref(ex))
+            live[k++] = ex;
     }
     pthread_mutex_unlock(&srv->live_lock);
     for (size_t i = 0; i < k; i++) {

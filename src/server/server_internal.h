@@ -251,6 +251,8 @@ struct mcp_exchange {
 mcp_exchange_t *exchange_new(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
                              const mcp_request_context_t *ctx, mcp_sink_t *sink);
 void exchange_ref(mcp_exchange_t *ex);
+/* Takes a reference unless the exchange is already being freed. */
+bool exchange_try_ref(mcp_exchange_t *ex);
 void exchange_unref(mcp_exchange_t *ex);
 /* Sends a request-scoped notification unless cancelled. */
 int exchange_notify(mcp_exchange_t *ex, json_t *notification_new);

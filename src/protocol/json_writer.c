@@ -1,0 +1,261 @@
+/* Compact and canonical serialisation of jansson values (json_writer.h). */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp/canonical_json.h"
+#include "protocol/json_writer.h"
+
+/* As deep as jansson parses; deeper trees (only a program can build them)
+ * are refused rather than allowed to exhaust the stack. */
+#define MAX_DEPTH 2048
+
+/* ---- output buffer ---------------------------------------------------- */
+
+struct out {
+    char *data;
+    size_t len, cap;
+    bool failed; /* allocation failed or a value cannot be written */
+    json_write_mode_t mode;
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+    if (o->failed)
+        return;
+    if (o->cap - o->len <= n) {
+        size_t cap = o->cap ? o->cap : 256;
+        while (cap - o->len <= n) {
+            if (cap > SIZE_MAX / 2) {
+                o->failed = true;
+                return;
+            }
+            cap *= 2;
+        }
+        char *grown = realloc(o->data, cap);
+        if (!grown) {
+            o->failed = true;
+            return;
+        }
+        o->data = grown;
+        o->cap = cap;
+    }
+    memcpy(o->data + o->len, s, n);
+    o->len += n;
+    o->data[o->len] = '\0';
+}
+
+static void put_char(struct out *o, char c)
+{
+    if (!o->failed && o->cap - o->len > 1) {
+        o->data[o->len++] = c;
+        o->data[o->len] = '\0';
+        return;
+    }
+    put(o, &c, 1);
+}
+
+/* ---- strings: JSON.stringify escaping -------------------------------- */
+
+/* Which bytes need an escape: control characters, '"' and '\\'. */
+static bool needs_escape(unsigned char c)
+{
+    return c < 0x20 || c == '"' || c == '\\';
+}
+
+static void put_string(struct out *o, const char *s, size_t len)
+{
+    static const char HEX[] = "0123456789abcdef";
+    size_t plain = 0; /* start of the run of bytes that need no escape */
+    put_char(o, '"');
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!needs_escape(c))
+            continue;
+        const char *escape = NULL;
+        char unicode[7];
+        switch (c) {
+        case '\b': escape = "\\b"; break;
+        case '\t': escape = "\\t"; break;
+        case '\n': escape = "\\n"; break;
+        case '\f': escape = "\\f"; break;
+        case '\r': escape = "\\r"; break;
+        case '"': escape = "\\\""; break;
+        case '\\': escape = "\\\\"; break;
+        default:
+            memcpy(unicode, "\\u00", 4);
+            unicode[4] = HEX[c >> 4];
+            unicode[5] = HEX[c & 15];
+            unicode[6] = '\0';
+            escape = unicode;
+        }
+        put(o, s + plain, i - plain);
+        put(o, escape, strlen(escape));
+        plain = i + 1;
+    }
+    put(o, s + plain, len - plain);
+    put_char(o, '"');
+}
+
+/* ---- numbers ----------------------------------------------------------- */
+
+static void put_number(struct out *o, const json_t *v)
+{
+    char number[40];
+    int n;
+    if (o->mode == JSON_WRITE_COMPACT && json_is_integer(v)) {
+        n = snprintf(number, sizeof number, "%" PRId64, (int64_t)json_integer_value(v));
+    } else {
+        /* Canonical: every number is a double (I-JSON). Compact reals: the
+         * shortest digits that read back as the same double. */
+        n = mcp_format_es_number(json_number_value(v), number, sizeof number - 2);
+        if (n > 0 && o->mode == JSON_WRITE_COMPACT && !strpbrk(number, ".e")) {
+            memcpy(number + n, ".0", 3); /* still a real when read back */
+            n += 2;
+        }
+    }
+    if (n < 0)
+        o->failed = true;
+    else
+        put(o, number, (size_t)n);
+}
+
+/* ---- object members: insertion order, or UTF-16 order ---------------- */
+
+struct member {
+    const char *key;
+    size_t len;
+    const json_t *value;
+};
+
+/*
+ * UTF-8 bytes sort like code points, and so like UTF-16 code units, except
+ * for one range: characters above U+FFFF are surrogate pairs D800..DFFF in
+ * UTF-16, so they sort before U+E000..U+FFFF, while their UTF-8 lead bytes
+ * F0..F4 sort after the lead bytes EE and EF of that range. Two keys first
+ * differ at the same position within a character (their prefixes are
+ * equal), so only differing lead bytes need this correction.
+ */
+static unsigned utf16_rank(unsigned char byte)
+{
+    return byte == 0xEE || byte == 0xEF ? byte + 0x10u : byte;
+}
+
+static int compare_members(const void *a, const void *b)
+{
+    const struct member *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char cx = (unsigned char)x->key[i], cy = (unsigned char)y->key[i];
+        if (cx != cy)
+            return utf16_rank(cx) < utf16_rank(cy) ? -1 : 1;
+    }
+    return (x->len > y->len) - (x->len < y->len);
+}
+
+static void put_value(struct out *o, const json_t *v, int depth);
+
+static void put_member(struct out *o, bool first, const char *key, size_t len,
+                       const json_t *value, int depth)
+{
+    if (!first)
+        put_char(o, ',');
+    put_string(o, key, len);
+    put_char(o, ':');
+    put_value(o, value, depth + 1);
+}
+
+static void put_object(struct out *o, const json_t *obj, int depth)
+{
+    const char *key;
+    size_t key_len;
+    json_t *value;
+    put_char(o, '{');
+    if (o->mode == JSON_WRITE_COMPACT) {
+        bool first = true;
+        json_object_keylen_foreach((json_t *)obj, key, key_len, value) {
+            put_member(o, first, key, key_len, value, depth);
+            first = false;
+        }
+    } else {
+        size_t n = json_object_size(obj), i = 0;
+        struct member *members = n ? malloc(n * sizeof *members) : NULL;
+        if (n && !members) {
+            o->failed = true;
+            return;
+        }
+        json_object_keylen_foreach((json_t *)obj, key, key_len, value) {
+            members[i].key = key;
+            members[i].len = key_len;
+            members[i].value = value;
+            i++;
+        }
+        if (n > 1)
+            qsort(members, n, sizeof *members, compare_members);
+        for (i = 0; i < n && !o->failed; i++)
+            put_member(o, i == 0, members[i].key, members[i].len, members[i].value, depth);
+        free(members);
+    }
+    put_char(o, '}');
+}
+
+static void put_value(struct out *o, const json_t *v, int depth)
+{
+    size_t i;
+    json_t *item;
+
+    if (o->failed)
+        return;
+    if (depth > MAX_DEPTH) {
+        o->failed = true;
+        return;
+    }
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        put_object(o, v, depth);
+        break;
+    case JSON_ARRAY:
+        put_char(o, '[');
+        json_array_foreach(v, i, item) {
+            if (i)
+                put_char(o, ',');
+            put_value(o, item, depth + 1);
+        }
+        put_char(o, ']');
+        break;
+    case JSON_STRING:
+        put_string(o, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+    case JSON_REAL:
+        put_number(o, v);
+        break;
+    case JSON_TRUE:
+        put(o, "true", 4);
+        break;
+    case JSON_FALSE:
+        put(o, "false", 5);
+        break;
+    case JSON_NULL:
+        put(o, "null", 4);
+        break;
+    }
+}
+
+char *json_write(const json_t *value, json_write_mode_t mode, size_t *len)
+{
+    struct out o = {.mode = mode};
+    if (!value)
+        return NULL;
+    put_value(&o, value, 0);
+    if (o.failed || !o.data) {
+        free(o.data);
+        return NULL;
+    }
+    if (len)
+        *len = o.len;
+    return o.data;
+}
