@@ -439,7 +439,10 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
         session_unref(s);
         return;
     }
-    if (!http && !s) {
+    /* Ping needs no session: the lifecycle lets a client ping before
+     * initialize. */
+    bool ping = strcmp(msg->method, "ping") == 0;
+    if (!http && conn && !s && !ping) {
         answer_error(sink, msg, 200, MCP_INVALID_REQUEST,
                      "Invalid Request: the server is not initialized (send initialize first)");
         return;
@@ -448,7 +451,7 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
         session_save(srv, s); /* activity keeps the session alive */
 
     method_id_t method = method_lookup(msg->method);
-    if (strcmp(msg->method, "ping") == 0) {
+    if (ping) {
         answer_result(sink, msg, json_object());
     } else if (strcmp(msg->method, "logging/setLevel") == 0 ||
                strcmp(msg->method, "resources/subscribe") == 0 ||
