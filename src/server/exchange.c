@@ -109,6 +109,7 @@ void exchange_unref(mcp_exchange_t *ex)
     json_decref(ex->state);
     json_decref(ex->input_responses);
     json_decref(ex->client_caps);
+    bridge_round_release(ex->bridge_round);
     session_unref(ex->session);
     mcp_message_clear(&ex->msg);
     pthread_mutex_destroy(&ex->wait_lock);

@@ -413,13 +413,6 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
 {
     bool http = ctx->transport == MCP_TRANSPORT_HTTP;
 
-    /* A response answers one of the server's bridged requests. */
-    if (msg->kind == MCP_MSG_RESULT || msg->kind == MCP_MSG_ERROR) {
-        bridge_deliver(srv, msg);
-        sink->send(sink, MCP_OUT_ACCEPTED, NULL, 202);
-        sink->release(sink);
-        return;
-    }
     if (msg->kind == MCP_MSG_REQUEST && strcmp(msg->method, "initialize") == 0) {
         serve_initialize(srv, conn, msg, ctx, sink);
         return;
@@ -429,6 +422,16 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
     if (!find_session(srv, conn, msg, ctx, sink, &s))
         return;
     mcp_conn_t *track = http ? (s ? s->conn : NULL) : conn;
+
+    /* A response answers one of the requests the bridge sent this
+     * session; anything else is accepted and ignored. */
+    if (msg->kind == MCP_MSG_RESULT || msg->kind == MCP_MSG_ERROR) {
+        bridge_deliver(srv, s, msg);
+        sink->send(sink, MCP_OUT_ACCEPTED, NULL, 202);
+        sink->release(sink);
+        session_unref(s);
+        return;
+    }
 
     if (msg->kind == MCP_MSG_NOTIFICATION) {
         /* notifications/initialized, roots/list_changed: nothing to do. */

@@ -310,8 +310,11 @@ void bridge_free(bridge_t *b);
  * real requests and run it again when every answer is in. Takes the
  * exchange's core reference and the call's input requests and state. */
 void bridge_start(mcp_exchange_t *ex, mcp_call_t *call);
-/* A response from a legacy client. True when it answered one of ours. */
-bool bridge_deliver(mcp_server_t *srv, const mcp_message_t *msg);
+/* A response from a legacy client of `session` (NULL: stateless). True
+ * when it answered one of the requests sent to that session. */
+bool bridge_deliver(mcp_server_t *srv, const mcp_session_t *session, const mcp_message_t *msg);
+/* Drops the exchange's reference to its latest round (exchange_unref). */
+void bridge_round_release(struct round *r);
 
 /* Hub: legacy sessions receive list_changed and subscribed resources/updated
  * notifications (untagged) on their stream. */
@@ -392,6 +395,9 @@ json_t *method_builtin(mcp_server_t *srv, method_id_t method, const json_t *para
 /* MRTR: opens the request's requestState and checks inputResponses before
  * the handler runs. MCP_OK, or a negative code with *err (-32602). */
 int input_prepare(mcp_exchange_t *ex, mcp_error_t *err);
+/* MRTR: whether `answer` is the result a request of `method` asks for
+ * (an ElicitResult, CreateMessageResult or ListRootsResult). */
+bool input_answer_valid(const char *method, const json_t *answer);
 /* MRTR: builds the input_required result after a handler asked for input.
  * Returns the result (new) or NULL with *err filled. */
 json_t *input_required_result(mcp_call_t *call, mcp_error_t *err);
