@@ -316,6 +316,28 @@ static void serve_session_change(mcp_server_t *srv, mcp_session_t *s, mcp_messag
     answer_result(sink, msg, json_object());
 }
 
+/* The version a request without a session speaks: over HTTP its
+ * MCP-Protocol-Version header (validated before we get here), or
+ * 2025-03-26 when it has none, as the transport spec says to assume;
+ * elsewhere the newest legacy version. */
+static const char *stateless_version(const mcp_request_context_t *ctx)
+{
+    if (ctx->transport != MCP_TRANSPORT_HTTP)
+        return MCP_PROTOCOL_LATEST_LEGACY;
+    const char *raw = mcp_headers_get(ctx->headers, MCP_HEADER_PROTOCOL_VERSION);
+    const char *value;
+    size_t len;
+    mcp_header_trim(raw, &value, &len);
+    if (!raw || len == 0)
+        return MCP_PROTOCOL_2025_03_26;
+    char version[16];
+    if (len >= sizeof version)
+        return MCP_PROTOCOL_LATEST_LEGACY;
+    memcpy(version, value, len);
+    version[len] = '\0';
+    return mcp_legacy_negotiate_version(version);
+}
+
 /* A request that runs a handler: an exchange on the legacy session. */
 static void serve_handler(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
                           mcp_message_t *msg, const mcp_request_context_t *ctx,
@@ -338,14 +360,18 @@ static void serve_handler(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
         ex->log_level = s->log_level;
         pthread_mutex_unlock(&s->lock);
     } else {
-        /* Stateless: what initialize declared is gone. The server asks for
-         * input anyway; a client that cannot answer refuses the request
-         * (see README, "Legacy clients"). */
-        ex->protocol_version = MCP_PROTOCOL_LATEST_LEGACY;
+        /* Stateless: what initialize declared is gone (see README, "Legacy
+         * clients"). The version is the one the request names; the server
+         * asks for input anyway (a client that cannot answer refuses, and
+         * an elicitation refused reads as "cancel"); and since a
+         * logging/setLevel cannot be remembered either, every log message
+         * goes out, as the spec lets a server decide when no level is set
+         * (clients ignore what they do not want). */
+        ex->protocol_version = stateless_version(ctx);
         ex->client_caps = json_pack("{s:{s:{}, s:{}}, s:{}, s:{}}", "elicitation", "form", "url",
                                     "sampling", "roots");
         ex->client_info = NULL;
-        ex->log_level = -1;
+        ex->log_level = 0;
     }
     if (conn && !conn_track(conn, ex)) {
         mcp_error_t err = {0};

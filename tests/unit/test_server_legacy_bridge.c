@@ -675,6 +675,31 @@ static void test_answers_belong_to_their_session(void **state)
     mcp_server_free(srv);
 }
 
+/* Stateless: what initialize declared is gone, so the server asks
+ * anyway; the version comes from the request's MCP-Protocol-Version. A
+ * client that cannot answer refuses, and the handler sees "cancel". */
+static void test_stateless_asks_optimistically(void **state)
+{
+    mcp_server_t *srv = new_server(MCP_LEGACY_STATELESS, 0, 0);
+    legacy_http_t http;
+    const mcp_request_context_t *ctx = legacy_http_init(&http, "2025-06-18", NULL);
+    capture_sink_t cap;
+    start_call(srv, NULL, ctx, 1, "confirm", &cap, NULL);
+    const json_t *request = expect_server_request(&cap, 1, "elicitation/create");
+    assert_null(json_object_get(json_object_get(request, "params"), "mode"));
+    answer(srv, NULL, ctx, legacy_result(json_object_get(request, "id"), accepted(true)));
+    assert_string_equal(result_text(finish_call(&cap)), "accept yes round 1");
+    capture_cleanup(&cap);
+
+    start_call(srv, NULL, ctx, 2, "confirm", &cap, NULL);
+    request = expect_server_request(&cap, 1, "elicitation/create");
+    answer(srv, NULL, ctx,
+           legacy_error(json_object_get(request, "id"), MCP_METHOD_NOT_FOUND, "Method not found"));
+    assert_string_equal(result_text(finish_call(&cap)), "cancel no round 1");
+    capture_cleanup(&cap);
+    mcp_server_free(srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -693,6 +718,7 @@ int main(void)
         cmocka_unit_test(test_cancel_after_the_answers),
         cmocka_unit_test(test_free_while_waiting),
         cmocka_unit_test(test_answers_belong_to_their_session),
+        cmocka_unit_test(test_stateless_asks_optimistically),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
