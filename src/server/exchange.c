@@ -148,6 +148,9 @@ void exchange_release_sink(mcp_exchange_t *ex)
         ex->conn_prev = ex->conn_next = NULL;
         pthread_mutex_unlock(&conn->lock);
     }
+    /* A legacy session's request or stream ended: idleness counts from
+     * now. */
+    session_touch(ex->srv, ex->session);
     ex->sink->release(ex->sink);
 }
 

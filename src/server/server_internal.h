@@ -122,6 +122,7 @@ struct mcp_server {
     session_store_t *session_store;
     pthread_mutex_t session_lock;     /* guards the live sessions list */
     struct mcp_session *sessions;
+    int64_t next_sweep_ms;            /* expired sessions are freed then */
     struct bridge *bridge;            /* server requests awaiting answers */
 };
 
@@ -302,6 +303,9 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
 int session_attach_stream(mcp_session_t *s, mcp_exchange_t *ex, const char *last_event_id);
 /* Frees every live session (server teardown). */
 void sessions_free_all(mcp_server_t *srv);
+/* The session was used: saves its record with a fresh expiry (no-op for
+ * sessions without an id and for ended ones). NULL-safe. */
+void session_touch(mcp_server_t *srv, mcp_session_t *s);
 
 typedef struct bridge bridge_t;
 bridge_t *bridge_new(mcp_server_t *srv);
