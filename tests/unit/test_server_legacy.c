@@ -772,13 +772,18 @@ static void test_reject_mode(void **state)
         json_decref(response);
     }
 
-    /* stdio: refused the same way; a notification is never answered. */
+    /* stdio: refused the same way; a notification is never answered; and
+     * the refused request does not pin the connection to the legacy era,
+     * so a dual-era client can go on in the modern one. */
     mcp_conn_t *conn = new_conn(srv, NULL);
     json_t *response = legacy_serve(srv, conn, NULL, legacy_initialize(1, "2025-11-25", NULL), NULL);
     expect_error(response, MCP_UNSUPPORTED_PROTOCOL_VERSION);
     json_decref(response);
     assert_null(
         legacy_serve(srv, conn, NULL, legacy_notification("notifications/initialized", NULL), NULL));
+    response = serve_with(srv, conn, NULL, modern_request(2, "tools/list", NULL), NULL);
+    expect_complete(response);
+    json_decref(response);
     mcp_conn_free(conn);
 
     /* The modern era is served as ever. */
