@@ -719,7 +719,7 @@ typedef struct worker {
     int index;
     bool legacy;
     int failures;
-    char why[256];
+    char why[SCHEMA_CHECK_REASON_MAX + 256];
 } worker_t;
 
 #define CALLS_PER_WORKER 20
