@@ -52,6 +52,7 @@ typedef struct pending {
     char *key;
     char *method;
     int64_t deadline_ms;
+    const mcp_session_t *session; /* who was asked (compared, never followed) */
     round_t *round;
     struct pending *next;
 } pending_t;
@@ -330,6 +331,7 @@ void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
             continue; /* not sent: the round times out without its answer */
         }
         p->deadline_ms = deadline;
+        p->session = ex->session;
         p->round = r;
         atomic_fetch_add(&r->refs, 1);
         r->outstanding++;
@@ -347,9 +349,11 @@ void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
     pthread_mutex_unlock(&b->lock);
 
     /* Cancelled before the round was in place: end it now (round_cancelled
-     * acts once, whoever calls it first). */
+     * acts once, whoever calls it first), and drop what was registered
+     * after a cancellation that came first had ended the round. */
     if (atomic_load(&ex->cancelled)) {
         round_cancelled(ex);
+        forget_round(b, r);
         json_decref(requests);
         return;
     }
@@ -374,7 +378,7 @@ bool bridge_deliver(mcp_server_t *srv, const mcp_session_t *session, const mcp_m
     pthread_mutex_lock(&b->lock);
     pending_t **link = &b->pending, *p = NULL;
     for (; *link; link = &(*link)->next) {
-        if (strcmp((*link)->id, id) == 0 && (*link)->round->ex->session == session) {
+        if (strcmp((*link)->id, id) == 0 && (*link)->session == session) {
             p = *link;
             *link = p->next;
             break;
