@@ -298,6 +298,10 @@ void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
     }
     atomic_init(&r->refs, 1); /* the exchange's */
     r->ex = ex;
+    /* The round owns the core's reference from here and may end (time
+     * out, be cancelled) before this function returns: hold one of our
+     * own while we set it up. */
+    exchange_ref(ex);
     r->answers = json_object();
     r->next_state = call->next_state;
     call->next_state = NULL;
@@ -354,17 +358,17 @@ void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
     if (atomic_load(&ex->cancelled)) {
         round_cancelled(ex);
         forget_round(b, r);
-        json_decref(requests);
-        return;
-    }
-    const char *id;
-    json_t *msg;
-    json_object_foreach(requests, id, msg) {
-        json_t *copy = json_incref(msg);
-        if (exchange_request(ex, copy) != MCP_OK)
-            break; /* the client is gone: the cancellation path ends the round */
+    } else {
+        const char *id;
+        json_t *msg;
+        json_object_foreach(requests, id, msg) {
+            json_t *copy = json_incref(msg);
+            if (exchange_request(ex, copy) != MCP_OK)
+                break; /* the client is gone: the cancellation path ends the round */
+        }
     }
     json_decref(requests);
+    exchange_unref(ex);
 }
 
 bool bridge_deliver(mcp_server_t *srv, const mcp_session_t *session, const mcp_message_t *msg)

@@ -161,7 +161,7 @@ int exchange_notify(mcp_exchange_t *ex, json_t *notification_new)
     int rc = MCP_ECANCELED;
     bool gone = false;
     pthread_mutex_lock(&ex->send_lock);
-    if (!atomic_load(&ex->cancelled) && !atomic_load(&ex->released)) {
+    if (!atomic_load(&ex->cancelled) && !atomic_load(&ex->released) && !ex->answered) {
         rc = ex->sink->send(ex->sink, MCP_OUT_NOTIFICATION, notification_new, 0);
         if (rc < 0) {
             gone = true;
@@ -182,7 +182,7 @@ int exchange_request(mcp_exchange_t *ex, json_t *request_new)
     int rc = MCP_ECANCELED;
     bool gone = false;
     pthread_mutex_lock(&ex->send_lock);
-    if (!atomic_load(&ex->cancelled) && !atomic_load(&ex->released)) {
+    if (!atomic_load(&ex->cancelled) && !atomic_load(&ex->released) && !ex->answered) {
         rc = ex->sink->send(ex->sink, MCP_OUT_REQUEST, request_new, 0);
         if (rc < 0) {
             gone = true;
@@ -201,7 +201,8 @@ int exchange_send_event(mcp_exchange_t *ex, const json_t *msg, const char *event
     int rc = MCP_ECANCELED;
     bool gone = false;
     pthread_mutex_lock(&ex->send_lock);
-    if (!atomic_load(&ex->cancelled) && !atomic_load(&ex->released) && ex->sink->send_event) {
+    if (!atomic_load(&ex->cancelled) && !atomic_load(&ex->released) && !ex->answered &&
+        ex->sink->send_event) {
         rc = ex->sink->send_event(ex->sink, msg, event_id);
         if (rc < 0) {
             gone = true;
@@ -216,9 +217,14 @@ int exchange_send_event(mcp_exchange_t *ex, const json_t *msg, const char *event
 
 void exchange_finish(mcp_exchange_t *ex, json_t *response_new, int http_status)
 {
+    /* Whatever another thread still tries to send for this request (a
+     * bridged request of a round that timed out, a listen event) must not
+     * follow the response: from here on nothing is sent. */
     pthread_mutex_lock(&ex->send_lock);
-    if (response_new && !atomic_load(&ex->cancelled) && !atomic_load(&ex->released))
+    if (response_new && !atomic_load(&ex->cancelled) && !atomic_load(&ex->released) &&
+        !ex->answered)
         ex->sink->send(ex->sink, MCP_OUT_RESPONSE, response_new, http_status);
+    ex->answered = true;
     pthread_mutex_unlock(&ex->send_lock);
     json_decref(response_new);
     exchange_release_sink(ex);

@@ -228,8 +228,10 @@ struct mcp_exchange {
     json_t *input_responses;      /* the answers the handler may read (owned), or NULL */
 
     /* Serialises sends: listen streams are written by whichever thread
-     * publishes an event. */
+     * publishes an event, and a bridged request may be sent while its
+     * round already timed out. */
     pthread_mutex_t send_lock;
+    bool answered;                /* the response went out (under send_lock) */
     /* Called once when the exchange is cancelled (a listen stream ends
      * then); NULL for ordinary requests. */
     void (*on_cancel)(mcp_exchange_t *ex);

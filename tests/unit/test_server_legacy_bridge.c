@@ -541,6 +541,22 @@ static void test_timeout(void **state)
     mcp_server_free(srv);
 }
 
+/* A timeout shorter than it takes to send the requests: the round may
+ * end while it is being set up. Many times, for the sanitizers to see. */
+static void test_timeout_during_setup(void **state)
+{
+    mcp_server_t *srv = new_server(MCP_LEGACY_SESSIONS, 1, 0);
+    mcp_conn_t *conn = initialized_conn(srv, "2025-11-25", ALL_CAPS);
+    for (int i = 0; i < 200; i++) {
+        capture_sink_t cap;
+        start_call(srv, conn, NULL, i + 1, "ask_all", &cap, NULL);
+        expect_error(finish_call(&cap), MCP_INTERNAL_ERROR);
+        capture_cleanup(&cap);
+    }
+    mcp_conn_free(conn);
+    mcp_server_free(srv);
+}
+
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -714,6 +730,7 @@ int main(void)
         cmocka_unit_test(test_unknown_answers_are_ignored),
         cmocka_unit_test(test_capabilities_of_initialize),
         cmocka_unit_test(test_timeout),
+        cmocka_unit_test(test_timeout_during_setup),
         cmocka_unit_test(test_cancel_while_waiting),
         cmocka_unit_test(test_cancel_after_the_answers),
         cmocka_unit_test(test_free_while_waiting),
