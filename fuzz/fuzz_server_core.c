@@ -22,7 +22,9 @@
  * Messages without the modern claim are legacy traffic: on stdio an
  * initialize opens a legacy session, and a handler that asks for input
  * has its requests sent to the "client" (the sink), which never answers:
- * the bridge gives up after a millisecond.
+ * the bridge gives up after a millisecond. Over HTTP an initialize mints a
+ * session nobody can name again; sessions expire after a millisecond, so
+ * they do not pile up from one input to the next.
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 
@@ -155,7 +157,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     server = mcp_server_new(&(mcp_server_options_t){.name = "fuzz", .version = "1",
                                                     .instructions = "fuzz", .page_size = 2,
-                                                    .legacy_input_timeout_ms = 1},
+                                                    .legacy_input_timeout_ms = 1,
+                                                    .session_idle_ms = 1},
                             NULL);
     uint8_t key[MCP_STATE_KEY_BYTES];
     memset(key, 0x42, sizeof key);
