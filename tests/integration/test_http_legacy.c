@@ -490,14 +490,14 @@ static void test_session_lifecycle(void **state)
 
 static void test_session_expiry(void **state)
 {
-    fixture_t *f = start((fixture_options_t){.idle_ms = 300});
+    fixture_t *f = start((fixture_options_t){.idle_ms = 800});
     char id[160];
     initialize(f, NULL, id);
-    for (int i = 0; i < 4; i++) {
-        sleep_ms(150);
+    for (int i = 0; i < 5; i++) {
+        sleep_ms(200); /* 1 s in all, each request within 800 ms */
         assert_int_equal(echo_status(f, id, "alive"), 200);
     }
-    sleep_ms(700);
+    sleep_ms(1600);
     assert_int_equal(echo_status(f, id, "expired"), 404);
     assert_int_equal(session_verb(f, "GET", id, NULL), 404);
     stop(f);
