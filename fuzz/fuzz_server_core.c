@@ -18,6 +18,13 @@
  * can carry a state the server really sealed. The harness waits for every
  * sink to be released before returning, checking the sink contract
  * (release exactly once, nothing sent after the response).
+ *
+ * Messages without the modern claim are legacy traffic: on stdio an
+ * initialize opens a legacy session, and a handler that asks for input
+ * has its requests sent to the "client" (the sink), which never answers:
+ * the bridge gives up after a millisecond. Over HTTP an initialize mints a
+ * session nobody can name again; sessions expire after a millisecond, so
+ * they do not pile up from one input to the next.
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 
@@ -149,7 +156,9 @@ static int fixed_random(void *user, uint8_t *buf, size_t n)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     server = mcp_server_new(&(mcp_server_options_t){.name = "fuzz", .version = "1",
-                                                    .instructions = "fuzz", .page_size = 2},
+                                                    .instructions = "fuzz", .page_size = 2,
+                                                    .legacy_input_timeout_ms = 1,
+                                                    .session_idle_ms = 1},
                             NULL);
     uint8_t key[MCP_STATE_KEY_BYTES];
     memset(key, 0x42, sizeof key);
@@ -207,7 +216,7 @@ static int sink_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, i
     pthread_mutex_lock(&lock);
     if (s->done || s->answered || (kind == MCP_OUT_ACCEPTED) != (msg == NULL))
         __builtin_trap();
-    if (kind != MCP_OUT_NOTIFICATION)
+    if (kind != MCP_OUT_NOTIFICATION && kind != MCP_OUT_REQUEST)
         s->answered = true;
     pthread_mutex_unlock(&lock);
     /* What a transport would do with it. */

@@ -4,6 +4,10 @@
  *   conformance_server [--port N]   Streamable HTTP on 127.0.0.1:N/mcp
  *                                   (N = 0, the default: a free port)
  *   conformance_server --stdio      newline-delimited JSON on stdin/stdout
+ *   --legacy sessions|stateless|reject
+ *                                   how legacy (initialize) clients are
+ *                                   served (mcp_legacy_mode_t; default
+ *                                   sessions)
  *
  * Over HTTP, the first line on stdout is the endpoint's URL, for scripts:
  *
@@ -25,18 +29,43 @@
 
 static void usage(FILE *out)
 {
-    fputs("usage: conformance_server [--port N | --stdio]\n"
-          "  --port N   serve Streamable HTTP on 127.0.0.1:N/mcp (0: a free port; default)\n"
-          "  --stdio    serve newline-delimited JSON on stdin/stdout\n",
+    fputs("usage: conformance_server [--port N | --stdio] [--legacy MODE]\n"
+          "  --port N       serve Streamable HTTP on 127.0.0.1:N/mcp (0: a free port; default)\n"
+          "  --stdio        serve newline-delimited JSON on stdin/stdout\n"
+          "  --legacy MODE  legacy clients: sessions (default), stateless or reject\n",
           out);
 }
 
+/* The legacy mode a --legacy argument names; false when it names none. */
+static bool parse_legacy(const char *name, mcp_legacy_mode_t *mode)
+{
+    static const struct {
+        const char *name;
+        mcp_legacy_mode_t mode;
+    } modes[] = {{"sessions", MCP_LEGACY_SESSIONS},
+                 {"stateless", MCP_LEGACY_STATELESS},
+                 {"reject", MCP_LEGACY_REJECT}};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        if (strcmp(modes[i].name, name) == 0) {
+            *mode = modes[i].mode;
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Parses the command line; false (after printing why) when it is wrong. */
-static bool parse_args(int argc, char **argv, bool *use_stdio, uint16_t *port)
+static bool parse_args(int argc, char **argv, bool *use_stdio, uint16_t *port,
+                       mcp_legacy_mode_t *legacy)
 {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--stdio") == 0) {
             *use_stdio = true;
+        } else if (strcmp(argv[i], "--legacy") == 0 && i + 1 < argc) {
+            if (!parse_legacy(argv[++i], legacy)) {
+                fprintf(stderr, "conformance_server: unknown legacy mode %s\n", argv[i]);
+                return false;
+            }
         } else if (strcmp(argv[i], "--port") == 0 && i + 1 < argc) {
             char *end;
             long n = strtol(argv[++i], &end, 10);
@@ -75,11 +104,11 @@ static int set_fresh_codec(mcp_server_t *srv, mcp_error_t *err)
     return mcp_server_set_codec(srv, codec);
 }
 
-static mcp_server_t *build_server(mcp_error_t *err)
+static mcp_server_t *build_server(mcp_legacy_mode_t legacy, mcp_error_t *err)
 {
     mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){
         .name = "libmcp-conformance-server", .version = MCP_LIB_VERSION,
-        .title = "libmcp conformance fixture", .log = mcp_log_stderr}, err);
+        .title = "libmcp conformance fixture", .legacy = legacy, .log = mcp_log_stderr}, err);
     if (!srv)
         return NULL;
     if (set_fresh_codec(srv, err) != MCP_OK || fixture_add_tools(srv, err) != MCP_OK ||
@@ -117,7 +146,8 @@ int main(int argc, char **argv)
 {
     bool use_stdio = false;
     uint16_t port = 0;
-    if (!parse_args(argc, argv, &use_stdio, &port))
+    mcp_legacy_mode_t legacy = MCP_LEGACY_SESSIONS;
+    if (!parse_args(argc, argv, &use_stdio, &port, &legacy))
         return 2;
 
     /* A peer that hangs up must not kill the process on the next write. */
@@ -130,7 +160,7 @@ int main(int argc, char **argv)
         pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
 
     mcp_error_t err = {0};
-    mcp_server_t *srv = build_server(&err);
+    mcp_server_t *srv = build_server(legacy, &err);
     if (!srv) {
         fprintf(stderr, "conformance_server: %s\n", err.message);
         mcp_error_clear(&err);

@@ -67,7 +67,11 @@ typedef enum mcp_legacy_mode {
     MCP_LEGACY_SESSIONS = 0,
     /* Serve each legacy POST on its own, no session minted: for
      * deployments behind a plain load balancer. Without a session the
-     * server cannot remember what initialize declared; see README. */
+     * server cannot remember what initialize and logging/setLevel said:
+     * requests speak their MCP-Protocol-Version header, handlers may ask
+     * for any input (a client that cannot answer refuses), every log
+     * message is sent, and list changes and resource updates have no
+     * stream to go to. See README, "Legacy clients". */
     MCP_LEGACY_STATELESS = 1,
     /* Modern only: legacy requests are refused with -32022 naming the
      * supported versions. */
@@ -111,14 +115,17 @@ typedef struct mcp_server_options {
 
     /* Legacy clients (see mcp_legacy_mode_t); sessions by default. */
     mcp_legacy_mode_t legacy;
-    /* A legacy session unused this long expires (0 picks 30 minutes). */
+    /* A legacy session expires this long after its last request or
+     * stream ended (0 picks 30 minutes); while its GET stream is open or
+     * a request of it runs, it does not. */
     int64_t session_idle_ms;
     /* Server messages a session keeps for Last-Event-ID resumption of its
      * stream (0 picks 256). */
     size_t session_replay_events;
     /* How long a legacy client may take to answer a request the server
      * sent it on a handler's behalf (elicitation, sampling, roots); 0 picks
-     * 10 minutes. The handler's request fails when it passes. */
+     * 10 minutes. The handler's request fails with -32603 when it passes
+     * (and with -32602 when an answer is not a valid result). */
     int64_t legacy_input_timeout_ms;
 
     /* Where the library's diagnostics go (NULL: nowhere). */
@@ -426,8 +433,9 @@ MCP_API int mcp_call_progress(mcp_call_t *call, double progress, double total,
 
 /*
  * Sends a log message (notifications/message) for this request when the
- * client opted in (modern: _meta logLevel; legacy: logging/setLevel) at or
- * above the client's level; otherwise does nothing and returns 0. `level`
+ * client opted in (modern: _meta logLevel; legacy: logging/setLevel; always
+ * in the stateless legacy mode, which cannot remember a level) at or above
+ * the client's level; otherwise does nothing and returns 0. `level`
  * is one of "debug", "info", "notice", "warning", "error", "critical",
  * "alert", "emergency" (MCP_EINVAL otherwise). `logger` may be NULL.
  * data_new is stolen.

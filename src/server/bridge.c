@@ -12,11 +12,19 @@
  * input responses -- so the handler's second run looks like a modern retry.
  *
  * Answers arrive as ordinary incoming messages (a stdio line, an HTTP POST
- * of a response) and find their round by the request id the server chose.
- * A round ends early when the client cancels the original request, when an
- * answer does not come within legacy_input_timeout_ms, or when the client
- * refuses a sampling or roots request (the handler cannot go on without
- * it; a refused elicitation is answered as "cancel", which handlers know).
+ * of a response) and find their round by the request id the server chose:
+ * a random one, and only an answer from the session that was asked counts
+ * (another client cannot answer in its place). A round ends early when the
+ * client cancels the original request, when an answer does not come within
+ * legacy_input_timeout_ms, when an answer is not the result its request
+ * asks for, or when the client refuses a sampling or roots request (the
+ * handler cannot go on without it; a refused elicitation is answered as
+ * "cancel", which handlers know).
+ *
+ * A round is reference-counted: the exchange holds one from the start
+ * until it is freed (its cancellation may come at any time, even after the
+ * round ended), each pending request one, and the job that resumes the
+ * handler one.
  */
 #include <openssl/rand.h>
 #include <stdio.h>
@@ -28,8 +36,8 @@
 
 /* One bridged round of one request. */
 typedef struct round {
-    atomic_int refs;        /* one per pending request, one for the exchange */
-    mcp_exchange_t *ex;     /* the core's reference, taken over */
+    atomic_int refs;        /* see above */
+    mcp_exchange_t *ex;     /* the core's reference, taken over while waiting */
     pthread_mutex_t lock;
     json_t *answers;        /* key -> the client's result */
     json_t *next_state;     /* the handler's state for its next run */
@@ -40,10 +48,11 @@ typedef struct round {
 
 /* A request sent to a client, awaiting its answer. */
 typedef struct pending {
-    char id[48];
+    char id[48];            /* "mcp-" and 32 random hex digits */
     char *key;
     char *method;
     int64_t deadline_ms;
+    const mcp_session_t *session; /* who was asked (compared, never followed) */
     round_t *round;
     struct pending *next;
 } pending_t;
@@ -53,8 +62,6 @@ struct bridge {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     pending_t *pending;
-    uint64_t counter;
-    char prefix[17];        /* random per server: ids never collide across instances */
     pthread_t reaper;
     bool reaper_running, stopping;
 };
@@ -68,13 +75,18 @@ static int64_t now_ms(void)
 
 static void round_unref(round_t *r)
 {
-    if (atomic_fetch_sub(&r->refs, 1) != 1)
+    if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
         return;
     json_decref(r->answers);
     json_decref(r->next_state);
     mcp_error_clear(&r->error);
     pthread_mutex_destroy(&r->lock);
     free(r);
+}
+
+void bridge_round_release(struct round *r)
+{
+    round_unref(r);
 }
 
 static void pending_free(pending_t *p)
@@ -140,6 +152,7 @@ static void resume_job(void *arg)
 static void finish_round(bridge_t *b, round_t *r)
 {
     forget_round(b, r);
+    atomic_fetch_add(&r->refs, 1); /* the job's */
     if (server_run_job(b->srv, resume_job, r) != MCP_OK) {
         mcp_error_t err = {0};
         mcp_error_set(&err, MCP_ECLOSED, MCP_INTERNAL_ERROR, NULL, "Server is shutting down");
@@ -162,8 +175,7 @@ static void round_cancelled(mcp_exchange_t *ex)
         return; /* already resuming: the handler run notices the cancellation */
     forget_round(ex->srv->bridge, r);
     exchange_release_sink(ex);
-    exchange_unref(ex);
-    round_unref(r);
+    exchange_unref(ex); /* the core's: the exchange keeps the round until it goes */
 }
 
 /* ------------------------------------------------------------------------
@@ -223,13 +235,6 @@ bridge_t *bridge_new(mcp_server_t *srv)
     bridge_t *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
-    unsigned char raw[8];
-    if (RAND_bytes(raw, sizeof raw) != 1) {
-        free(b);
-        return NULL;
-    }
-    for (size_t i = 0; i < sizeof raw; i++)
-        snprintf(b->prefix + 2 * i, 3, "%02x", raw[i]);
     b->srv = srv;
     pthread_mutex_init(&b->lock, NULL);
     pthread_condattr_t attr;
@@ -267,6 +272,19 @@ void bridge_free(bridge_t *b)
  * Sending and receiving
  * ------------------------------------------------------------------------ */
 
+/* A fresh request id: "mcp-" and 128 random bits in hex, so that no
+ * client can guess the id of a request sent to another. */
+static bool mint_request_id(char out[48])
+{
+    unsigned char raw[16];
+    if (RAND_bytes(raw, sizeof raw) != 1)
+        return false;
+    memcpy(out, "mcp-", 4);
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(out + 4 + 2 * i, 3, "%02x", raw[i]);
+    return true;
+}
+
 void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
 {
     bridge_t *b = ex->srv->bridge;
@@ -278,12 +296,24 @@ void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
         exchange_unref(ex);
         return;
     }
-    atomic_init(&r->refs, 1);
+    atomic_init(&r->refs, 1); /* the exchange's */
     r->ex = ex;
+    /* The round owns the core's reference from here and may end (time
+     * out, be cancelled) before this function returns: hold one of our
+     * own while we set it up. */
+    exchange_ref(ex);
     r->answers = json_object();
     r->next_state = call->next_state;
     call->next_state = NULL;
     pthread_mutex_init(&r->lock, NULL);
+
+    /* The request's cancellation now ends this round. The previous round
+     * (if any) is over; the exchange lets it go. */
+    round_t *previous = ex->bridge_round;
+    ex->bridge_round = r;
+    atomic_store(&ex->cancel_handled, false);
+    ex->on_cancel = round_cancelled;
+    round_unref(previous);
 
     const char *version = ex->protocol_version;
     int64_t deadline = now_ms() + ex->srv->legacy_input_timeout_ms;
@@ -294,15 +324,18 @@ void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
      * ahead of the loop still finds its round. */
     pthread_mutex_lock(&b->lock);
     json_object_foreach(call->input_requests, key, request) {
-        pending_t *p = calloc(1, sizeof *p);
         const char *method = json_string_value(json_object_get(request, "method"));
-        if (!p || !method)
-            continue;
-        snprintf(p->id, sizeof p->id, "mcp-%s-%llu", b->prefix,
-                 (unsigned long long)++b->counter);
-        p->key = strdup(key);
-        p->method = strdup(method);
+        pending_t *p = method ? calloc(1, sizeof *p) : NULL;
+        if (!p || !mint_request_id(p->id) || !(p->key = strdup(key)) ||
+            !(p->method = strdup(method))) {
+            if (p) {
+                free(p->key);
+                free(p);
+            }
+            continue; /* not sent: the round times out without its answer */
+        }
         p->deadline_ms = deadline;
+        p->session = ex->session;
         p->round = r;
         atomic_fetch_add(&r->refs, 1);
         r->outstanding++;
@@ -310,43 +343,46 @@ void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
         b->pending = p;
         json_t *params = mcp_legacy_request_params(method, json_object_get(request, "params"),
                                                    version, p->id);
-        json_object_set_new(requests, p->id,
-                            mcp_jsonrpc_request(json_string(p->id), method, params));
+        json_t *id = json_string(p->id);
+        json_object_set_new(requests, p->id, mcp_jsonrpc_request(id, method, params));
+        json_decref(id);
     }
     if (!b->reaper_running && !b->stopping)
         b->reaper_running = pthread_create(&b->reaper, NULL, reaper_main, b) == 0;
     pthread_cond_signal(&b->wake);
     pthread_mutex_unlock(&b->lock);
 
-    /* The request's cancellation now ends the round. */
-    ex->bridge_round = r;
-    atomic_store(&ex->cancel_handled, false);
-    ex->on_cancel = round_cancelled;
-    if (atomic_load(&ex->cancelled) && !atomic_exchange(&ex->cancel_handled, true)) {
+    /* Cancelled before the round was in place: end it now (round_cancelled
+     * acts once, whoever calls it first), and drop what was registered
+     * after a cancellation that came first had ended the round. */
+    if (atomic_load(&ex->cancelled)) {
         round_cancelled(ex);
-        json_decref(requests);
-        return;
-    }
-    const char *id;
-    json_t *msg;
-    json_object_foreach(requests, id, msg) {
-        json_t *copy = json_incref(msg);
-        if (exchange_request(ex, copy) != MCP_OK)
-            break; /* the client is gone: the cancellation path ends the round */
+        forget_round(b, r);
+    } else {
+        const char *id;
+        json_t *msg;
+        json_object_foreach(requests, id, msg) {
+            json_t *copy = json_incref(msg);
+            if (exchange_request(ex, copy) != MCP_OK)
+                break; /* the client is gone: the cancellation path ends the round */
+        }
     }
     json_decref(requests);
+    exchange_unref(ex);
 }
 
-bool bridge_deliver(mcp_server_t *srv, const mcp_message_t *msg)
+bool bridge_deliver(mcp_server_t *srv, const mcp_session_t *session, const mcp_message_t *msg)
 {
     bridge_t *b = srv->bridge;
     const char *id = json_string_value(msg->id);
     if (!b || !id)
         return false;
+    /* Only the session that was asked may answer: the exchange keeps its
+     * session alive while the request waits, so the pointer identifies it. */
     pthread_mutex_lock(&b->lock);
     pending_t **link = &b->pending, *p = NULL;
     for (; *link; link = &(*link)->next) {
-        if (strcmp((*link)->id, id) == 0) {
+        if (strcmp((*link)->id, id) == 0 && (*link)->session == session) {
             p = *link;
             *link = p->next;
             break;
@@ -360,8 +396,16 @@ bool bridge_deliver(mcp_server_t *srv, const mcp_message_t *msg)
     pthread_mutex_lock(&r->lock);
     bool finished = false;
     if (!r->over) {
-        if (msg->kind == MCP_MSG_RESULT) {
+        if (msg->kind == MCP_MSG_RESULT && input_answer_valid(p->method, msg->result)) {
             json_object_set(r->answers, p->key, msg->result);
+        } else if (msg->kind == MCP_MSG_RESULT) {
+            /* The handler must never read what is not the result it asked
+             * for: the request fails, as an invalid inputResponse does. */
+            if (!r->error.code)
+                mcp_error_set(&r->error, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                              "The client's answer to the server's %s request is not a valid "
+                              "result",
+                              p->method);
         } else if (strcmp(p->method, "elicitation/create") == 0) {
             /* A client that cannot elicit has declined to: the handler sees
              * the same answer a user's "cancel" gives. */

@@ -322,10 +322,13 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
     }
 
     mcp_era_t era = mcp_request_era(&msg);
-    /* On a connection (stdio) the first request decides the era; a request
-     * of the other era afterwards is refused. */
+    /* On a connection (stdio) the first request served decides the era; a
+     * request of the other era afterwards is refused. A legacy request a
+     * modern-only server refuses decides nothing: the client may go on in
+     * the modern era. */
     mcp_era_t pinned = MCP_ERA_UNKNOWN;
-    if (conn && msg.kind == MCP_MSG_REQUEST) {
+    bool served = era == MCP_ERA_MODERN || srv->legacy_mode != MCP_LEGACY_REJECT;
+    if (conn && msg.kind == MCP_MSG_REQUEST && served) {
         pthread_mutex_lock(&conn->lock);
         if (conn->era == MCP_ERA_UNKNOWN)
             conn->era = era;

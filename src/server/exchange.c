@@ -118,6 +118,7 @@ void exchange_unref(mcp_exchange_t *ex)
     json_decref(ex->state);
     json_decref(ex->input_responses);
     json_decref(ex->client_caps);
+    bridge_round_release(ex->bridge_round);
     session_unref(ex->session);
     mcp_message_clear(&ex->msg);
     pthread_mutex_destroy(&ex->wait_lock);
@@ -167,6 +168,9 @@ static void release_now(mcp_exchange_t *ex)
         ex->conn_prev = ex->conn_next = NULL;
         pthread_mutex_unlock(&conn->lock);
     }
+    /* A legacy session's request or stream ended: idleness counts from
+     * now. */
+    session_touch(ex->srv, ex->session);
     ex->sink->release(ex->sink);
 }
 

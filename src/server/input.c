@@ -70,7 +70,7 @@ static bool valid_roots_result(const json_t *r)
 
 /* Checks one response against the method of the request it answers
  * (`method` NULL: unknown, so only the common shape is checked). */
-static bool valid_response(const char *method, const json_t *response)
+bool input_answer_valid(const char *method, const json_t *response)
 {
     if (!json_is_object(response))
         return false;
@@ -141,7 +141,7 @@ int input_prepare(mcp_exchange_t *ex, mcp_error_t *err)
             const char *method = json_string_value(json_object_get(asked, key));
             if (asked && !method)
                 continue; /* an answer to a question we never asked: ignored */
-            if (!valid_response(method, response)) {
+            if (!input_answer_valid(method, response)) {
                 /* `method` lives in `asked`: format the error first. */
                 mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
                               json_pack("{s:s}", "key", key),

@@ -29,16 +29,27 @@ static int64_t wall_ms(void)
  * The live sessions of this instance
  * ------------------------------------------------------------------------ */
 
-static void live_add(mcp_server_t *srv, mcp_session_t *s)
+/* Adds `s` to the live list, unless a session of the same id is there
+ * already (two requests may rebuild one from the store at once): then
+ * that one is returned (a new reference) and `s` is not added. */
+static mcp_session_t *live_add(mcp_server_t *srv, mcp_session_t *s)
 {
-    session_ref(s);
     pthread_mutex_lock(&srv->session_lock);
+    for (mcp_session_t *other = srv->sessions; other && s->id; other = other->next) {
+        if (other->id && strcmp(other->id, s->id) == 0) {
+            session_ref(other);
+            pthread_mutex_unlock(&srv->session_lock);
+            return other;
+        }
+    }
+    session_ref(s);
     s->next = srv->sessions;
     if (srv->sessions)
         srv->sessions->prev = s;
     srv->sessions = s;
     pthread_mutex_unlock(&srv->session_lock);
     listen_hub_add_session(srv->hub, s);
+    return NULL;
 }
 
 /* Removes `s` from the live list (if it is there) and drops that
@@ -80,12 +91,99 @@ void sessions_free_all(mcp_server_t *srv)
     }
 }
 
-/* The session `id` names: live here, or rebuilt from the store (another
- * instance may have created it). A new reference, or NULL when unknown or
- * expired. */
-static mcp_session_t *session_lookup(mcp_server_t *srv, const char *id)
+/* ------------------------------------------------------------------------
+ * Idle expiry
+ *
+ * A session expires session_idle_ms after it was last used: a request
+ * arrived or ended, its GET stream opened or closed. While its stream is
+ * open or a request of it runs, the client is demonstrably there and the
+ * session does not expire. The store keeps each record's expiry (another
+ * instance may serve the session); the live sessions of this instance are
+ * swept now and then, so that those whose clients went away without a
+ * DELETE are freed with their buffers and subscriptions.
+ * ------------------------------------------------------------------------ */
+
+void session_touch(mcp_server_t *srv, mcp_session_t *s)
 {
-    json_t *record = srv->session_store->load(srv->session_store, id, wall_ms());
+    if (!s || !s->id)
+        return;
+    int64_t expires = wall_ms() + srv->session_idle_ms;
+    pthread_mutex_lock(&s->lock);
+    bool ended = s->ended; /* an ended session must not come back */
+    s->expires_ms = expires;
+    pthread_mutex_unlock(&s->lock);
+    if (ended)
+        return;
+    json_t *record = session_record(s);
+    if (record)
+        srv->session_store->save(srv->session_store, s->id, record, expires);
+    json_decref(record);
+}
+
+/* Is the session in use: its stream open or a request of it running? */
+static bool session_busy(mcp_session_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    bool busy = s->stream != NULL;
+    pthread_mutex_unlock(&s->lock);
+    if (!busy && s->conn) {
+        pthread_mutex_lock(&s->conn->lock);
+        busy = s->conn->inflight != NULL;
+        pthread_mutex_unlock(&s->conn->lock);
+    }
+    return busy;
+}
+
+/* Frees the live sessions that expired; busy ones are kept and their
+ * records refreshed. Runs at most every half idle period (and at most
+ * once a second), from the requests that look sessions up. */
+static void sessions_sweep(mcp_server_t *srv)
+{
+    int64_t now = wall_ms();
+    int64_t interval = srv->session_idle_ms / 2 < 1000 ? srv->session_idle_ms / 2 : 1000;
+    pthread_mutex_lock(&srv->session_lock);
+    if (now < srv->next_sweep_ms) {
+        pthread_mutex_unlock(&srv->session_lock);
+        return;
+    }
+    srv->next_sweep_ms = now + interval;
+    size_t n = 0;
+    for (mcp_session_t *s = srv->sessions; s; s = s->next)
+        n++;
+    mcp_session_t **due = calloc(n ? n : 1, sizeof *due);
+    size_t k = 0;
+    for (mcp_session_t *s = srv->sessions; s && due; s = s->next) {
+        pthread_mutex_lock(&s->lock);
+        bool expired = s->expires_ms <= now;
+        pthread_mutex_unlock(&s->lock);
+        if (expired) {
+            session_ref(s);
+            due[k++] = s;
+        }
+    }
+    pthread_mutex_unlock(&srv->session_lock);
+    for (size_t i = 0; i < k; i++) {
+        mcp_session_t *s = due[i];
+        json_t *record = NULL;
+        if (session_busy(s)) {
+            session_touch(srv, s);
+        } else if ((record = srv->session_store->load(srv->session_store, s->id, now))) {
+            /* Used on another instance meanwhile: keep it. */
+            pthread_mutex_lock(&s->lock);
+            s->expires_ms = now + srv->session_idle_ms;
+            pthread_mutex_unlock(&s->lock);
+            json_decref(record);
+        } else {
+            live_remove(srv, s);
+        }
+        session_unref(s);
+    }
+    free(due);
+}
+
+/* The live session of `id` (a new reference), or NULL. */
+static mcp_session_t *live_find(mcp_server_t *srv, const char *id)
+{
     mcp_session_t *found = NULL;
     pthread_mutex_lock(&srv->session_lock);
     for (mcp_session_t *s = srv->sessions; s; s = s->next) {
@@ -96,7 +194,22 @@ static mcp_session_t *session_lookup(mcp_server_t *srv, const char *id)
         }
     }
     pthread_mutex_unlock(&srv->session_lock);
+    return found;
+}
+
+/* The session `id` names: live here, or rebuilt from the store (another
+ * instance may have created it). A new reference, or NULL when unknown or
+ * expired. */
+static mcp_session_t *session_lookup(mcp_server_t *srv, const char *id)
+{
+    sessions_sweep(srv);
+    json_t *record = srv->session_store->load(srv->session_store, id, wall_ms());
+    mcp_session_t *found = live_find(srv, id);
     if (!record) {
+        if (found && session_busy(found)) {
+            session_touch(srv, found); /* expired in the store, but in use here */
+            return found;
+        }
         if (found) { /* expired or deleted elsewhere */
             live_remove(srv, found);
             session_unref(found);
@@ -104,26 +217,19 @@ static mcp_session_t *session_lookup(mcp_server_t *srv, const char *id)
         return NULL;
     }
     if (!found) {
-        found = session_from_record(srv, id, record);
-        if (found) {
-            found->conn = mcp_conn_new(srv, MCP_TRANSPORT_HTTP);
-            live_add(srv, found);
+        mcp_session_t *rebuilt = session_from_record(srv, id, record);
+        if (rebuilt && (rebuilt->conn = mcp_conn_new(srv, MCP_TRANSPORT_HTTP))) {
+            rebuilt->expires_ms = wall_ms() + srv->session_idle_ms;
+            found = live_add(srv, rebuilt);
+            if (!found) {
+                found = rebuilt;
+                rebuilt = NULL;
+            }
         }
+        session_unref(rebuilt);
     }
     json_decref(record);
     return found;
-}
-
-/* Saves the session's record with a fresh expiry. */
-static void session_save(mcp_server_t *srv, mcp_session_t *s)
-{
-    if (!s->id)
-        return;
-    json_t *record = session_record(s);
-    if (record)
-        srv->session_store->save(srv->session_store, s->id, record,
-                                 wall_ms() + srv->session_idle_ms);
-    json_decref(record);
 }
 
 int mcp_server_open_session_stream(mcp_server_t *srv, const char *session_id,
@@ -154,7 +260,7 @@ int mcp_server_open_session_stream(mcp_server_t *srv, const char *session_id,
         *exchange_out = ex;
     }
     session_attach_stream(s, ex, last_event_id);
-    session_save(srv, s);
+    session_touch(srv, s);
     session_unref(s);
     return MCP_OK;
 }
@@ -245,10 +351,11 @@ static void serve_initialize(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t 
         }
     } else if (http && srv->legacy_mode == MCP_LEGACY_SESSIONS) {
         char id[65];
+        sessions_sweep(srv);
         if (session_mint_id(id) == MCP_OK && (s = session_new(srv, id, msg->params))) {
             s->conn = mcp_conn_new(srv, MCP_TRANSPORT_HTTP);
-            session_save(srv, s);
-            live_add(srv, s);
+            session_touch(srv, s);
+            live_add(srv, s); /* a fresh random id: never there already */
             if (sink->set_header)
                 sink->set_header(sink, MCP_HEADER_SESSION_ID, id);
         }
@@ -312,8 +419,30 @@ static void serve_session_change(mcp_server_t *srv, mcp_session_t *s, mcp_messag
         }
     }
     if (s)
-        session_save(srv, s);
+        session_touch(srv, s);
     answer_result(sink, msg, json_object());
+}
+
+/* The version a request without a session speaks: over HTTP its
+ * MCP-Protocol-Version header (validated before we get here), or
+ * 2025-03-26 when it has none, as the transport spec says to assume;
+ * elsewhere the newest legacy version. */
+static const char *stateless_version(const mcp_request_context_t *ctx)
+{
+    if (ctx->transport != MCP_TRANSPORT_HTTP)
+        return MCP_PROTOCOL_LATEST_LEGACY;
+    const char *raw = mcp_headers_get(ctx->headers, MCP_HEADER_PROTOCOL_VERSION);
+    const char *value;
+    size_t len;
+    mcp_header_trim(raw, &value, &len);
+    if (!raw || len == 0)
+        return MCP_PROTOCOL_2025_03_26;
+    char version[16];
+    if (len >= sizeof version)
+        return MCP_PROTOCOL_LATEST_LEGACY;
+    memcpy(version, value, len);
+    version[len] = '\0';
+    return mcp_legacy_negotiate_version(version);
 }
 
 /* A request that runs a handler: an exchange on the legacy session. */
@@ -338,14 +467,18 @@ static void serve_handler(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
         ex->log_level = s->log_level;
         pthread_mutex_unlock(&s->lock);
     } else {
-        /* Stateless: what initialize declared is gone. The server asks for
-         * input anyway; a client that cannot answer refuses the request
-         * (see README, "Legacy clients"). */
-        ex->protocol_version = MCP_PROTOCOL_LATEST_LEGACY;
+        /* Stateless: what initialize declared is gone (see README, "Legacy
+         * clients"). The version is the one the request names; the server
+         * asks for input anyway (a client that cannot answer refuses, and
+         * an elicitation refused reads as "cancel"); and since a
+         * logging/setLevel cannot be remembered either, every log message
+         * goes out, as the spec lets a server decide when no level is set
+         * (clients ignore what they do not want). */
+        ex->protocol_version = stateless_version(ctx);
         ex->client_caps = json_pack("{s:{s:{}, s:{}}, s:{}, s:{}}", "elicitation", "form", "url",
                                     "sampling", "roots");
         ex->client_info = NULL;
-        ex->log_level = -1;
+        ex->log_level = 0;
     }
     if (conn && !conn_track(conn, ex)) {
         mcp_error_t err = {0};
@@ -413,13 +546,6 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
 {
     bool http = ctx->transport == MCP_TRANSPORT_HTTP;
 
-    /* A response answers one of the server's bridged requests. */
-    if (msg->kind == MCP_MSG_RESULT || msg->kind == MCP_MSG_ERROR) {
-        bridge_deliver(srv, msg);
-        sink->send(sink, MCP_OUT_ACCEPTED, NULL, 202);
-        sink->release(sink);
-        return;
-    }
     if (msg->kind == MCP_MSG_REQUEST && strcmp(msg->method, "initialize") == 0) {
         serve_initialize(srv, conn, msg, ctx, sink);
         return;
@@ -430,6 +556,16 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
         return;
     mcp_conn_t *track = http ? (s ? s->conn : NULL) : conn;
 
+    /* A response answers one of the requests the bridge sent this
+     * session; anything else is accepted and ignored. */
+    if (msg->kind == MCP_MSG_RESULT || msg->kind == MCP_MSG_ERROR) {
+        bridge_deliver(srv, s, msg);
+        sink->send(sink, MCP_OUT_ACCEPTED, NULL, 202);
+        sink->release(sink);
+        session_unref(s);
+        return;
+    }
+
     if (msg->kind == MCP_MSG_NOTIFICATION) {
         /* notifications/initialized, roots/list_changed: nothing to do. */
         if (strcmp(msg->method, "notifications/cancelled") == 0)
@@ -439,16 +575,19 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
         session_unref(s);
         return;
     }
-    if (!http && !s) {
+    /* Ping needs no session: the lifecycle lets a client ping before
+     * initialize. */
+    bool ping = strcmp(msg->method, "ping") == 0;
+    if (!http && conn && !s && !ping) {
         answer_error(sink, msg, 200, MCP_INVALID_REQUEST,
                      "Invalid Request: the server is not initialized (send initialize first)");
         return;
     }
     if (s)
-        session_save(srv, s); /* activity keeps the session alive */
+        session_touch(srv, s); /* activity keeps the session alive */
 
     method_id_t method = method_lookup(msg->method);
-    if (strcmp(msg->method, "ping") == 0) {
+    if (ping) {
         answer_result(sink, msg, json_object());
     } else if (strcmp(msg->method, "logging/setLevel") == 0 ||
                strcmp(msg->method, "resources/subscribe") == 0 ||

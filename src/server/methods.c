@@ -393,8 +393,8 @@ run:
         /* A legacy client gets real requests; the handler runs again when
          * it has answered. The bridge owns the exchange from here. */
         if (ex->round >= ex->srv->max_input_rounds) {
-            mcp_error_set(&err, MCP_EINVAL, MCP_INTERNAL_ERROR, NULL,
-                          "Too many input rounds (%d) for one request", ex->round);
+            mcp_error_set(&err, MCP_ELIMIT, MCP_INVALID_PARAMS, NULL,
+                          "Too many input rounds (%d) for one request", ex->round + 1);
         } else {
             bridge_start(ex, &call);
             call_cleanup(&call);

@@ -122,6 +122,7 @@ struct mcp_server {
     session_store_t *session_store;
     pthread_mutex_t session_lock;     /* guards the live sessions list */
     struct mcp_session *sessions;
+    int64_t next_sweep_ms;            /* expired sessions are freed then */
     struct bridge *bridge;            /* server requests awaiting answers */
 };
 
@@ -227,7 +228,8 @@ struct mcp_exchange {
     json_t *input_responses;      /* the answers the handler may read (owned), or NULL */
 
     /* Serialises sends: listen streams are written by whichever thread
-     * publishes an event. */
+     * publishes an event, and a bridged request may be sent while its
+     * round already timed out. */
     pthread_mutex_t send_lock;
     /* Called once when the exchange is cancelled (a listen stream ends
      * then); NULL for ordinary requests. Set and read under wait_lock. */
@@ -306,6 +308,9 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
 int session_attach_stream(mcp_session_t *s, mcp_exchange_t *ex, const char *last_event_id);
 /* Frees every live session (server teardown). */
 void sessions_free_all(mcp_server_t *srv);
+/* The session was used: saves its record with a fresh expiry (no-op for
+ * sessions without an id and for ended ones). NULL-safe. */
+void session_touch(mcp_server_t *srv, mcp_session_t *s);
 
 typedef struct bridge bridge_t;
 bridge_t *bridge_new(mcp_server_t *srv);
@@ -314,8 +319,11 @@ void bridge_free(bridge_t *b);
  * real requests and run it again when every answer is in. Takes the
  * exchange's core reference and the call's input requests and state. */
 void bridge_start(mcp_exchange_t *ex, mcp_call_t *call);
-/* A response from a legacy client. True when it answered one of ours. */
-bool bridge_deliver(mcp_server_t *srv, const mcp_message_t *msg);
+/* A response from a legacy client of `session` (NULL: stateless). True
+ * when it answered one of the requests sent to that session. */
+bool bridge_deliver(mcp_server_t *srv, const mcp_session_t *session, const mcp_message_t *msg);
+/* Drops the exchange's reference to its latest round (exchange_unref). */
+void bridge_round_release(struct round *r);
 
 /* Hub: legacy sessions receive list_changed and subscribed resources/updated
  * notifications (untagged) on their stream. */
@@ -396,6 +404,9 @@ json_t *method_builtin(mcp_server_t *srv, method_id_t method, const json_t *para
 /* MRTR: opens the request's requestState and checks inputResponses before
  * the handler runs. MCP_OK, or a negative code with *err (-32602). */
 int input_prepare(mcp_exchange_t *ex, mcp_error_t *err);
+/* MRTR: whether `answer` is the result a request of `method` asks for
+ * (an ElicitResult, CreateMessageResult or ListRootsResult). */
+bool input_answer_valid(const char *method, const json_t *answer);
 /* MRTR: builds the input_required result after a handler asked for input.
  * Returns the result (new) or NULL with *err filled. */
 json_t *input_required_result(mcp_call_t *call, mcp_error_t *err);

@@ -59,6 +59,7 @@ struct mcp_session {
     json_t *client_info;      /* or NULL */
     int log_level;            /* 0..7 after logging/setLevel, -1 before */
     json_t *subscriptions;    /* URIs of resources/subscribe */
+    int64_t expires_ms;       /* HTTP: when it expires unless used (wall clock) */
     bool ended;
 
     /* The stream of server messages: a connection's outbound sink (stdio)

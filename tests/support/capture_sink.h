@@ -8,6 +8,10 @@
  * most one MCP_OUT_RESPONSE or MCP_OUT_ACCEPTED and nothing after that.
  * Breaches are recorded and capture_assert_done() fails on them.
  *
+ * It supports the optional members too: set_header() is recorded (the
+ * last one wins, see capture_header) and send_event() is recorded like a
+ * send() of an MCP_OUT_NOTIFICATION that carries its event id.
+ *
  *     capture_sink_t cap;
  *     capture_init(&cap);
  *     const json_t *response = capture_roundtrip(srv, NULL, request, NULL, &cap);
@@ -34,6 +38,7 @@ typedef struct capture_item {
     mcp_out_kind_t kind;
     int status;  /* http_status as passed to send() */
     json_t *msg; /* deep copy, owned by the sink; NULL for MCP_OUT_ACCEPTED */
+    char *event_id; /* send_event(): the event id (owned); NULL for send() */
 } capture_item_t;
 
 typedef struct capture_sink {
@@ -48,6 +53,8 @@ typedef struct capture_sink {
     capture_item_t *items;
     size_t count, cap;
     int releases;
+    char header_name[64]; /* the last set_header(), or "" */
+    char header_value[256];
     char breach[256]; /* the first contract breach, or "" */
 } capture_sink_t;
 
@@ -81,6 +88,10 @@ const json_t *capture_response(capture_sink_t *cap, int *status);
 
 /* Number of MCP_OUT_NOTIFICATION sends. */
 size_t capture_notification_count(capture_sink_t *cap);
+
+/* The value of the last set_header() for `name` (case-insensitive; copied
+ * into `out`), or false when none was set. */
+bool capture_header(capture_sink_t *cap, const char *name, char *out, size_t out_size);
 
 /* cmocka: fails unless release() was called exactly once and no contract
  * breach was seen. */
