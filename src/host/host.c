@@ -193,7 +193,7 @@ host_server_t *host_find_locked(mcp_host_t *h, const char *name, size_t len)
 
 static int check_config(const mcp_host_t *h, const mcp_server_config_t *config, mcp_error_t *err)
 {
-    if (!config || !config->name || !config->name[0])
+    if (!config->name || !config->name[0])
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "a server needs a name");
     if (strstr(config->name, h->separator))
         return mcp_error_set(err, MCP_EINVAL, 0, NULL,
@@ -288,8 +288,8 @@ static int add_servers(mcp_host_t *h, const mcp_server_config_t *configs, size_t
 
 int mcp_host_add_server(mcp_host_t *host, const mcp_server_config_t *config, mcp_error_t *err)
 {
-    if (!host)
-        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "host is required");
+    if (!host || !config)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "host and config are required");
     return add_servers(host, config, 1, err);
 }
 

@@ -9,6 +9,7 @@
  *                        (a tools list_changed event for listeners)
  *   remove_tool {name}   unregisters it
  *   pid                  answers the server's process id, so a test can kill it
+ *   sleep {ms}           answers "<label> slept" after `ms` milliseconds
  * Resources: test://<label> (answers the label), and the template
  * test://<label>/item/{id} (answers "item <id>").
  * Prompts: greet {who}.
@@ -67,6 +68,15 @@ static int pid(mcp_call_t *call, void *user)
     return mcp_call_add_textf(call, "%ld", (long)getpid());
 }
 
+static int sleep_tool(mcp_call_t *call, void *user)
+{
+    int64_t ms = 0;
+    mcp_call_arg_int(call, "ms", &ms);
+    if (mcp_call_sleep(call, ms) != MCP_OK)
+        return MCP_ECANCELED;
+    return mcp_call_add_textf(call, "%s slept", label);
+}
+
 static int read_label(mcp_call_t *call, const char *uri, void *user)
 {
     return mcp_call_add_resource_text(call, uri, "text/plain", label);
@@ -105,6 +115,10 @@ static int setup(mcp_error_t *err)
         (rc = mcp_server_add_tool(server, &(mcp_tool_t){
              .name = "remove_tool", .input_schema = name_schema, .handler = remove_tool}, err)) ||
         (rc = mcp_server_add_tool(server, &(mcp_tool_t){.name = "pid", .handler = pid}, err)) ||
+        (rc = mcp_server_add_tool(server, &(mcp_tool_t){
+             .name = "sleep",
+             .input_schema = "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\"}}}",
+             .handler = sleep_tool}, err)) ||
         (rc = mcp_server_add_resource(server, &(mcp_resource_t){
              .uri = uri, .name = "label", .handler = read_label}, err)) ||
         (rc = mcp_server_add_resource_template(server, &(mcp_resource_template_t){
