@@ -178,13 +178,16 @@ typedef struct mcp_host_callbacks {
                      const char *message);
     void (*log)(void *user, const char *server, const char *level, const char *logger,
                 const json_t *data);
-    /* The aggregated views changed: a server became ready, stopped being
-     * ready, or a list of a ready server changed. Called once per change
-     * on the thread of the server concerned, after its server_state call;
-     * not called for mcp_host_remove_server() and mcp_host_free(). */
+    /* The aggregated views changed: a server became ready (after its
+     * server_state call), stopped being ready (likewise), or a list of a
+     * ready server changed (refetched after a list-changed notification
+     * and found different). Called once per change, on the thread of the
+     * server concerned; not for mcp_host_remove_server() and
+     * mcp_host_free(), whose caller knows. */
     void (*changed)(void *user);
-    /* A server's state changed; `error` says why it failed (NULL
-     * otherwise). On the thread of the server concerned. */
+    /* A server's state changed (CONNECTING is also entered before each
+     * retry); `error` says why it failed (NULL otherwise). On the thread of
+     * the server concerned. */
     void (*server_state)(void *user, const char *server, mcp_host_server_state_t state,
                          const char *error);
     void *user;
@@ -211,21 +214,21 @@ typedef struct mcp_host_options {
     int64_t retry_max_ms;
 } mcp_host_options_t;
 
-/* Creates a host with no servers. NULL with *err (MCP_EINVAL) on bad
- * options: client options mcp_client_new() refuses, client input or log
- * callbacks set, an empty separator, a negative delay or a maximum below
- * the initial one. */
+/* Creates a host with no servers (opts is copied, strings included). NULL
+ * with *err (MCP_EINVAL) on bad options: client options mcp_client_new()
+ * refuses, client input, log or on_closed callbacks set, an empty
+ * separator, a negative delay or a maximum below the initial one. */
 MCP_API mcp_host_t *mcp_host_new(const mcp_host_options_t *opts, mcp_error_t *err);
 
 /* Disconnects every server and frees the host, with every client still
  * acquired. Waits for connection attempts in progress (each bounded by
- * its timeouts). NULL-safe. */
+ * its timeouts). Must not race with other calls on the host. NULL-safe. */
 MCP_API void mcp_host_free(mcp_host_t *host);
 
 /* Adds a server (copied). MCP_EEXIST for a name already present,
  * MCP_EINVAL for a config that is neither stdio nor HTTP (or both), an
- * empty name, or a name that contains the separator. A host already
- * connecting connects it too. */
+ * empty name, a name that contains the separator, or an unknown era. A
+ * host already connecting connects it too. */
 MCP_API int mcp_host_add_server(mcp_host_t *host, const mcp_server_config_t *config,
                                 mcp_error_t *err);
 
@@ -247,11 +250,13 @@ MCP_API int mcp_host_remove_server(mcp_host_t *host, const char *name);
  * up to `wait_ms` (< 0: until each has connected or failed once; 0: do not
  * wait) for them. Servers that fail are retried in the background with
  * backoff; stdio servers that die are restarted, and every server is
- * reconnected when its connection is lost (a call fails on the transport
- * and a ping confirms it). A server's first attempt counts as over once
- * its server_state callback has returned. Calling it again waits again.
- * Returns the number of servers ready, or a negative code (MCP_EINVAL,
- * MCP_ENOMEM).
+ * reconnected when its connection is lost (the client reports it closed,
+ * or a call fails on the transport and a ping confirms it). A server's
+ * first attempt counts as over once its server_state callback has
+ * returned. Calling it again waits for the servers whose first attempt is
+ * not over (added since, say). Returns the number of servers ready, or a
+ * negative code (MCP_EINVAL, MCP_ENOMEM: a thread could not start; the
+ * next call tries again).
  */
 MCP_API int mcp_host_connect(mcp_host_t *host, int64_t wait_ms);
 
@@ -289,8 +294,11 @@ MCP_API int mcp_host_resolve_tool(mcp_host_t *host, const char *aggregated, char
  * Calls a tool by its aggregated name: the CallToolResult. The part
  * before the first separator names the server, the rest the tool, which
  * is called even when the server's list (which may lag) does not show it
- * yet. Errors: MCP_ENOTFOUND (no such server), MCP_ESTATE (the server is
- * not ready; the message says why), and those of mcp_client_call_tool().
+ * yet. `opts` may be NULL; without a progress callback of its own the
+ * call reports progress to the host's. Errors: MCP_EINVAL (a NULL
+ * argument), MCP_ENOTFOUND (not an aggregated name, or no such server),
+ * MCP_ESTATE (the server is not ready; the message says why), and those
+ * of mcp_client_call_tool().
  * A call that fails on the transport (MCP_EIO, MCP_ECLOSED, MCP_ETIMEDOUT)
  * makes the host check the connection.
  */
@@ -317,8 +325,9 @@ MCP_API int mcp_host_get_prompt(mcp_host_t *host, const char *aggregated,
  * (completion, resource subscriptions, ...): a reference, to be given back
  * with mcp_host_client_release(). NULL when the server is absent or not
  * ready. The client stays valid until released (or the host is freed)
- * even if the host reconnects the server meanwhile: the old client then
- * fails its calls with MCP_ECLOSED, and a new acquire gets the new one.
+ * even if the host reconnects the server meanwhile with a new client: the
+ * old one keeps its lost connection (a stdio one fails every call with
+ * MCP_ECLOSED), and a new acquire gets the new one.
  * Do not free it, and release it from a thread that is not running one of
  * its callbacks.
  */

@@ -139,31 +139,39 @@ static void server_free(host_server_t *s)
     free(s);
 }
 
-/* Stops a server's supervisor and waits for it; the server is no longer
- * in the list. */
-static void server_stop(mcp_host_t *h, host_server_t *s)
+/* Asks a server's supervisor to stop, the server being out of the list;
+ * host->lock held. */
+static void server_stop_locked(host_server_t *s)
 {
-    pthread_mutex_lock(&h->lock);
     s->stop = true;
     pthread_cond_signal(&s->wake);
-    pthread_mutex_unlock(&h->lock);
+    /* mcp_host_connect may have been waiting for it alone. */
+    pthread_cond_broadcast(&s->host->attempted);
+}
+
+/* Waits for a stopped server's supervisor (which retires its connection)
+ * and frees the server, no longer in the list. */
+static void server_join_free(host_server_t *s)
+{
     if (s->has_thread)
         pthread_join(s->thread, NULL);
+    server_free(s);
 }
 
 void mcp_host_free(mcp_host_t *host)
 {
     if (!host)
         return;
+    /* All stop at once: each may be in the middle of a connection attempt. */
     pthread_mutex_lock(&host->lock);
     host_server_t *servers = host->servers;
     host->servers = NULL;
-    pthread_mutex_unlock(&host->lock);
     for (host_server_t *s = servers; s; s = s->next)
-        server_stop(host, s);
+        server_stop_locked(s);
+    pthread_mutex_unlock(&host->lock);
     while (servers) {
         host_server_t *next = servers->next;
-        server_free(servers);
+        server_join_free(servers);
         servers = next;
     }
     /* What is left is referenced by acquired clients only. */
@@ -202,6 +210,9 @@ static int check_config(const mcp_host_t *h, const mcp_server_config_t *config, 
     if (!host_config_is_stdio(config) && !host_config_is_http(config))
         return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "server \"%s\": give either a command (stdio) or a URL (HTTP)",
+                             config->name);
+    if (config->era < MCP_CLIENT_ERA_AUTO || config->era > MCP_CLIENT_ERA_LEGACY)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "server \"%s\": no such era",
                              config->name);
     return MCP_OK;
 }
@@ -333,13 +344,14 @@ int mcp_host_remove_server(mcp_host_t *host, const char *name)
     while (*p && strcmp((*p)->config.name, name) != 0)
         p = &(*p)->next;
     host_server_t *s = *p;
-    if (s)
+    if (s) {
         *p = s->next;
+        server_stop_locked(s);
+    }
     pthread_mutex_unlock(&host->lock);
     if (!s)
         return MCP_ENOTFOUND;
-    server_stop(host, s);
-    server_free(s);
+    server_join_free(s);
     return MCP_OK;
 }
 

@@ -33,9 +33,9 @@
 
 #include "host/host_internal.h"
 
-/* Waits `ms` unless the server is stopped first; host->lock held. Returns
- * false when stopped. */
-static bool nap_locked(host_server_t *s, int64_t ms)
+/* Waits `ms` unless the server is stopped first (or, with `conn`, the
+ * connection is lost); host->lock held. Returns false when stopped. */
+static bool nap_locked(host_server_t *s, const host_conn_t *conn, int64_t ms)
 {
     mcp_host_t *h = s->host;
     if (ms > 0 && !s->stop) {
@@ -47,7 +47,8 @@ static bool nap_locked(host_server_t *s, int64_t ms)
             deadline.tv_sec++;
             deadline.tv_nsec -= 1000000000L;
         }
-        while (!s->stop && pthread_cond_timedwait(&s->wake, &h->lock, &deadline) != ETIMEDOUT)
+        while (!s->stop && !(conn && (conn->events & CONN_LOST)) &&
+               pthread_cond_timedwait(&s->wake, &h->lock, &deadline) != ETIMEDOUT)
             ;
     }
     return !s->stop;
@@ -97,14 +98,14 @@ static bool become_connecting(host_server_t *s)
 {
     mcp_host_t *h = s->host;
     pthread_mutex_lock(&h->lock);
-    bool stop = s->stop, news = s->state != MCP_HOST_CONNECTING;
+    bool stop = s->stop, entering = s->state != MCP_HOST_CONNECTING;
     if (!stop) {
         s->state = MCP_HOST_CONNECTING;
         free(s->error);
         s->error = NULL;
     }
     pthread_mutex_unlock(&h->lock);
-    if (!stop && news)
+    if (!stop && entering)
         tell_state(s, MCP_HOST_CONNECTING, NULL);
     return !stop;
 }
@@ -240,8 +241,10 @@ static bool serve(host_server_t *s, host_conn_t *conn, char *why, size_t why_siz
             /* A server that keeps ending its subscriptions is not asked
              * again in a tight loop. */
             relisten_delay = next_delay(h, relisten_delay);
-            if (!nap_locked(s, relisten_delay))
+            if (!nap_locked(s, conn, relisten_delay))
                 break;
+            if (conn->events & CONN_LOST)
+                continue;
         }
         pthread_mutex_unlock(&h->lock);
         if ((events & (CONN_CHECK | CONN_RELISTEN)) && !still_there(conn, why, why_size))
@@ -322,7 +325,7 @@ void *host_supervise(void *server)
     mcp_host_t *h = s->host;
     int64_t delay = 0;
     pthread_mutex_lock(&h->lock);
-    while (nap_locked(s, delay)) {
+    while (nap_locked(s, NULL, delay)) {
         pthread_mutex_unlock(&h->lock);
         delay = attempt(s, delay);
         pthread_mutex_lock(&h->lock);

@@ -116,6 +116,7 @@ static void test_servers_added_and_removed(void **state)
         {{.name = "__", .argv = argv}, "contains the separator"},
         {{.name = "n"}, "give either a command (stdio) or a URL (HTTP)"},
         {{.name = "n", .argv = argv, .url = "http://h/"}, "give either"},
+        {{.name = "n", .argv = argv, .era = (mcp_client_era_t)7}, "no such era"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(mcp_host_add_server(h, &bad[i].config, &err), MCP_EINVAL);
