@@ -14,21 +14,18 @@
  *     reconnected once it is back.
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "host_harness.h"
+#include "http_child.h"
 
 static mcp_host_t *new_host(recorder_t *rec, const char *separator)
 {
@@ -298,64 +295,30 @@ static void test_many_threads(void **state)
  * An HTTP server that goes away and comes back
  * ------------------------------------------------------------------------ */
 
-static int free_port(void)
+/* notes_server --http [PORT]; its URL in web->url. */
+static void start_web(http_child_t *web, const char *port)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    getsockname(fd, (struct sockaddr *)&a, &len);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-static pid_t start_web(int port)
-{
-    char port_arg[16];
-    snprintf(port_arg, sizeof port_arg, "%d", port);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        dup2(devnull, 2);
-        execl(NOTES_SERVER, NOTES_SERVER, "--http", port_arg, (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 300; i++) {
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        int ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
-        close(fd);
-        if (ok)
-            return pid;
-        sleep_ms(20);
-    }
-    fail_msg("notes_server --http did not start listening");
-    return -1;
-}
-
-static void stop_web(pid_t pid)
-{
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
+    if (http_child_start(web, (const char *const[]){NOTES_SERVER, "--http", port, NULL},
+                         10000) != 0)
+        fail_msg("notes_server --http did not start");
 }
 
 static void test_http_server_away_and_back(void **state)
 {
     recorder_t rec;
     mcp_host_t *h = new_host(&rec, NULL);
-    int port = free_port();
-    pid_t web = start_web(port);
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", port);
+    http_child_t web;
+    start_web(&web, NULL);
+    char url[256], port[16];
+    snprintf(url, sizeof url, "%s", web.url);
+    assert_int_equal(sscanf(url, "http://127.0.0.1:%15[0-9]", port), 1);
     assert_int_equal(mcp_host_add_server(h, &(mcp_server_config_t){.name = "web", .url = url},
                                          NULL), MCP_OK);
     assert_int_equal(mcp_host_connect(h, -1), 1);
     ASSERT_CALL_TEXT(h, "web__echo", "{\"text\": \"up\"}", "up");
 
     /* Gone: the failed call makes the host check, and it is FAILED. */
-    stop_web(web);
+    assert_int_equal(http_child_stop(&web, 10000), 0);
     json_t *r = NULL;
     mcp_error_t err = {0};
     json_t *args = json_pack("{s:s}", "text", "down");
@@ -364,13 +327,14 @@ static void test_http_server_away_and_back(void **state)
     assert_false(lists_name(mcp_host_tools(h), "name", "web__echo"));
 
     /* Back on the same port: reconnected after the backoff. */
-    web = start_web(port);
+    start_web(&web, port);
+    assert_string_equal(web.url, url);
     WAIT_UNTIL(has_state(h, "web", MCP_HOST_READY), 15000);
     ASSERT_CALL_TEXT(h, "web__echo", "{\"text\": \"again\"}", "again");
     json_decref(args);
     mcp_error_clear(&err);
     mcp_host_free(h);
-    stop_web(web);
+    assert_int_equal(http_child_stop(&web, 10000), 0);
     recorder_clear(&rec);
 }
 

@@ -21,21 +21,18 @@
  * the suite's legacy peer (run `npm ci` in tests/interop).
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "host_harness.h"
+#include "http_child.h"
 
 #define INTEROP_DIR MCP_SOURCE_DIR "/tests/interop"
 #define EVERYTHING INTEROP_DIR "/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
@@ -43,7 +40,7 @@
 typedef struct fixture {
     recorder_t rec;
     mcp_host_t *host;
-    pid_t web_pid;               /* notes_server --http */
+    http_child_t web;            /* notes_server --http */
     char notes_pidfile[64];
     char everything_pidfile[64];
 } fixture_t;
@@ -92,46 +89,6 @@ static void log_message(void *user, const char *server, const char *level, const
  * The servers
  * ------------------------------------------------------------------------ */
 
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-    getsockname(fd, (struct sockaddr *)&a, &len);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
-/* notes_server --http PORT (127.0.0.1 only), once its port accepts. */
-static pid_t start_web(int port)
-{
-    char port_arg[16];
-    snprintf(port_arg, sizeof port_arg, "%d", port);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        dup2(devnull, 2);
-        execl(NOTES_SERVER, NOTES_SERVER, "--http", port_arg, (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 300; i++) {
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-        int ok = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
-        close(fd);
-        if (ok)
-            return pid;
-        sleep_ms(20);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    fail_msg("notes_server --http did not start listening");
-    return -1;
-}
-
 static pid_t read_pid(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -153,8 +110,8 @@ static int setup(void **state)
         return -1;
     }
     recorder_init(&fx.rec);
-    int port = free_port();
-    fx.web_pid = start_web(port);
+    if (http_child_start(&fx.web, (const char *const[]){NOTES_SERVER, "--http", NULL}, 10000) != 0)
+        return -1;
     snprintf(fx.notes_pidfile, sizeof fx.notes_pidfile, "/tmp/libmcp-host-notes-%d.pid",
              (int)getpid());
     snprintf(fx.everything_pidfile, sizeof fx.everything_pidfile,
@@ -175,12 +132,12 @@ static int setup(void **state)
              "{\"mcpServers\": {\n"
              "  \"notes\": {\"command\": \"/bin/sh\",\n"
              "             \"args\": [\"-c\", \"echo $$ > %s; exec %s\"]},\n"
-             "  \"web\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:%d/mcp\"},\n"
+             "  \"web\": {\"type\": \"http\", \"url\": \"%s\"},\n"
              "  \"everything\": {\"command\": \"/bin/sh\",\n"
              "                  \"args\": [\"-c\", \"echo $$ > %s; exec node %s stdio\"]},\n"
              "  \"dyn\": {\"command\": \"%s\", \"args\": [\"dyn\"], \"timeoutMs\": 20000}\n"
              "}}",
-             fx.notes_pidfile, NOTES_SERVER, port, fx.everything_pidfile, EVERYTHING,
+             fx.notes_pidfile, NOTES_SERVER, fx.web.url, fx.everything_pidfile, EVERYTHING,
              HOST_TEST_SERVER);
     mcp_error_t err = {0};
     if (mcp_host_load_config(fx.host, config, strlen(config), &err) != MCP_OK)
@@ -192,12 +149,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     mcp_host_free(fx.host);
-    kill(fx.web_pid, SIGTERM);
-    waitpid(fx.web_pid, NULL, 0);
+    int status = http_child_stop(&fx.web, 10000);
     unlink(fx.notes_pidfile);
     unlink(fx.everything_pidfile);
     recorder_clear(&fx.rec);
-    return 0;
+    return status == 0 ? 0 : -1; /* notes_server --http exits cleanly */
 }
 
 /* ------------------------------------------------------------------------
