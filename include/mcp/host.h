@@ -95,9 +95,9 @@ MCP_API int mcp_server_configs_parse(const char *json_text, size_t len,
                                      mcp_server_configs_t *out, mcp_log_fn warn,
                                      void *warn_user, mcp_error_t *err);
 
-/* mcp_server_configs_parse on a file; messages start with its path
- * ("PATH:1:39: not valid JSON: ...", "PATH: server ..."). MCP_EIO when it
- * cannot be read. */
+/* mcp_server_configs_parse on a file; messages and warnings start with
+ * its path ("PATH:1:39: not valid JSON: ...", "PATH: server ..."). MCP_EIO
+ * when it cannot be read ("cannot read the configuration file PATH: ..."). */
 MCP_API int mcp_server_configs_load(const char *path, mcp_server_configs_t *out, mcp_log_fn warn,
                                     void *warn_user, mcp_error_t *err);
 

@@ -354,8 +354,8 @@ static int slurp(const where_t *w, const char *path, char **text, size_t *len)
     *len = 0;
     FILE *f = path ? fopen(path, "rb") : NULL;
     if (!f)
-        return fail(w, MCP_EIO, "cannot read the configuration file: %s",
-                    path ? strerror(errno) : "no path");
+        return mcp_error_set(w->err, MCP_EIO, 0, NULL, "cannot read the configuration file %s: %s",
+                             path ? path : "(none)", path ? strerror(errno) : "no path given");
     size_t cap = 0;
     int rc = MCP_OK;
     for (;;) {
@@ -374,7 +374,8 @@ static int slurp(const where_t *w, const char *path, char **text, size_t *len)
             break;
     }
     if (rc == MCP_OK && ferror(f))
-        rc = fail(w, MCP_EIO, "cannot read the configuration file");
+        rc = mcp_error_set(w->err, MCP_EIO, 0, NULL, "cannot read the configuration file %s",
+                           path);
     fclose(f);
     if (rc != MCP_OK) {
         free(*text);

@@ -375,7 +375,8 @@ static void test_load_files(void **state)
 
     assert_int_equal(mcp_server_configs_load("/no/such/servers.json", &configs, NULL, NULL, &err),
                      MCP_EIO);
-    assert_non_null(strstr(err.message, "/no/such/servers.json: cannot read the configuration file"));
+    assert_string_equal(err.message, "cannot read the configuration file /no/such/servers.json: "
+                                     "No such file or directory");
     assert_int_equal(configs.count, 0);
     mcp_error_clear(&err);
 }
