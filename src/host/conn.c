@@ -175,8 +175,10 @@ int host_conn_open(host_server_t *s, host_conn_t **out, mcp_error_t *err)
                                        err);
     if (rc != MCP_OK) {
         /* A verdict that no longer fits (the server changed era) would
-         * fail every attempt: the next one probes. */
-        s->has_verdict = false;
+         * fail every attempt: after an answer that is not a transport
+         * failure, the next attempt probes. */
+        if (rc != MCP_EIO && rc != MCP_ECLOSED && rc != MCP_ETIMEDOUT)
+            s->has_verdict = false;
         pthread_mutex_lock(&h->lock);
         conn->server = NULL;
         pthread_mutex_unlock(&h->lock);
