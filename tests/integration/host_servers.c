@@ -103,15 +103,17 @@ static pid_t read_pid(const char *path)
 
 static int setup(void **state)
 {
+    recorder_init(&fx.rec);
     if (access(EVERYTHING, R_OK) != 0 || system("node --version >/dev/null 2>&1") != 0) {
         fprintf(stderr, "host_servers: FAILED: @modelcontextprotocol/server-everything is "
                         "missing: run `npm ci` in tests/interop (scripts/install-deps.sh "
                         "check) with node on PATH\n");
         return -1;
     }
-    recorder_init(&fx.rec);
-    if (http_child_start(&fx.web, (const char *const[]){NOTES_SERVER, "--http", NULL}, 10000) != 0)
+    if (http_child_start(&fx.web, (const char *const[]){NOTES_SERVER, "--http", NULL}, 10000) != 0) {
+        fx.web.pid = 0; /* stopped already */
         return -1;
+    }
     snprintf(fx.notes_pidfile, sizeof fx.notes_pidfile, "/tmp/libmcp-host-notes-%d.pid",
              (int)getpid());
     snprintf(fx.everything_pidfile, sizeof fx.everything_pidfile,
@@ -146,10 +148,11 @@ static int setup(void **state)
     return 0;
 }
 
+/* Also after a failed setup: only what was started is stopped. */
 static int teardown(void **state)
 {
     mcp_host_free(fx.host);
-    int status = http_child_stop(&fx.web, 10000);
+    int status = fx.web.pid > 0 ? http_child_stop(&fx.web, 10000) : 0;
     unlink(fx.notes_pidfile);
     unlink(fx.everything_pidfile);
     recorder_clear(&fx.rec);
