@@ -217,9 +217,11 @@ static void test_acquired_client_outlives_reconnect(void **state)
     assert_int_equal(mcp_host_connect(h, -1), 1);
     mcp_client_t *old = mcp_host_client_acquire(h, "a");
     assert_non_null(old);
-    char *pid = call_text(h, "a__pid", NULL);
-    assert_int_equal(kill((pid_t)atol(pid), SIGKILL), 0);
-    free(pid);
+    char *text = call_text(h, "a__pid", NULL);
+    pid_t pid = (pid_t)atol(text);
+    free(text);
+    assert_true(pid > 1); /* never kill(0) or kill(-1) */
+    assert_int_equal(kill(pid, SIGKILL), 0);
     WAIT_UNTIL(state_count(&rec, "a", MCP_HOST_READY) == 2, 10000);
 
     /* The old client is still valid: its calls fail, they do not crash. */
