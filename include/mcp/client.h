@@ -186,6 +186,16 @@ typedef struct mcp_client_options {
     /* Notifications. */
     mcp_server_log_fn on_log;
     void *on_log_user;
+    /* The connection ended by itself after a successful connect (stdio:
+     * the server exited and was not restarted; HTTP+SSE: the event stream
+     * ended); `why` says how. Calls fail from then on: free the client and
+     * connect a new one. Called once, on the thread that read the
+     * connection (or, when it ended as connect finished, on connect's),
+     * so mcp_client_free() must not be called from it. Not called for
+     * mcp_client_free() itself, nor for Streamable HTTP, which has no
+     * connection to lose: its calls fail instead. */
+    void (*on_closed)(void *user, int rc, const char *why);
+    void *on_closed_user;
 
     /* Library diagnostics (NULL: none). */
     mcp_log_fn log;

@@ -6,7 +6,8 @@
  * concurrently, keeps retrying the ones that fail, restarts stdio servers
  * that die, and presents one aggregated view: every tool, resource,
  * template and prompt, each naming its server, with collision-free tool
- * names ("notes__echo") that route calls back to the right server.
+ * and prompt names ("notes__echo") that route calls back to the right
+ * server.
  *
  *     mcp_host_t *host = mcp_host_new(&(mcp_host_options_t){
  *         .client = {.name = "my-agent", .version = "1.0"}}, &err);
@@ -20,14 +21,23 @@
  *
  *     {"mcpServers": {
  *        "notes":  {"command": "notes_server", "args": [], "env": {"K": "V"}, "cwd": "/tmp"},
- *        "remote": {"url": "https://example.com/mcp", "headers": {"X-Key": "..."}}}}
+ *        "remote": {"url": "https://example.com/mcp", "headers": {"X-Key": "${KEY}"}}}}
  *
- * with optional per-server keys "era" ("auto", "modern", "legacy"),
- * "timeoutMs", "token" and "tokenEnv" (the name of an environment variable
- * holding a bearer token). Unknown keys are ignored with a warning.
+ * with optional per-server keys "type" ("stdio", "http", "streamable-http"
+ * or "sse"; it must agree with "command"/"url"), "era" ("auto", "modern",
+ * "legacy"), "timeoutMs", "token" and "tokenEnv" (the name of an
+ * environment variable holding a bearer token). In every string value
+ * ${VAR} is replaced by the environment variable VAR (an error when it is
+ * not set) and ${VAR:-default} by VAR, or the default when VAR is unset or
+ * empty. Unknown keys of a server are ignored with a warning; other
+ * top-level keys than "mcpServers" belong to the application and are
+ * ignored silently.
  *
- * Thread safety: every function may be called from any thread. Callbacks
- * run on client threads and are told which server they are about.
+ * Thread safety: every function may be called from any thread, except
+ * that mcp_host_remove_server() and mcp_host_free() must not be called
+ * from the host's own callbacks. Callbacks run on client or host threads,
+ * possibly several at once (one server's thread each), never while the
+ * host holds a lock, and are told which server they are about.
  */
 #ifndef MCP_HOST_H
 #define MCP_HOST_H
@@ -47,52 +57,99 @@ typedef struct mcp_host mcp_host_t;
 typedef struct mcp_server_config {
     char *name;            /* the key in mcpServers */
     /* stdio: command and arguments (argv, NULL-terminated), environment
-     * additions ("KEY=VALUE", NULL-terminated), working directory. */
+     * additions ("KEY=VALUE", NULL-terminated, or NULL), working directory
+     * (or NULL). */
     char **argv;
     char **env;
     char *cwd;
-    /* HTTP: endpoint URL and extra headers ("Name: value", NULL-terminated). */
+    /* HTTP: endpoint URL and extra headers ("Name: value", NULL-terminated,
+     * or NULL). */
     char *url;
     char **headers;
     /* Options. */
-    mcp_client_era_t era;
-    int64_t timeout_ms;    /* 0: the client default */
+    mcp_client_era_t era;  /* AUTO: the client's own era option */
+    int64_t timeout_ms;    /* 0: the client's own timeout */
     char *token;           /* bearer token, or NULL */
 } mcp_server_config_t;
 
 typedef struct mcp_server_configs {
-    mcp_server_config_t *items;
+    mcp_server_config_t *items;  /* in the order of the document */
     size_t count;
 } mcp_server_configs_t;
 
 /*
  * Parses an mcpServers document (`len` bytes of JSON). Each server needs
- * either "command" (stdio) or "url" (HTTP), not both. Unknown keys are
- * reported through `warn` (may be NULL) and ignored. Errors (MCP_EINVAL,
- * *err naming the server and field): bad JSON (with line and column), no
- * "mcpServers" object, a server that is not an object, a missing or
- * mistyped field, a "tokenEnv" naming an unset variable. Release *out with
- * mcp_server_configs_clear.
+ * either "command" (stdio) or "url" (HTTP), not both; "type": "sse" (the
+ * HTTP+SSE transport of 2024-11-05) makes the era legacy. Unknown keys of
+ * a server are reported through `warn` (may be NULL) at MCP_LOG_WARNING,
+ * naming the server and the key, and ignored. Errors (MCP_EINVAL, *err
+ * naming the server and field: `server "notes": "args" must be an array
+ * of strings`): bad JSON ("LINE:COLUMN: not valid JSON: ...", duplicate
+ * keys included), no "mcpServers" object, a server that is not an object,
+ * a missing or mistyped field, a ${VAR} naming an unset variable, a
+ * "tokenEnv" naming an unset or empty variable. All or nothing: on failure
+ * *out is empty. Release *out with mcp_server_configs_clear. Thread-safe
+ * (reads the environment).
  */
 MCP_API int mcp_server_configs_parse(const char *json_text, size_t len,
                                      mcp_server_configs_t *out, mcp_log_fn warn,
                                      void *warn_user, mcp_error_t *err);
 
-/* mcp_server_configs_parse on a file; MCP_EIO when it cannot be read. */
+/* mcp_server_configs_parse on a file; messages and warnings start with
+ * its path ("PATH:1:39: not valid JSON: ...", "PATH: server ..."). MCP_EIO
+ * when it cannot be read ("cannot read the configuration file PATH: ..."). */
 MCP_API int mcp_server_configs_load(const char *path, mcp_server_configs_t *out, mcp_log_fn warn,
                                     void *warn_user, mcp_error_t *err);
 
+/*
+ * Reads only the server `name` from the file at `path` into *out (release
+ * with mcp_server_config_clear): the other entries are not checked, so a
+ * broken neighbour does not stop a tool that needs one server. The same
+ * messages as mcp_server_configs_load; MCP_ENOTFOUND when the file has no
+ * such server (the message lists the names it has), MCP_EIO when it
+ * cannot be read.
+ */
+MCP_API int mcp_server_configs_load_one(const char *path, const char *name,
+                                        mcp_server_config_t *out, mcp_log_fn warn,
+                                        void *warn_user, mcp_error_t *err);
+
 /* The default location of the configuration: $MCP_CONFIG when set, else
- * $XDG_CONFIG_HOME/mcp/servers.json, else ~/.config/mcp/servers.json.
+ * $XDG_CONFIG_HOME/mcp/servers.json, else ~/.config/mcp/servers.json
+ * ($HOME, or the user's home directory in the password database).
  * Returns a malloc'd path, or NULL when no home directory is known. */
 MCP_API char *mcp_server_configs_default_path(void);
 
 /* Frees everything in *configs and zeroes it. NULL-safe. */
 MCP_API void mcp_server_configs_clear(mcp_server_configs_t *configs);
 
-/* Connects `client` (created by the caller) to the server `config`
- * describes: stdio or HTTP, with its headers and token. */
+/* Frees everything in one *config and zeroes it. NULL-safe. */
+MCP_API void mcp_server_config_clear(mcp_server_config_t *config);
+
+/*
+ * Applies the options of `config` to client options about to be given to
+ * mcp_client_new(): its era when it is not AUTO, its timeout_ms when it is
+ * not 0. The other fields of *opts are left alone.
+ */
+MCP_API void mcp_server_config_client_options(const mcp_server_config_t *config,
+                                              mcp_client_options_t *opts);
+
+/* What connecting needs beyond the configuration; all optional. */
+typedef struct mcp_server_connect_options {
+    mcp_stderr_fn on_stderr;       /* stdio: the server's stderr lines (NULL: discarded) */
+    void *stderr_user;
+    int64_t connect_timeout_ms;    /* HTTP: 0 picks the client's default */
+    bool insecure;                 /* HTTP: skip TLS certificate verification */
+} mcp_server_connect_options_t;
+
+/*
+ * Connects `client` (created by the caller, not yet connected; see
+ * mcp_server_config_client_options) to the server `config` describes:
+ * stdio (argv, env, cwd) or HTTP (url, headers, token). `opts` may be
+ * NULL. Errors: MCP_EINVAL for a config that is neither stdio nor HTTP,
+ * and those of mcp_client_connect_stdio / mcp_client_connect_http.
+ */
 MCP_API int mcp_server_config_connect(const mcp_server_config_t *config, mcp_client_t *client,
+                                      const mcp_server_connect_options_t *opts,
                                       mcp_error_t *err);
 
 /* ------------------------------------------------------------------------
@@ -100,91 +157,128 @@ MCP_API int mcp_server_config_connect(const mcp_server_config_t *config, mcp_cli
  * ------------------------------------------------------------------------ */
 
 typedef enum mcp_host_server_state {
-    MCP_HOST_CONNECTING = 0,
+    MCP_HOST_CONNECTING = 0, /* not connected yet, or connecting (again) */
     MCP_HOST_READY,
-    MCP_HOST_FAILED      /* will be retried after a backoff */
+    MCP_HOST_FAILED          /* will be retried after a backoff */
 } mcp_host_server_state_t;
 
 typedef struct mcp_host_callbacks {
     /* Input requests from any server (MRTR or legacy), told which server
-     * asks; same contracts as in mcp/client.h. */
+     * asks; same contracts as in mcp/client.h. Each one set enables the
+     * matching client capability for every server. */
     int (*elicit)(void *user, const char *server, const json_t *params, json_t **result_out);
-    unsigned elicit_modes;
+    unsigned elicit_modes;   /* MCP_ELICIT_FORM | MCP_ELICIT_URL; 0 means FORM */
     int (*sample)(void *user, const char *server, const json_t *params, json_t **result_out);
     int (*roots)(void *user, const char *server, json_t **result_out);
-    /* Progress of a host call; log messages of any server. */
+    /* Progress of a host call (unless the call's own options name a
+     * progress callback); log messages of any server (see the client
+     * option log_level). Both run on a client's reading thread: return
+     * quickly. */
     void (*progress)(void *user, const char *server, double progress, double total,
                      const char *message);
     void (*log)(void *user, const char *server, const char *level, const char *logger,
                 const json_t *data);
-    /* The aggregated views changed (a server connected or failed, a list
-     * changed). Called once per change, on a host thread. */
+    /* The aggregated views changed: a server became ready (after its
+     * server_state call), stopped being ready (likewise), or a list of a
+     * ready server changed (refetched after a list-changed notification
+     * and found different). Called once per change, on the thread of the
+     * server concerned; not for mcp_host_remove_server() and
+     * mcp_host_free(), whose caller knows. */
     void (*changed)(void *user);
-    /* A server's state changed; `error` says why it failed (NULL otherwise). */
+    /* A server's state changed (CONNECTING is also entered before each
+     * retry); `error` says why it failed (NULL otherwise). On the thread of
+     * the server concerned. */
     void (*server_state)(void *user, const char *server, mcp_host_server_state_t state,
                          const char *error);
     void *user;
 } mcp_host_callbacks_t;
 
 typedef struct mcp_host_options {
-    /* The identity and options every client gets (callbacks are the
-     * host's: leave the client's input and log callbacks NULL). */
+    /* The identity and options every client gets (copied). Its input and
+     * log callbacks must be NULL (the host's callbacks replace them; the
+     * library diagnostics `log` stays and also receives the host's own);
+     * previous_verdict is ignored (the host keeps each server's verdict
+     * and reconnects without probing again). A server's config overrides
+     * era and timeout_ms. */
     mcp_client_options_t client;
     mcp_host_callbacks_t callbacks;
-    /* Aggregated tool names are "<server><separator><tool>"; NULL picks
-     * "__". A tool name unique across servers is still prefixed, so names
-     * do not change when a server is added. */
+    /* Aggregated tool and prompt names are "<server><separator><name>";
+     * NULL picks "__". A name unique across servers is still prefixed, so
+     * names do not change when a server is added. */
     const char *separator;
-    /* Reconnection backoff after a failure: starts at retry_initial_ms
-     * (0 picks 500) and doubles up to retry_max_ms (0 picks 30000). */
+    /* Reconnection backoff: the first retry after a failure (or a lost
+     * connection) waits retry_initial_ms (0 picks 500), each further one
+     * twice as long, up to retry_max_ms (0 picks 30000). A connection that
+     * stayed up for retry_max_ms starts the sequence over. */
     int64_t retry_initial_ms;
     int64_t retry_max_ms;
 } mcp_host_options_t;
 
-/* Creates a host with no servers. NULL with *err on bad options. */
+/* Creates a host with no servers (opts is copied, strings included). NULL
+ * with *err (MCP_EINVAL) on bad options: client options mcp_client_new()
+ * refuses, client input, log or on_closed callbacks set, an empty
+ * separator, a negative delay or a maximum below the initial one. */
 MCP_API mcp_host_t *mcp_host_new(const mcp_host_options_t *opts, mcp_error_t *err);
 
-/* Disconnects every server and frees the host. NULL-safe. */
+/* Disconnects every server and frees the host, with every client still
+ * acquired. Waits for connection attempts in progress (each bounded by
+ * its timeouts). Must not race with other calls on the host. NULL-safe. */
 MCP_API void mcp_host_free(mcp_host_t *host);
 
 /* Adds a server (copied). MCP_EEXIST for a name already present,
- * MCP_EINVAL for a config that is neither stdio nor HTTP, or a name that
- * contains the separator. A host already connecting connects it too. */
+ * MCP_EINVAL for a config that is neither stdio nor HTTP (or both), an
+ * empty name, a name that contains the separator, or an unknown era. A
+ * host already connecting connects it too. */
 MCP_API int mcp_host_add_server(mcp_host_t *host, const mcp_server_config_t *config,
                                 mcp_error_t *err);
 
-/* Adds every server of an mcpServers document / file (all or none). */
+/* Adds every server of an mcpServers document / file (all or none; the
+ * parser's warnings go to the client option `log`). Errors: those of
+ * mcp_server_configs_parse / _load and of mcp_host_add_server. */
 MCP_API int mcp_host_load_config(mcp_host_t *host, const char *json_text, size_t len,
                                  mcp_error_t *err);
 MCP_API int mcp_host_load_config_file(mcp_host_t *host, const char *path, mcp_error_t *err);
 
-/* Disconnects and removes a server. MCP_ENOTFOUND when absent. */
+/* Removes a server and disconnects it (waiting for a connection attempt
+ * in progress). Calls in flight on it, and a client acquired from it, keep
+ * the connection until they end or it is released. MCP_ENOTFOUND when
+ * absent. */
 MCP_API int mcp_host_remove_server(mcp_host_t *host, const char *name);
 
 /*
- * Starts connecting every server concurrently and waits up to `wait_ms`
- * (< 0: until each has connected or failed once; 0: do not wait) for
- * them. Servers that fail are retried in the background with backoff;
- * stdio servers that die are restarted. Returns the number of servers
- * ready, or a negative code.
+ * Starts connecting every server concurrently (one thread each) and waits
+ * up to `wait_ms` (< 0: until each has connected or failed once; 0: do not
+ * wait) for them. Servers that fail are retried in the background with
+ * backoff; stdio servers that die are restarted, and every server is
+ * reconnected when its connection is lost (the client reports it closed,
+ * or a call fails on the transport and a ping confirms it). A server's
+ * first attempt counts as over once its server_state callback has
+ * returned. Calling it again waits for the servers whose first attempt is
+ * not over (added since, say). Returns the number of servers ready, or a
+ * negative code (MCP_EINVAL, MCP_ENOMEM: a thread could not start; the
+ * next call tries again).
  */
 MCP_API int mcp_host_connect(mcp_host_t *host, int64_t wait_ms);
 
 /* The state of a server (and, when failed, the last error in *error as a
- * malloc'd string, if error is not NULL). MCP_ENOTFOUND when absent. */
+ * malloc'd string, if error is not NULL; NULL otherwise). MCP_ENOTFOUND
+ * when absent. */
 MCP_API int mcp_host_server_state(mcp_host_t *host, const char *name,
                                   mcp_host_server_state_t *state, char **error);
 
-/* The names of the configured servers, as a JSON array of strings (new
- * reference). */
+/* The names of the configured servers in the order they were added, as a
+ * JSON array of strings (new reference), or NULL when out of memory. */
 MCP_API json_t *mcp_host_servers(mcp_host_t *host);
 
 /*
- * Aggregated views over the ready servers (new references). Each entry is
- * the server's object plus "_meta": {"io.libmcp/server": "<server>"}; tools
- * also carry "name" = the aggregated name and "_meta"."io.libmcp/tool" = the
- * server's own name. Refreshed when a server connects and when its lists
- * change (listen or legacy list_changed).
+ * Aggregated views over the ready servers (new references, deep copies;
+ * NULL when out of memory), in the order the servers were added and, for
+ * each, the order the server listed them. Each entry is the server's
+ * object plus "_meta": {"io.libmcp/server": "<server>"} (the server's own
+ * _meta keys are kept). Tools and prompts also carry "name" = the
+ * aggregated name and "_meta"."io.libmcp/tool" (or "io.libmcp/prompt") =
+ * the server's own name. Refreshed when a server connects and when its
+ * lists change (listen, or legacy list_changed notifications).
  */
 MCP_API json_t *mcp_host_tools(mcp_host_t *host);
 MCP_API json_t *mcp_host_resources(mcp_host_t *host);
@@ -192,30 +286,53 @@ MCP_API json_t *mcp_host_resource_templates(mcp_host_t *host);
 MCP_API json_t *mcp_host_prompts(mcp_host_t *host);
 
 /* Splits an aggregated tool name into its server and the server's tool
- * name (malloc'd strings). MCP_ENOTFOUND when no ready server has it. */
+ * name (malloc'd strings). MCP_ENOTFOUND when no ready server lists it. */
 MCP_API int mcp_host_resolve_tool(mcp_host_t *host, const char *aggregated, char **server,
                                   char **tool);
 
-/* Calls a tool by its aggregated name: the CallToolResult. */
+/*
+ * Calls a tool by its aggregated name: the CallToolResult. The part
+ * before the first separator names the server, the rest the tool, which
+ * is called even when the server's list (which may lag) does not show it
+ * yet. `opts` may be NULL; without a progress callback of its own the
+ * call reports progress to the host's. Errors: MCP_EINVAL (a NULL
+ * argument), MCP_ENOTFOUND (not an aggregated name, or no such server),
+ * MCP_ESTATE (the server is not ready; the message says why), and those
+ * of mcp_client_call_tool().
+ * A call that fails on the transport (MCP_EIO, MCP_ECLOSED, MCP_ETIMEDOUT)
+ * makes the host check the connection.
+ */
 MCP_API int mcp_host_call_tool(mcp_host_t *host, const char *aggregated,
                                const json_t *arguments, const mcp_request_options_t *opts,
                                json_t **result_out, mcp_error_t *err);
 
-/* Reads a resource of `server` (NULL: the first ready server that lists
- * the URI or a matching template). */
+/* Reads a resource of `server`; with server NULL, of the first ready
+ * server (in the order they were added) that lists the URI, else the first
+ * with a template that matches it. Errors as for mcp_host_call_tool
+ * (MCP_ENOTFOUND also when no server claims the URI). */
 MCP_API int mcp_host_read_resource(mcp_host_t *host, const char *server, const char *uri,
                                    const mcp_request_options_t *opts, json_t **result_out,
                                    mcp_error_t *err);
 
-/* Gets a prompt by aggregated name ("<server><separator><prompt>"). */
+/* Gets a prompt by aggregated name ("<server><separator><prompt>"), as
+ * mcp_host_call_tool calls a tool: the GetPromptResult. */
 MCP_API int mcp_host_get_prompt(mcp_host_t *host, const char *aggregated,
                                 const json_t *arguments, const mcp_request_options_t *opts,
                                 json_t **result_out, mcp_error_t *err);
 
-/* The client of a server (borrowed; valid until the server is removed or
- * the host freed), for anything the host does not wrap. NULL when absent
- * or not ready. */
-MCP_API mcp_client_t *mcp_host_client(mcp_host_t *host, const char *name);
+/*
+ * The client of a ready server, for anything the host does not wrap
+ * (completion, resource subscriptions, ...): a reference, to be given back
+ * with mcp_host_client_release(). NULL when the server is absent or not
+ * ready. The client stays valid until released (or the host is freed)
+ * even if the host reconnects the server meanwhile with a new client: the
+ * old one keeps its lost connection (a stdio one fails every call with
+ * MCP_ECLOSED), and a new acquire gets the new one.
+ * Do not free it, and release it from a thread that is not running one of
+ * its callbacks.
+ */
+MCP_API mcp_client_t *mcp_host_client_acquire(mcp_host_t *host, const char *name);
+MCP_API void mcp_host_client_release(mcp_host_t *host, mcp_client_t *client);
 
 #ifdef __cplusplus
 }

@@ -6,5 +6,7 @@
 #include "mcp/server.h"
 #include "mcp/server_core.h"
 #include "mcp/server_http.h"
+#include "mcp/client.h"
+#include "mcp/host.h"
 
 #endif /* MCP_MCP_H */

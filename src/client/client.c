@@ -146,6 +146,8 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
     c->disable_cache = opts->disable_cache;
     c->on_log = opts->on_log;
     c->on_log_user = opts->on_log_user;
+    c->on_closed = opts->on_closed;
+    c->on_closed_user = opts->on_closed_user;
     c->log = opts->log;
     c->log_user = opts->log_user;
 
@@ -232,7 +234,17 @@ void client_on_unrouted(void *user, const json_t *msg)
 
 void client_on_closed(void *user, int rc, const char *why)
 {
-    client_log(user, MCP_LOG_WARNING, "the connection ended: %s", why ? why : mcp_strerror(rc));
+    mcp_client_t *c = user;
+    client_log(c, MCP_LOG_WARNING, "the connection ended: %s", why ? why : mcp_strerror(rc));
+    /* While connecting it is connect's business (a server that exits on
+     * the probe is started again; one that exits later fails the connect,
+     * or is reported when connect ends). */
+    pthread_mutex_lock(&c->lock);
+    bool report = c->connected && !c->closed;
+    c->closed = true;
+    pthread_mutex_unlock(&c->lock);
+    if (report && c->on_closed)
+        c->on_closed(c->on_closed_user, rc, why ? why : mcp_strerror(rc));
 }
 
 /* ------------------------------------------------------------------------

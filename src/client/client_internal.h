@@ -182,6 +182,8 @@ struct mcp_client {
     client_input_handlers_t input;
     mcp_server_log_fn on_log;
     void *on_log_user;
+    void (*on_closed)(void *user, int rc, const char *why);
+    void *on_closed_user;
     mcp_log_fn log;
     void *log_user;
 
@@ -213,6 +215,8 @@ struct mcp_client {
     client_cache_t *cache;
     client_tools_t tools;
     mcp_subscription_t *subs;    /* open subscriptions */
+    bool connected;              /* connect succeeded: on_closed is reported */
+    bool closed;                 /* the transport in use ended by itself */
     bool capturing_stderr;
     char stderr_tail[1024];      /* the last stderr bytes while connecting */
     size_t stderr_len;

@@ -50,6 +50,11 @@ void client_swap_transport(mcp_client_t *c, client_transport_t *t)
         old->ops->close(old);
         old->ops->free(old);
     }
+    /* The old transport's end (it is closed now: it reports no more) was
+     * connect's business. */
+    pthread_mutex_lock(&c->lock);
+    c->closed = false;
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* Turns what the probe's round trip gave into the classifier's outcome. */
@@ -385,7 +390,11 @@ int client_connect_with(mcp_client_t *c, client_transport_t *t, mcp_transport_ki
 
     pthread_mutex_lock(&c->lock);
     c->capturing_stderr = false;
+    c->connected = rc == MCP_OK;
+    bool ended_meanwhile = c->connected && c->closed;
     pthread_mutex_unlock(&c->lock);
+    if (ended_meanwhile && c->on_closed)
+        c->on_closed(c->on_closed_user, MCP_ECLOSED, "the connection ended as it was made");
     if (rc != MCP_OK) {
         client_legacy_close(c);
         client_transport_t *dead = c->transport;

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -654,6 +655,103 @@ static void test_closed_under_a_call(void **state)
     mcp_error_clear(&err);
 }
 
+/* on_closed: the end of an established connection is reported once; an end
+ * while connecting is connect's business. */
+typedef struct closings {
+    atomic_int count;  /* written last: `why` is complete once it is read */
+    char why[128];
+} closings_t;
+
+static void on_closed(void *user, int rc, const char *why)
+{
+    closings_t *c = user;
+    assert_int_equal(rc, MCP_ECLOSED);
+    snprintf(c->why, sizeof c->why, "%s", why);
+    atomic_fetch_add(&c->count, 1);
+}
+
+static void transport_ends(fake_transport_t *ft, const char *why)
+{
+    client_transport_t *t = fake_transport_base(ft);
+    t->on_closed(t->user, MCP_ECLOSED, why);
+}
+
+/* Answers server/discover after the transport reported its end, or with
+ * an error (a failed connect) when `user` says so. */
+static json_t *respond_ending(void *user, fake_transport_t *ft, const json_t *req)
+{
+    transport_ends(ft, "ended while connecting");
+    if (user)
+        return fake_error(req, -32021, "missing capabilities", NULL);
+    return fake_result(req, fake_discover_result());
+}
+
+static void test_on_closed(void **state)
+{
+    closings_t closings = {0};
+    mcp_client_options_t o = {.name = "t", .version = "1", .on_closed = on_closed,
+                              .on_closed_user = &closings};
+
+    /* After connecting: once. */
+    mcp_client_t *c = mcp_client_new(&o, NULL);
+    server_t server = {0};
+    fake_transport_t *ft = fake_transport_new(respond, &server);
+    assert_int_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
+                                              NULL), MCP_OK);
+    assert_int_equal(closings.count, 0);
+    transport_ends(ft, "the server exited (signal 9)");
+    transport_ends(ft, "again");
+    assert_int_equal(closings.count, 1);
+    assert_string_equal(closings.why, "the server exited (signal 9)");
+    mcp_client_free(c);
+    assert_int_equal(closings.count, 1);
+
+    /* While connecting: reported when connect succeeds (the connection it
+     * made is already gone)... */
+    closings = (closings_t){0};
+    c = mcp_client_new(&o, NULL);
+    ft = fake_transport_new(respond_ending, NULL);
+    assert_int_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
+                                              NULL), MCP_OK);
+    assert_int_equal(closings.count, 1);
+    assert_string_equal(closings.why, "the connection ended as it was made");
+    mcp_client_free(c);
+
+    /* ... and not at all when connect fails: its error says it. */
+    closings = (closings_t){0};
+    c = mcp_client_new(&o, NULL);
+    ft = fake_transport_new(respond_ending, "fail");
+    assert_int_not_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
+                                                  NULL), MCP_OK);
+    assert_int_equal(closings.count, 0);
+    mcp_client_free(c);
+
+    /* A real (legacy) stdio server that exits after connecting. */
+    closings = (closings_t){0};
+    c = mcp_client_new(&o, NULL);
+    assert_int_equal(mcp_client_connect_stdio(c, &(mcp_stdio_target_t){
+                         .argv = (const char *const[]){"sh", "-c",
+                                                        "read line; echo '{\"jsonrpc\":\"2.0\","
+                                                        "\"id\":1,\"error\":{\"code\":-32601,"
+                                                        "\"message\":\"no\"}}'; read line; "
+                                                        "echo '{\"jsonrpc\":\"2.0\",\"id\":2,"
+                                                        "\"result\":{\"protocolVersion\":"
+                                                        "\"2025-11-25\",\"capabilities\":{},"
+                                                        "\"serverInfo\":{\"name\":\"sh\","
+                                                        "\"version\":\"1\"}}}'; read line; "
+                                                        "sleep 0.3; exit 3", NULL}}, NULL),
+                     MCP_OK);
+    for (int i = 0; i < 500 && closings.count == 0; i++) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(closings.count, 1);
+    if (!strstr(closings.why, "exit"))
+        fail_msg("why: %s", closings.why);
+    mcp_client_free(c);
+    assert_int_equal(closings.count, 1);
+}
+
 typedef struct heard {
     int progress;
     double last;
@@ -925,6 +1023,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_timeout_cancels_the_exchange, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_from_another_thread, setup, teardown),
         cmocka_unit_test_setup_teardown(test_closed_under_a_call, setup, teardown),
+        cmocka_unit_test(test_on_closed),
         cmocka_unit_test_setup_teardown(test_progress_and_logs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_listen_lifecycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_listen_close_and_server_cancel, setup, teardown),

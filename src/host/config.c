@@ -1,0 +1,565 @@
+/*
+ * mcpServers documents: the configuration format of desktop MCP clients,
+ * read strictly (a mistyped field is an error naming the server and the
+ * field) but tolerantly (a key this library does not know is a warning, so
+ * that a file written for another client still works).
+ */
+#include <errno.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host/host_internal.h"
+
+/* Where a problem is, for messages: "SOURCE: server "NAME": ...". */
+typedef struct where {
+    const char *source;   /* the file, or NULL for a document in memory */
+    const char *server;   /* the entry being read, or NULL */
+    mcp_log_fn warn;
+    void *warn_user;
+    mcp_error_t *err;
+} where_t;
+
+static void prefix(const where_t *w, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s%s%s%s%s", w->source ? w->source : "", w->source ? ": " : "",
+             w->server ? "server \"" : "", w->server ? w->server : "", w->server ? "\": " : "");
+}
+
+static int fail(const where_t *w, int rc, const char *fmt, ...) MCP_PRINTF(3, 4);
+static int fail(const where_t *w, int rc, const char *fmt, ...)
+{
+    char head[MCP_ERROR_MESSAGE_MAX], body[MCP_ERROR_MESSAGE_MAX];
+    prefix(w, head, sizeof head);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    return mcp_error_set(w->err, rc, 0, NULL, "%s%s", head, body);
+}
+
+static void warn(const where_t *w, const char *fmt, ...) MCP_PRINTF(2, 3);
+static void warn(const where_t *w, const char *fmt, ...)
+{
+    if (!w->warn)
+        return;
+    char head[MCP_ERROR_MESSAGE_MAX], body[MCP_ERROR_MESSAGE_MAX], msg[2 * MCP_ERROR_MESSAGE_MAX];
+    prefix(w, head, sizeof head);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    snprintf(msg, sizeof msg, "%s%s", head, body);
+    w->warn(w->warn_user, MCP_LOG_WARNING, msg);
+}
+
+/* ------------------------------------------------------------------------
+ * Values
+ * ------------------------------------------------------------------------ */
+
+/* A string field with its variables expanded; NULL after fail(). */
+static char *string_of(const where_t *w, const char *field, const json_t *value)
+{
+    if (!json_is_string(value)) {
+        fail(w, MCP_EINVAL, "\"%s\" must be a string", field);
+        return NULL;
+    }
+    char why[MCP_ERROR_MESSAGE_MAX];
+    char *s = host_expand(json_string_value(value), why, sizeof why);
+    if (!s)
+        fail(w, MCP_EINVAL, "%s: %s", field, why);
+    return s;
+}
+
+static void strv_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* "command" and "args": argv. */
+static int read_argv(const where_t *w, const json_t *entry, mcp_server_config_t *out)
+{
+    const json_t *command = json_object_get(entry, "command");
+    const json_t *args = json_object_get(entry, "args");
+    if (!json_is_string(command) || json_string_length(command) == 0)
+        return fail(w, MCP_EINVAL, "\"command\" must be a non-empty string");
+    if (args && !json_is_array(args))
+        return fail(w, MCP_EINVAL, "\"args\" must be an array of strings");
+    size_t n = json_array_size(args);
+    if (!(out->argv = calloc(n + 2, sizeof *out->argv)))
+        return fail(w, MCP_ENOMEM, "out of memory");
+    if (!(out->argv[0] = string_of(w, "command", command)))
+        return MCP_EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        if (!json_is_string(json_array_get(args, i)))
+            return fail(w, MCP_EINVAL, "\"args\" must be an array of strings");
+        if (!(out->argv[i + 1] = string_of(w, "args", json_array_get(args, i))))
+            return MCP_EINVAL;
+    }
+    return MCP_OK;
+}
+
+/* Is `name` acceptable before `sep` ("=" for env, ": " for headers)? An
+ * environment name has no '='; a header name is an HTTP token. */
+static bool good_pair_name(const char *name, const char *sep)
+{
+    if (!name[0])
+        return false;
+    for (const char *p = name; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (sep[0] == '=' ? c == '=' : (c <= ' ' || c >= 0x7f || strchr("\"(),/:;<=>?@[\\]{}", c)))
+            return false;
+    }
+    return true;
+}
+
+/* An object of strings ("env", "headers") as "NAME<sep>value" entries. */
+static int read_pairs(const where_t *w, const json_t *entry, const char *field, const char *sep,
+                      char ***out)
+{
+    const json_t *pairs = json_object_get(entry, field);
+    if (!pairs)
+        return MCP_OK;
+    if (!json_is_object(pairs))
+        return fail(w, MCP_EINVAL, "\"%s\" must be an object of strings", field);
+    if (!(*out = calloc(json_object_size(pairs) + 1, sizeof **out)))
+        return fail(w, MCP_ENOMEM, "out of memory");
+    size_t i = 0;
+    const char *name;
+    const json_t *value;
+    json_object_foreach((json_t *)pairs, name, value) {
+        if (!json_is_string(value))
+            return fail(w, MCP_EINVAL, "\"%s\": \"%s\" must be a string", field, name);
+        if (!good_pair_name(name, sep))
+            return fail(w, MCP_EINVAL, "\"%s\": \"%s\" is not a valid name", field, name);
+        char *v = string_of(w, field, value);
+        if (!v)
+            return MCP_EINVAL;
+        if (sep[0] == ':' && strpbrk(v, "\r\n")) {
+            free(v);
+            return fail(w, MCP_EINVAL, "\"%s\": the value of \"%s\" has a line break", field,
+                        name);
+        }
+        size_t len = strlen(name) + strlen(sep) + strlen(v) + 1;
+        char *pair = malloc(len);
+        if (pair)
+            snprintf(pair, len, "%s%s%s", name, sep, v);
+        free(v);
+        if (!pair)
+            return fail(w, MCP_ENOMEM, "out of memory");
+        (*out)[i++] = pair;
+    }
+    return MCP_OK;
+}
+
+static int read_era(const where_t *w, const json_t *entry, bool sse, mcp_server_config_t *out)
+{
+    static const struct {
+        const char *name;
+        mcp_client_era_t era;
+    } eras[] = {{"auto", MCP_CLIENT_ERA_AUTO},
+                {"modern", MCP_CLIENT_ERA_MODERN},
+                {"legacy", MCP_CLIENT_ERA_LEGACY}};
+    const json_t *era = json_object_get(entry, "era");
+    /* HTTP+SSE is a legacy transport: no probe needed. */
+    out->era = sse ? MCP_CLIENT_ERA_LEGACY : MCP_CLIENT_ERA_AUTO;
+    if (!era)
+        return MCP_OK;
+    for (size_t i = 0; json_is_string(era) && i < sizeof eras / sizeof eras[0]; i++)
+        if (strcmp(json_string_value(era), eras[i].name) == 0) {
+            if (sse && eras[i].era == MCP_CLIENT_ERA_MODERN)
+                return fail(w, MCP_EINVAL, "\"type\" \"sse\" is a legacy transport: \"era\" "
+                                           "cannot be \"modern\"");
+            if (!sse)
+                out->era = eras[i].era;
+            return MCP_OK;
+        }
+    return fail(w, MCP_EINVAL, "\"era\" must be \"auto\", \"modern\" or \"legacy\"");
+}
+
+static int read_options(const where_t *w, const json_t *entry, bool http, mcp_server_config_t *out)
+{
+    const json_t *timeout = json_object_get(entry, "timeoutMs");
+    if (timeout && (!json_is_integer(timeout) || json_integer_value(timeout) <= 0))
+        return fail(w, MCP_EINVAL, "\"timeoutMs\" must be a positive integer (milliseconds)");
+    out->timeout_ms = timeout ? (int64_t)json_integer_value(timeout) : 0;
+
+    const json_t *token = json_object_get(entry, "token");
+    const json_t *token_env = json_object_get(entry, "tokenEnv");
+    if (!http)
+        return MCP_OK; /* warned about */
+    if (token && token_env)
+        return fail(w, MCP_EINVAL, "give \"token\" or \"tokenEnv\", not both");
+    if (token)
+        return (out->token = string_of(w, "token", token)) ? MCP_OK : MCP_EINVAL;
+    if (!token_env)
+        return MCP_OK;
+    if (!json_is_string(token_env))
+        return fail(w, MCP_EINVAL, "\"tokenEnv\" must be a string");
+    const char *value = getenv(json_string_value(token_env));
+    if (!value || !value[0])
+        return fail(w, MCP_EINVAL, "\"tokenEnv\": the environment variable %s is not set",
+                    json_string_value(token_env));
+    return (out->token = strdup(value)) ? MCP_OK : fail(w, MCP_ENOMEM, "out of memory");
+}
+
+/* The keys of an entry, and which transport each belongs to. */
+typedef enum { FOR_BOTH, FOR_STDIO, FOR_HTTP } key_use_t;
+
+static const struct {
+    const char *key;
+    key_use_t use;
+} known_keys[] = {
+    {"type", FOR_BOTH},     {"era", FOR_BOTH},    {"timeoutMs", FOR_BOTH},
+    {"command", FOR_STDIO}, {"args", FOR_STDIO},  {"env", FOR_STDIO},
+    {"cwd", FOR_STDIO},     {"url", FOR_HTTP},    {"headers", FOR_HTTP},
+    {"token", FOR_HTTP},    {"tokenEnv", FOR_HTTP},
+};
+
+/* Warns about the keys this library does not use for the entry. */
+static void warn_unused_keys(const where_t *w, const json_t *entry, bool http)
+{
+    const char *key;
+    const json_t *value;
+    json_object_foreach((json_t *)entry, key, value) {
+        size_t i = 0;
+        while (i < sizeof known_keys / sizeof known_keys[0] && strcmp(known_keys[i].key, key) != 0)
+            i++;
+        if (i == sizeof known_keys / sizeof known_keys[0])
+            warn(w, "unknown key \"%s\" ignored", key);
+        else if (known_keys[i].use == (http ? FOR_STDIO : FOR_HTTP))
+            warn(w, "\"%s\" is for %s servers; ignored", key, http ? "stdio" : "HTTP");
+    }
+}
+
+/* One server's entry into *out (which the caller clears on failure). */
+static int read_entry(const where_t *w, const json_t *entry, mcp_server_config_t *out)
+{
+    if (!json_is_object(entry))
+        return fail(w, MCP_EINVAL, "the entry must be an object");
+    const json_t *type = json_object_get(entry, "type");
+    const char *t = json_string_value(type);
+    if (type && !t)
+        return fail(w, MCP_EINVAL, "\"type\" must be a string");
+    if (t && strcmp(t, "stdio") != 0 && strcmp(t, "http") != 0 &&
+        strcmp(t, "streamable-http") != 0 && strcmp(t, "sse") != 0)
+        return fail(w, MCP_EINVAL, "unknown \"type\" \"%s\" (stdio, http, streamable-http or sse)",
+                    t);
+    bool has_command = json_object_get(entry, "command") != NULL;
+    bool has_url = json_object_get(entry, "url") != NULL;
+    if (has_command == has_url)
+        return fail(w, MCP_EINVAL, "give either \"command\" (stdio) or \"url\" (HTTP)");
+    if (t && (strcmp(t, "stdio") == 0) != has_command)
+        return fail(w, MCP_EINVAL, "\"type\" \"%s\" does not match \"%s\"", t,
+                    has_command ? "command" : "url");
+    warn_unused_keys(w, entry, has_url);
+    if (!(out->name = strdup(w->server)))
+        return fail(w, MCP_ENOMEM, "out of memory");
+
+    int rc;
+    if (has_command) {
+        const json_t *cwd = json_object_get(entry, "cwd");
+        rc = read_argv(w, entry, out);
+        if (rc == MCP_OK)
+            rc = read_pairs(w, entry, "env", "=", &out->env);
+        if (rc == MCP_OK && cwd && !(out->cwd = string_of(w, "cwd", cwd)))
+            rc = MCP_EINVAL;
+    } else {
+        rc = (out->url = string_of(w, "url", json_object_get(entry, "url"))) ? MCP_OK
+                                                                              : MCP_EINVAL;
+        if (rc == MCP_OK && strncmp(out->url, "http://", 7) != 0 &&
+            strncmp(out->url, "https://", 8) != 0)
+            rc = fail(w, MCP_EINVAL, "\"url\" must be an http:// or https:// URL");
+        if (rc == MCP_OK)
+            rc = read_pairs(w, entry, "headers", ": ", &out->headers);
+    }
+    if (rc == MCP_OK)
+        rc = read_era(w, entry, t && strcmp(t, "sse") == 0, out);
+    if (rc == MCP_OK)
+        rc = read_options(w, entry, has_url, out);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Documents
+ * ------------------------------------------------------------------------ */
+
+/* The document's "mcpServers" object (borrowed from *root_out, which the
+ * caller releases), or NULL after fail(). */
+static const json_t *servers_of(const where_t *w, const char *text, size_t len, json_t **root_out)
+{
+    json_error_t jerr;
+    json_t *root = *root_out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        /* Compiler style, "PATH:LINE:COLUMN: ...", which editors follow. */
+        mcp_error_set(w->err, MCP_EINVAL, 0, NULL, "%s%s%d:%d: not valid JSON: %s",
+                      w->source ? w->source : "", w->source ? ":" : "", jerr.line, jerr.column,
+                      jerr.text);
+        return NULL;
+    }
+    const json_t *servers = json_object_get(root, "mcpServers");
+    if (!json_is_object(servers)) {
+        fail(w, MCP_EINVAL, "expected an object {\"mcpServers\": {\"NAME\": {...}}}");
+        return NULL;
+    }
+    return servers;
+}
+
+static int parse(const where_t *at, const char *text, size_t len, mcp_server_configs_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!text)
+        return fail(at, MCP_EINVAL, "no document");
+    json_t *root;
+    const json_t *servers = servers_of(at, text, len, &root);
+    int rc = servers ? MCP_OK : MCP_EINVAL;
+    if (rc == MCP_OK && json_object_size(servers) > 0 &&
+        !(out->items = calloc(json_object_size(servers), sizeof *out->items)))
+        rc = fail(at, MCP_ENOMEM, "out of memory");
+    const char *name;
+    const json_t *entry;
+    if (rc == MCP_OK) {
+        json_object_foreach((json_t *)servers, name, entry) {
+            where_t w = *at;
+            w.server = name;
+            rc = read_entry(&w, entry, &out->items[out->count++]);
+            if (rc != MCP_OK)
+                break;
+        }
+    }
+    json_decref(root);
+    if (rc != MCP_OK)
+        mcp_server_configs_clear(out);
+    return rc;
+}
+
+int mcp_server_configs_parse(const char *json_text, size_t len, mcp_server_configs_t *out,
+                             mcp_log_fn warn_fn, void *warn_user, mcp_error_t *err)
+{
+    if (!out)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "out is required");
+    where_t w = {NULL, NULL, warn_fn, warn_user, err};
+    return parse(&w, json_text, len, out);
+}
+
+/* The whole file at `path` into *text (malloc'd, *len bytes). */
+static int slurp(const where_t *w, const char *path, char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f)
+        return mcp_error_set(w->err, MCP_EIO, 0, NULL, "cannot read the configuration file %s: %s",
+                             path ? path : "(none)", path ? strerror(errno) : "no path given");
+    size_t cap = 0;
+    int rc = MCP_OK;
+    for (;;) {
+        if (*len == cap) {
+            cap = cap ? cap * 2 : 4096;
+            char *grown = realloc(*text, cap);
+            if (!grown) {
+                rc = fail(w, MCP_ENOMEM, "out of memory");
+                break;
+            }
+            *text = grown;
+        }
+        size_t n = fread(*text + *len, 1, cap - *len, f);
+        *len += n;
+        if (n == 0)
+            break;
+    }
+    if (rc == MCP_OK && ferror(f))
+        rc = mcp_error_set(w->err, MCP_EIO, 0, NULL, "cannot read the configuration file %s",
+                           path);
+    fclose(f);
+    if (rc != MCP_OK) {
+        free(*text);
+        *text = NULL;
+    }
+    return rc;
+}
+
+int mcp_server_configs_load(const char *path, mcp_server_configs_t *out, mcp_log_fn warn_fn,
+                            void *warn_user, mcp_error_t *err)
+{
+    if (!out)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "out is required");
+    memset(out, 0, sizeof *out);
+    where_t w = {path ? path : "(no path)", NULL, warn_fn, warn_user, err};
+    size_t len;
+    char *text;
+    int rc = slurp(&w, path, &text, &len);
+    if (rc != MCP_OK)
+        return rc;
+    rc = parse(&w, text, len, out);
+    free(text);
+    return rc;
+}
+
+/* The names of `servers`, comma-separated, into buf. */
+static void list_names(const json_t *servers, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)servers, key, v) {
+        int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", key);
+        if (n < 0 || (size_t)n >= size - used)
+            break;
+        used += (size_t)n;
+    }
+    if (!used)
+        snprintf(buf, size, "none");
+}
+
+int mcp_server_configs_load_one(const char *path, const char *name, mcp_server_config_t *out,
+                                mcp_log_fn warn_fn, void *warn_user, mcp_error_t *err)
+{
+    if (!out || !name)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "name and out are required");
+    memset(out, 0, sizeof *out);
+    where_t w = {path ? path : "(no path)", NULL, warn_fn, warn_user, err};
+    size_t len;
+    char *text;
+    int rc = slurp(&w, path, &text, &len);
+    if (rc != MCP_OK)
+        return rc;
+    json_t *root;
+    const json_t *servers = servers_of(&w, text, len, &root);
+    free(text);
+    rc = servers ? MCP_OK : MCP_EINVAL;
+    const json_t *entry = servers ? json_object_get(servers, name) : NULL;
+    if (servers && !entry) {
+        char names[MCP_ERROR_MESSAGE_MAX];
+        list_names(servers, names, sizeof names);
+        rc = mcp_error_set(err, MCP_ENOTFOUND, 0, NULL, "%s has no server \"%s\" (it has: %s)",
+                           w.source, name, names);
+    } else if (entry) {
+        w.server = name;
+        rc = read_entry(&w, entry, out);
+    }
+    json_decref(root);
+    if (rc != MCP_OK)
+        mcp_server_config_clear(out);
+    return rc;
+}
+
+char *mcp_server_configs_default_path(void)
+{
+    const char *explicit = getenv("MCP_CONFIG");
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    const char *home = getenv("HOME");
+    const char *dir, *tail;
+    struct passwd pw, *found = NULL;
+    char pwbuf[4096];
+    if (explicit && explicit[0]) {
+        dir = explicit;
+        tail = "";
+    } else if (xdg && xdg[0]) {
+        dir = xdg;
+        tail = "/mcp/servers.json";
+    } else {
+        if ((!home || !home[0]) && getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &found) == 0 &&
+            found)
+            home = found->pw_dir;
+        if (!home || !home[0])
+            return NULL;
+        dir = home;
+        tail = "/.config/mcp/servers.json";
+    }
+    size_t len = strlen(dir) + strlen(tail) + 1;
+    char *path = malloc(len);
+    if (path)
+        snprintf(path, len, "%s%s", dir, tail);
+    return path;
+}
+
+/* ------------------------------------------------------------------------
+ * Copying and clearing
+ * ------------------------------------------------------------------------ */
+
+void mcp_server_config_clear(mcp_server_config_t *config)
+{
+    if (!config)
+        return;
+    free(config->name);
+    strv_free(config->argv);
+    strv_free(config->env);
+    free(config->cwd);
+    free(config->url);
+    strv_free(config->headers);
+    free(config->token);
+    memset(config, 0, sizeof *config);
+}
+
+void mcp_server_configs_clear(mcp_server_configs_t *configs)
+{
+    if (!configs)
+        return;
+    for (size_t i = 0; i < configs->count; i++)
+        mcp_server_config_clear(&configs->items[i]);
+    free(configs->items);
+    memset(configs, 0, sizeof *configs);
+}
+
+/* A copy of a NULL-terminated vector (NULL stays NULL); *ok false when
+ * memory ran out. */
+static char **strv_copy(char *const *v, bool *ok)
+{
+    if (!v)
+        return NULL;
+    size_t n = 0;
+    while (v[n])
+        n++;
+    char **copy = calloc(n + 1, sizeof *copy);
+    for (size_t i = 0; copy && i < n; i++)
+        if (!(copy[i] = strdup(v[i]))) {
+            strv_free(copy);
+            copy = NULL;
+        }
+    *ok = *ok && copy;
+    return copy;
+}
+
+static char *str_copy(const char *s, bool *ok)
+{
+    char *copy = s ? strdup(s) : NULL;
+    *ok = *ok && (!s || copy);
+    return copy;
+}
+
+int host_config_copy(mcp_server_config_t *to, const mcp_server_config_t *from)
+{
+    bool ok = true;
+    *to = (mcp_server_config_t){
+        .name = str_copy(from->name, &ok),
+        .argv = strv_copy(from->argv, &ok),
+        .env = strv_copy(from->env, &ok),
+        .cwd = str_copy(from->cwd, &ok),
+        .url = str_copy(from->url, &ok),
+        .headers = strv_copy(from->headers, &ok),
+        .era = from->era,
+        .timeout_ms = from->timeout_ms,
+        .token = str_copy(from->token, &ok),
+    };
+    if (ok)
+        return MCP_OK;
+    mcp_server_config_clear(to);
+    return MCP_ENOMEM;
+}
+
+bool host_config_is_stdio(const mcp_server_config_t *config)
+{
+    return config->argv && config->argv[0] && !config->url;
+}
+
+bool host_config_is_http(const mcp_server_config_t *config)
+{
+    return config->url && !(config->argv && config->argv[0]);
+}

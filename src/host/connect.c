@@ -1,0 +1,45 @@
+/*
+ * A server configuration turned into what the client API takes: client
+ * options (era, timeout) and a stdio or HTTP target.
+ */
+#include "host/host_internal.h"
+
+void mcp_server_config_client_options(const mcp_server_config_t *config,
+                                      mcp_client_options_t *opts)
+{
+    if (!config || !opts)
+        return;
+    if (config->era != MCP_CLIENT_ERA_AUTO)
+        opts->era = config->era;
+    if (config->timeout_ms != 0)
+        opts->timeout_ms = config->timeout_ms;
+}
+
+int mcp_server_config_connect(const mcp_server_config_t *config, mcp_client_t *client,
+                              const mcp_server_connect_options_t *opts, mcp_error_t *err)
+{
+    if (!config || !client)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "config and client are required");
+    const mcp_server_connect_options_t none = {0};
+    if (!opts)
+        opts = &none;
+    if (host_config_is_stdio(config))
+        return mcp_client_connect_stdio(client, &(mcp_stdio_target_t){
+            .argv = (const char *const *)config->argv,
+            .env = (const char *const *)config->env,
+            .cwd = config->cwd,
+            .on_stderr = opts->on_stderr,
+            .stderr_user = opts->stderr_user,
+        }, err);
+    if (host_config_is_http(config))
+        return mcp_client_connect_http(client, &(mcp_http_target_t){
+            .url = config->url,
+            .headers = (const char *const *)config->headers,
+            .bearer_token = config->token,
+            .connect_timeout_ms = opts->connect_timeout_ms,
+            .insecure = opts->insecure,
+        }, err);
+    return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                         "server \"%s\" needs either a command (stdio) or a URL (HTTP)",
+                         config->name ? config->name : "");
+}

@@ -1,0 +1,516 @@
+/*
+ * mcpServers documents (src/host/config.c, expand.c, connect.c): valid
+ * files field by field, unknown keys ignored with a warning naming the
+ * server and the key, every malformed field rejected with a message naming
+ * the server and the field, bad JSON with its line and column, ${VAR}
+ * expansion, loading from files (all servers, or one of them), the default
+ * path, and the client options a config implies.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mcp/host.h"
+
+/* ------------------------------------------------------------------------
+ * Helpers
+ * ------------------------------------------------------------------------ */
+
+/* Warnings collected by the parser, one per line. */
+typedef struct warnings {
+    int count;
+    char text[4096];
+} warnings_t;
+
+static void collect(void *user, mcp_log_level_t level, const char *msg)
+{
+    warnings_t *w = user;
+    assert_int_equal(level, MCP_LOG_WARNING);
+    w->count++;
+    size_t used = strlen(w->text);
+    snprintf(w->text + used, sizeof w->text - used, "%s\n", msg);
+}
+
+static int parse(const char *text, mcp_server_configs_t *out, warnings_t *w, mcp_error_t *err)
+{
+    return mcp_server_configs_parse(text, strlen(text), out, collect, w, err);
+}
+
+/* A NULL-terminated vector as one string, entries joined by '|'. */
+static const char *joined(char *const *v)
+{
+    static char buf[1024];
+    buf[0] = '\0';
+    for (size_t i = 0; v && v[i]; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, sizeof buf - used, "%s%s", i ? "|" : "", v[i]);
+    }
+    return v ? buf : "(null)";
+}
+
+static const char *temp_file(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/libmcp-host-config-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+static int setup_env(void **state)
+{
+    setenv("HOST_TEST_TOKEN", "s3cret", 1);
+    setenv("HOST_TEST_BIN", "/usr/bin/server", 1);
+    setenv("HOST_TEST_EMPTY", "", 1);
+    unsetenv("HOST_TEST_UNSET");
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Valid documents
+ * ------------------------------------------------------------------------ */
+
+static void test_valid_servers(void **state)
+{
+    static const struct {
+        const char *entry;      /* the value of mcpServers.s */
+        const char *argv, *env, *cwd, *url, *headers, *token;
+        mcp_client_era_t era;
+        int64_t timeout_ms;
+    } cases[] = {
+        {"{\"command\": \"notes\"}", "notes", "(null)", NULL, NULL, "(null)", NULL},
+        {"{\"command\": \"n\", \"args\": [\"-v\", \"--x=1\"], \"env\": {\"K\": \"V\", \"A\": \"b=c\"},"
+         " \"cwd\": \"/tmp\"}",
+         "n|-v|--x=1", "K=V|A=b=c", "/tmp", NULL, "(null)", NULL},
+        {"{\"command\": \"n\", \"args\": []}", "n", "(null)", NULL, NULL, "(null)", NULL},
+        {"{\"url\": \"https://example.com/mcp\", \"headers\": {\"X-Key\": \"k\", \"Accept-Language\": "
+         "\"fr\"}}",
+         "(null)", "(null)", NULL, "https://example.com/mcp", "X-Key: k|Accept-Language: fr", NULL},
+        {"{\"url\": \"http://127.0.0.1:1/mcp\", \"token\": \"t\"}", "(null)", "(null)", NULL,
+         "http://127.0.0.1:1/mcp", "(null)", "t"},
+        {"{\"url\": \"http://h/mcp\", \"tokenEnv\": \"HOST_TEST_TOKEN\"}", "(null)", "(null)", NULL,
+         "http://h/mcp", "(null)", "s3cret"},
+        /* type, era and timeoutMs */
+        {"{\"type\": \"stdio\", \"command\": \"n\", \"era\": \"modern\", \"timeoutMs\": 2500}", "n",
+         "(null)", NULL, NULL, "(null)", NULL, MCP_CLIENT_ERA_MODERN, 2500},
+        {"{\"type\": \"http\", \"url\": \"http://h/\", \"era\": \"legacy\"}", "(null)", "(null)", NULL,
+         "http://h/", "(null)", NULL, MCP_CLIENT_ERA_LEGACY},
+        {"{\"type\": \"streamable-http\", \"url\": \"http://h/\", \"era\": \"auto\"}", "(null)",
+         "(null)", NULL, "http://h/", "(null)", NULL, MCP_CLIENT_ERA_AUTO},
+        /* HTTP+SSE is legacy */
+        {"{\"type\": \"sse\", \"url\": \"http://h/sse\"}", "(null)", "(null)", NULL, "http://h/sse",
+         "(null)", NULL, MCP_CLIENT_ERA_LEGACY},
+        {"{\"type\": \"sse\", \"url\": \"http://h/sse\", \"era\": \"legacy\"}", "(null)", "(null)", NULL,
+         "http://h/sse", "(null)", NULL, MCP_CLIENT_ERA_LEGACY},
+        /* ${VAR} everywhere a value is a string */
+        {"{\"command\": \"${HOST_TEST_BIN}\", \"args\": [\"--token=${HOST_TEST_TOKEN}\", \"$HOME\"],"
+         " \"env\": {\"T\": \"${HOST_TEST_UNSET:-fallback}\"}, \"cwd\": \"${HOST_TEST_EMPTY:-/srv}\"}",
+         "/usr/bin/server|--token=s3cret|$HOME", "T=fallback", "/srv", NULL, "(null)", NULL},
+        {"{\"url\": \"https://h/${HOST_TEST_EMPTY}mcp\", \"headers\": {\"Authorization\": "
+         "\"Bearer ${HOST_TEST_TOKEN}\"}, \"token\": \"${HOST_TEST_UNSET:-}\"}",
+         "(null)", "(null)", NULL, "https://h/mcp", "Authorization: Bearer s3cret", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, "{\"mcpServers\": {\"s\": %s}}", cases[i].entry);
+        mcp_server_configs_t configs;
+        warnings_t w = {0};
+        mcp_error_t err = {0};
+        int rc = parse(text, &configs, &w, &err);
+        if (rc != MCP_OK)
+            fail_msg("case %zu: %s", i, err.message);
+        assert_int_equal(w.count, 0);
+        assert_int_equal(configs.count, 1);
+        const mcp_server_config_t *c = &configs.items[0];
+        assert_string_equal(c->name, "s");
+        assert_string_equal(joined(c->argv), cases[i].argv);
+        assert_string_equal(joined(c->env), cases[i].env);
+        assert_string_equal(joined(c->headers), cases[i].headers);
+        if (cases[i].cwd)
+            assert_string_equal(c->cwd, cases[i].cwd);
+        else
+            assert_null(c->cwd);
+        if (cases[i].url)
+            assert_string_equal(c->url, cases[i].url);
+        else
+            assert_null(c->url);
+        if (cases[i].token)
+            assert_string_equal(c->token, cases[i].token);
+        else
+            assert_null(c->token);
+        assert_int_equal(c->era, cases[i].era);
+        assert_int_equal(c->timeout_ms, cases[i].timeout_ms);
+        mcp_server_configs_clear(&configs);
+        assert_null(configs.items);
+        assert_int_equal(configs.count, 0);
+    }
+}
+
+static void test_document_order_and_other_keys(void **state)
+{
+    /* Keys beside mcpServers belong to the application: no warning. */
+    const char *text = "{\"globalShortcut\": \"Ctrl+Space\", \"mcpServers\": {"
+                       "\"zeta\": {\"command\": \"z\"}, \"alpha\": {\"url\": \"http://a/\"},"
+                       "\"mid\": {\"command\": \"m\"}}, \"theme\": {}}";
+    mcp_server_configs_t configs;
+    warnings_t w = {0};
+    assert_int_equal(parse(text, &configs, &w, NULL), MCP_OK);
+    assert_int_equal(w.count, 0);
+    assert_int_equal(configs.count, 3);
+    assert_string_equal(configs.items[0].name, "zeta");
+    assert_string_equal(configs.items[1].name, "alpha");
+    assert_string_equal(configs.items[2].name, "mid");
+    mcp_server_configs_clear(&configs);
+
+    assert_int_equal(parse("{\"mcpServers\": {}}", &configs, &w, NULL), MCP_OK);
+    assert_int_equal(configs.count, 0);
+    mcp_server_configs_clear(&configs);
+    mcp_server_configs_clear(NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * Warnings
+ * ------------------------------------------------------------------------ */
+
+static void test_unknown_keys_warned(void **state)
+{
+    static const struct {
+        const char *entry;
+        int count;
+        const char *warning;
+    } cases[] = {
+        {"{\"command\": \"n\", \"disabled\": false}", 1,
+         "server \"s\": unknown key \"disabled\" ignored"},
+        {"{\"command\": \"n\", \"autoApprove\": [], \"alwaysAllow\": []}", 2,
+         "server \"s\": unknown key \"alwaysAllow\" ignored"},
+        {"{\"url\": \"http://h/\", \"args\": [\"-v\"]}", 1,
+         "server \"s\": \"args\" is for stdio servers; ignored"},
+        {"{\"url\": \"http://h/\", \"env\": {}, \"cwd\": \"/\"}", 2,
+         "server \"s\": \"cwd\" is for stdio servers; ignored"},
+        {"{\"command\": \"n\", \"headers\": {}}", 1,
+         "server \"s\": \"headers\" is for HTTP servers; ignored"},
+        {"{\"command\": \"n\", \"token\": \"t\"}", 1,
+         "server \"s\": \"token\" is for HTTP servers; ignored"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "{\"mcpServers\": {\"s\": %s}}", cases[i].entry);
+        mcp_server_configs_t configs;
+        warnings_t w = {0};
+        assert_int_equal(parse(text, &configs, &w, NULL), MCP_OK);
+        assert_int_equal(configs.count, 1);
+        if (w.count != cases[i].count || !strstr(w.text, cases[i].warning))
+            fail_msg("case %zu: %d warnings:\n%s", i, w.count, w.text);
+        mcp_server_configs_clear(&configs);
+    }
+    /* Without a warn callback the same document is fine. */
+    mcp_server_configs_t configs;
+    const char *text = "{\"mcpServers\": {\"s\": {\"command\": \"n\", \"x\": 1}}}";
+    assert_int_equal(mcp_server_configs_parse(text, strlen(text), &configs, NULL, NULL, NULL),
+                     MCP_OK);
+    assert_null(configs.items[0].token); /* the ignored key changed nothing */
+    mcp_server_configs_clear(&configs);
+}
+
+/* ------------------------------------------------------------------------
+ * Errors: each names the server and the field
+ * ------------------------------------------------------------------------ */
+
+static void test_rejected_documents(void **state)
+{
+    static const struct {
+        const char *text;
+        const char *message;
+    } cases[] = {
+        /* JSON */
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\"},}}", "1:39: not valid JSON"},
+        {"{\"mcpServers\": {\n  \"a\": {\"command\": \"x\",\n\n   \"args\": [}}}",
+         "4:13: not valid JSON"},
+        {"", "not valid JSON"},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\"}, \"a\": {\"command\": \"y\"}}}",
+         "duplicate object key"},
+        /* the document */
+        {"[]", "expected an object {\"mcpServers\": {\"NAME\": {...}}}"},
+        {"{\"servers\": {}}", "expected an object {\"mcpServers\""},
+        {"{\"mcpServers\": []}", "expected an object {\"mcpServers\""},
+        {"{\"mcpServers\": {\"a\": 1}}", "server \"a\": the entry must be an object"},
+        {"{\"mcpServers\": {\"a\": {}}}", "server \"a\": give either \"command\" (stdio) or \"url\" (HTTP)"},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"url\": \"http://h/\"}}}",
+         "server \"a\": give either \"command\" (stdio) or \"url\" (HTTP)"},
+        /* stdio fields */
+        {"{\"mcpServers\": {\"a\": {\"command\": 7}}}", "server \"a\": \"command\" must be a non-empty string"},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"\"}}}", "server \"a\": \"command\" must be a non-empty string"},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": \"-v\"}}}",
+         "server \"a\": \"args\" must be an array of strings"},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": [\"ok\", 1]}}}",
+         "server \"a\": \"args\" must be an array of strings"},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": []}}}",
+         "server \"a\": \"env\" must be an object of strings"},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": {\"K\": 1}}}}",
+         "server \"a\": \"env\": \"K\" must be a string"},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"env\": {\"K=1\": \"v\"}}}}",
+         "server \"a\": \"env\": \"K=1\" is not a valid name"},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"cwd\": false}}}",
+         "server \"a\": \"cwd\" must be a string"},
+        /* HTTP fields */
+        {"{\"mcpServers\": {\"a\": {\"url\": 1}}}", "server \"a\": \"url\" must be a string"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"ftp://h/\"}}}",
+         "server \"a\": \"url\" must be an http:// or https:// URL"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"headers\": [\"X: y\"]}}}",
+         "server \"a\": \"headers\" must be an object of strings"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"headers\": {\"X\": true}}}}",
+         "server \"a\": \"headers\": \"X\" must be a string"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"headers\": {\"X Y\": \"v\"}}}}",
+         "server \"a\": \"headers\": \"X Y\" is not a valid name"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"headers\": {\"X:\": \"v\"}}}}",
+         "server \"a\": \"headers\": \"X:\" is not a valid name"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"headers\": {\"X\": \"v\\r\\nEvil: 1\"}}}}",
+         "server \"a\": \"headers\": the value of \"X\" has a line break"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"token\": 5}}}",
+         "server \"a\": \"token\" must be a string"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"token\": \"t\", \"tokenEnv\": \"T\"}}}",
+         "server \"a\": give \"token\" or \"tokenEnv\", not both"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"tokenEnv\": [\"T\"]}}}",
+         "server \"a\": \"tokenEnv\" must be a string"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"tokenEnv\": \"HOST_TEST_UNSET\"}}}",
+         "server \"a\": \"tokenEnv\": the environment variable HOST_TEST_UNSET is not set"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"tokenEnv\": \"HOST_TEST_EMPTY\"}}}",
+         "server \"a\": \"tokenEnv\": the environment variable HOST_TEST_EMPTY is not set"},
+        /* type, era, timeoutMs */
+        {"{\"mcpServers\": {\"a\": {\"type\": 1, \"command\": \"x\"}}}",
+         "server \"a\": \"type\" must be a string"},
+        {"{\"mcpServers\": {\"a\": {\"type\": \"pigeon\", \"command\": \"x\"}}}",
+         "server \"a\": unknown \"type\" \"pigeon\""},
+        {"{\"mcpServers\": {\"a\": {\"type\": \"http\", \"command\": \"x\"}}}",
+         "server \"a\": \"type\" \"http\" does not match \"command\""},
+        {"{\"mcpServers\": {\"a\": {\"type\": \"stdio\", \"url\": \"http://h/\"}}}",
+         "server \"a\": \"type\" \"stdio\" does not match \"url\""},
+        {"{\"mcpServers\": {\"a\": {\"type\": \"sse\", \"url\": \"http://h/\", \"era\": \"modern\"}}}",
+         "server \"a\": \"type\" \"sse\" is a legacy transport"},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"era\": \"2025-11-25\"}}}",
+         "server \"a\": \"era\" must be \"auto\", \"modern\" or \"legacy\""},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"timeoutMs\": 0}}}",
+         "server \"a\": \"timeoutMs\" must be a positive integer"},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"timeoutMs\": -5}}}",
+         "server \"a\": \"timeoutMs\" must be a positive integer"},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"timeoutMs\": \"10\"}}}",
+         "server \"a\": \"timeoutMs\" must be a positive integer"},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"timeoutMs\": 1.5}}}",
+         "server \"a\": \"timeoutMs\" must be a positive integer"},
+        /* ${VAR} */
+        {"{\"mcpServers\": {\"a\": {\"command\": \"${HOST_TEST_UNSET}\"}}}",
+         "server \"a\": command: the environment variable HOST_TEST_UNSET is not set"},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": [\"${HOST_TEST_BIN\"]}}}",
+         "server \"a\": args: \"${\" without a closing \"}\""},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"headers\": {\"X\": \"${1X}\"}}}}",
+         "server \"a\": headers: bad variable reference \"${1X}\""},
+        {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"cwd\": \"${}\"}}}",
+         "server \"a\": cwd: bad variable reference \"${}\""},
+        /* all or nothing: the second server is named */
+        {"{\"mcpServers\": {\"good\": {\"command\": \"x\"}, \"bad\": {\"command\": [\"x\"]}}}",
+         "server \"bad\": \"command\" must be a non-empty string"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mcp_server_configs_t configs;
+        warnings_t w = {0};
+        mcp_error_t err = {0};
+        int rc = parse(cases[i].text, &configs, &w, &err);
+        if (rc != MCP_EINVAL || !strstr(err.message, cases[i].message))
+            fail_msg("case %zu: rc %d, message \"%s\", expected \"%s\"", i, rc, err.message,
+                     cases[i].message);
+        assert_int_equal(configs.count, 0);
+        assert_null(configs.items);
+        mcp_error_clear(&err);
+    }
+    mcp_error_t err = {0};
+    mcp_server_configs_t configs;
+    assert_int_equal(mcp_server_configs_parse(NULL, 0, &configs, NULL, NULL, &err), MCP_EINVAL);
+    assert_int_equal(mcp_server_configs_parse("{}", 2, NULL, NULL, NULL, &err), MCP_EINVAL);
+    mcp_error_clear(&err);
+}
+
+/* ------------------------------------------------------------------------
+ * Files
+ * ------------------------------------------------------------------------ */
+
+static void test_load_files(void **state)
+{
+    const char *path = temp_file("{\"mcpServers\": {\"a\": {\"command\": \"x\", \"shiny\": 1},\n"
+                                 "                \"b\": {\"url\": \"http://h/\"}}}");
+    mcp_server_configs_t configs;
+    warnings_t w = {0};
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_server_configs_load(path, &configs, collect, &w, &err), MCP_OK);
+    assert_int_equal(configs.count, 2);
+    assert_string_equal(configs.items[1].url, "http://h/");
+    /* Warnings name the file too. */
+    assert_int_equal(w.count, 1);
+    char expect[128];
+    snprintf(expect, sizeof expect, "%s: server \"a\": unknown key \"shiny\" ignored", path);
+    assert_non_null(strstr(w.text, expect));
+    mcp_server_configs_clear(&configs);
+    unlink(path);
+
+    /* Errors too: "PATH:LINE:COLUMN: ..." and "PATH: server ...". */
+    path = temp_file("{\"mcpServers\": {\n\"a\": {\"command\": 1}\n");
+    assert_int_equal(mcp_server_configs_load(path, &configs, NULL, NULL, &err), MCP_EINVAL);
+    snprintf(expect, sizeof expect, "%s:3:0: not valid JSON", path);
+    assert_non_null(strstr(err.message, expect));
+    unlink(path);
+    path = temp_file("{\"mcpServers\": {\"a\": {\"command\": 1}}}");
+    assert_int_equal(mcp_server_configs_load(path, &configs, NULL, NULL, &err), MCP_EINVAL);
+    snprintf(expect, sizeof expect, "%s: server \"a\": \"command\"", path);
+    assert_non_null(strstr(err.message, expect));
+    unlink(path);
+
+    assert_int_equal(mcp_server_configs_load("/no/such/servers.json", &configs, NULL, NULL, &err),
+                     MCP_EIO);
+    assert_string_equal(err.message, "cannot read the configuration file /no/such/servers.json: "
+                                     "No such file or directory");
+    assert_int_equal(configs.count, 0);
+    mcp_error_clear(&err);
+}
+
+static void test_load_one(void **state)
+{
+    /* A broken neighbour does not stop the server asked for. */
+    const char *path = temp_file("{\"mcpServers\": {\"good\": {\"command\": \"x\", \"args\": [\"1\"]},"
+                                 " \"broken\": {\"command\": \"${HOST_TEST_UNSET}\"},"
+                                 " \"remote\": {\"url\": \"http://h/\"}}}");
+    mcp_server_config_t c;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_server_configs_load_one(path, "good", &c, NULL, NULL, &err), MCP_OK);
+    assert_string_equal(c.name, "good");
+    assert_string_equal(joined(c.argv), "x|1");
+    mcp_server_config_clear(&c);
+    assert_null(c.argv);
+    mcp_server_config_clear(NULL);
+
+    assert_int_equal(mcp_server_configs_load_one(path, "broken", &c, NULL, NULL, &err),
+                     MCP_EINVAL);
+    assert_non_null(strstr(err.message, "server \"broken\": command: the environment variable "
+                                        "HOST_TEST_UNSET is not set"));
+    assert_null(c.name);
+
+    assert_int_equal(mcp_server_configs_load_one(path, "nameless", &c, NULL, NULL, &err),
+                     MCP_ENOTFOUND);
+    char expect[160];
+    snprintf(expect, sizeof expect, "%s has no server \"nameless\" (it has: good, broken, remote)",
+             path);
+    assert_string_equal(err.message, expect);
+    unlink(path);
+
+    path = temp_file("{\"mcpServers\": {}}");
+    assert_int_equal(mcp_server_configs_load_one(path, "x", &c, NULL, NULL, &err), MCP_ENOTFOUND);
+    assert_non_null(strstr(err.message, "(it has: none)"));
+    unlink(path);
+    path = temp_file("{\"mcpServers\": 3}");
+    assert_int_equal(mcp_server_configs_load_one(path, "x", &c, NULL, NULL, &err), MCP_EINVAL);
+    unlink(path);
+    assert_int_equal(mcp_server_configs_load_one("/no/such/file", "x", &c, NULL, NULL, &err),
+                     MCP_EIO);
+    mcp_error_clear(&err);
+}
+
+static void test_default_path(void **state)
+{
+    static const struct {
+        const char *mcp_config, *xdg, *home;
+        const char *expect;
+    } cases[] = {
+        {"/etc/mine.json", "/x", "/home/u", "/etc/mine.json"},
+        {"", "/x", "/home/u", "/x/mcp/servers.json"},
+        {NULL, "/x", "/home/u", "/x/mcp/servers.json"},
+        {NULL, "", "/home/u", "/home/u/.config/mcp/servers.json"},
+        {NULL, NULL, "/home/u", "/home/u/.config/mcp/servers.json"},
+    };
+    char *saved_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *values[] = {cases[i].mcp_config, cases[i].xdg, cases[i].home};
+        const char *names[] = {"MCP_CONFIG", "XDG_CONFIG_HOME", "HOME"};
+        for (size_t v = 0; v < 3; v++)
+            if (values[v])
+                setenv(names[v], values[v], 1);
+            else
+                unsetenv(names[v]);
+        char *path = mcp_server_configs_default_path();
+        assert_non_null(path);
+        assert_string_equal(path, cases[i].expect);
+        free(path);
+    }
+    /* Without $HOME: the password database's home directory. */
+    unsetenv("HOME");
+    char *path = mcp_server_configs_default_path();
+    if (path)
+        assert_non_null(strstr(path, "/.config/mcp/servers.json"));
+    free(path);
+    if (saved_home)
+        setenv("HOME", saved_home, 1);
+    free(saved_home);
+    unsetenv("MCP_CONFIG");
+    unsetenv("XDG_CONFIG_HOME");
+}
+
+/* ------------------------------------------------------------------------
+ * What a config implies for the client
+ * ------------------------------------------------------------------------ */
+
+static void test_client_options_and_connect(void **state)
+{
+    mcp_server_config_t c = {.name = "s", .era = MCP_CLIENT_ERA_AUTO, .timeout_ms = 0};
+    mcp_client_options_t o = {.era = MCP_CLIENT_ERA_LEGACY, .timeout_ms = 900};
+    mcp_server_config_client_options(&c, &o);
+    assert_int_equal(o.era, MCP_CLIENT_ERA_LEGACY); /* auto and 0 leave the client's own */
+    assert_int_equal(o.timeout_ms, 900);
+    c.era = MCP_CLIENT_ERA_MODERN;
+    c.timeout_ms = 1234;
+    mcp_server_config_client_options(&c, &o);
+    assert_int_equal(o.era, MCP_CLIENT_ERA_MODERN);
+    assert_int_equal(o.timeout_ms, 1234);
+    mcp_server_config_client_options(NULL, &o);
+
+    /* Neither a command nor a URL (or both): nothing to connect to. */
+    mcp_client_t *client = mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1"},
+                                          NULL);
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_server_config_connect(&c, client, NULL, &err), MCP_EINVAL);
+    assert_non_null(strstr(err.message, "server \"s\" needs either a command"));
+    char *argv[] = {"x", NULL};
+    c.argv = argv;
+    c.url = "http://h/";
+    assert_int_equal(mcp_server_config_connect(&c, client, NULL, &err), MCP_EINVAL);
+    assert_int_equal(mcp_server_config_connect(NULL, client, NULL, &err), MCP_EINVAL);
+    assert_int_equal(mcp_server_config_connect(&c, NULL, NULL, &err), MCP_EINVAL);
+    /* A stdio config runs its command (here one that does not exist). */
+    char *missing[] = {"/nonexistent/libmcp-server", NULL};
+    c.argv = missing;
+    c.url = NULL;
+    assert_int_not_equal(mcp_server_config_connect(&c, client, NULL, &err), MCP_OK);
+    mcp_client_free(client);
+    mcp_error_clear(&err);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_valid_servers),
+        cmocka_unit_test(test_document_order_and_other_keys),
+        cmocka_unit_test(test_unknown_keys_warned),
+        cmocka_unit_test(test_rejected_documents),
+        cmocka_unit_test(test_load_files),
+        cmocka_unit_test(test_load_one),
+        cmocka_unit_test(test_default_path),
+        cmocka_unit_test(test_client_options_and_connect),
+    };
+    return cmocka_run_group_tests(tests, setup_env, NULL);
+}
