@@ -113,6 +113,8 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
     c->on_log_user = opts->on_log_user;
     c->log = opts->log;
     c->log_user = opts->log_user;
+    c->trace = opts->trace;
+    c->trace_user = opts->trace_user;
 
     unsigned modes = opts->elicit_modes ? opts->elicit_modes : MCP_ELICIT_FORM;
     mcp_client_caps_spec_t spec = {
@@ -231,6 +233,8 @@ int client_connect_transport(mcp_client_t *c, client_transport_t *t, mcp_transpo
     t->on_unrouted = on_unrouted;
     t->on_closed = on_closed;
     t->user = c;
+    t->trace = c->trace;
+    t->trace_user = c->trace_user;
     c->transport = t;
     c->kind = kind;
 

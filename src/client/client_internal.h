@@ -182,6 +182,8 @@ struct mcp_client {
     void *on_log_user;
     mcp_log_fn log;
     void *log_user;
+    mcp_trace_fn trace;
+    void *trace_user;
 
     /* The connection; set by connect, stable until free. */
     client_transport_t *transport;

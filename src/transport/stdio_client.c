@@ -225,6 +225,7 @@ static int write_message(stdio_transport_t *t, const json_t *msg)
     char *line = mcp_json_dump(msg, &len);
     if (!line)
         return MCP_ENOMEM;
+    client_trace_text(&t->base, MCP_TRACE_SENT, line, len);
     line[len] = '\n'; /* replaces the NUL: the dump is written with its newline */
     pthread_mutex_lock(&t->write_lock);
     int rc = t->child.in_fd >= 0 ? write_all(t->child.in_fd, line, len + 1) : MCP_ECLOSED;
@@ -398,6 +399,7 @@ static void handle_line(stdio_transport_t *t, const char *line, size_t len)
 {
     if (len == 0)
         return;
+    client_trace_text(&t->base, MCP_TRACE_RECEIVED, line, len);
     stdio_route_t route;
     mcp_error_t why = {0};
     stdio_route_parse(line, len, &route, &why);
