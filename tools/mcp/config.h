@@ -1,0 +1,48 @@
+/*
+ * The configuration file: servers by name, in the "mcpServers" format that
+ * desktop MCP clients use, so that an existing file works as it is:
+ *
+ *   {"mcpServers": {
+ *      "notes":  {"command": "notes_server", "args": [], "env": {"K": "v"}},
+ *      "remote": {"url": "https://example.com/mcp",
+ *                 "headers": {"Authorization": "Bearer ${API_TOKEN}"}}}}
+ *
+ * A stdio server has "command" (and optionally "args", "env", "cwd"); an
+ * HTTP server has "url" (and optionally "headers"). A "type" member, when
+ * present, must agree ("stdio", "http" or "streamable-http"). In every
+ * string, ${VAR} is replaced by the environment variable VAR (an error when
+ * it is not set) and ${VAR:-default} by VAR or else the default.
+ *
+ * Where: --config FILE, else $MCP_CONFIG, else
+ * $XDG_CONFIG_HOME/mcp/mcp.json (~/.config/mcp/mcp.json).
+ */
+#ifndef MCP_CLI_CONFIG_H
+#define MCP_CLI_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One server of the file. Lists are NULL-terminated; unused ones NULL. */
+typedef struct config_server {
+    char **argv;    /* stdio: command and args */
+    char **env;     /* stdio: "NAME=value" */
+    char *cwd;      /* stdio: working directory, or NULL */
+    char *url;      /* HTTP */
+    char **headers; /* HTTP: "Name: value" */
+} config_server_t;
+
+/* The file to read when --config is not given, written into buf. */
+const char *config_default_path(char *buf, size_t cap);
+
+/*
+ * Reads the file at `path` and fills *out with the server called `name`.
+ * Returns true, or false with a sentence in `why` (no such file, not JSON
+ * -- with line and column --, no such server, a malformed entry, an unset
+ * variable).
+ */
+bool config_load_server(const char *path, const char *name, config_server_t *out, char *why,
+                        size_t why_cap);
+
+void config_server_clear(config_server_t *server);
+
+#endif /* MCP_CLI_CONFIG_H */
