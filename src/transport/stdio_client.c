@@ -587,6 +587,27 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
     return false;
 }
 
+/* Reads what the server's stderr still holds, without waiting: its last
+ * words (why it exited) are often there when the connection ends. */
+static void drain_stderr(stdio_transport_t *t, line_buffer_t *err, char *chunk)
+{
+    pthread_mutex_lock(&t->lock);
+    int err_fd = t->child.err_fd;
+    pthread_mutex_unlock(&t->lock);
+    struct pollfd p = {err_fd, POLLIN, 0};
+    while (err_fd >= 0 && poll(&p, 1, 0) > 0) {
+        ssize_t n = read(err_fd, chunk, READ_CHUNK);
+        if (n <= 0)
+            break;
+        feed(t, err, chunk, (size_t)n, MAX_STDERR_LINE, false, handle_stderr_line);
+    }
+    if (err->len > 0) { /* a last line without its newline */
+        err->data[err->len] = '\0';
+        handle_stderr_line(t, err->data, err->len);
+        err->len = 0;
+    }
+}
+
 static void *io_main(void *arg)
 {
     stdio_transport_t *t = arg;
@@ -607,8 +628,10 @@ static void *io_main(void *arg)
         struct pollfd p[3] = {{t->wake[0], POLLIN, 0}, {out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
         if (poll(p, 3, -1) < 0 && errno != EINTR)
             break;
-        if (p[0].revents)
-            break; /* close() */
+        if (p[0].revents) {
+            drain_stderr(t, &err, chunk); /* close() stopped the server */
+            break;
+        }
         if (p[2].revents) {
             ssize_t n = read(err_fd, chunk, READ_CHUNK);
             if (n > 0) {
@@ -628,6 +651,7 @@ static void *io_main(void *arg)
             } else if (n == 0 || errno != EINTR) {
                 out.len = 0;
                 out.discarding = false;
+                drain_stderr(t, &err, chunk);
                 if (!server_ended(t, &quick_deaths))
                     break;
             }
