@@ -113,12 +113,11 @@ static bool push(cli_strings_t *list, const char *s)
     return false;
 }
 
-/* Stores one option. `used` collects the CLI_OPT_* bits of the options
- * seen, checked against the command later. */
-static int apply(cli_options_t *opt, const option_spec_t *spec, const char *value,
-                 unsigned *used)
+/* Stores one option, marking it in `used` (checked against the command
+ * once it is known). */
+static int apply(cli_options_t *opt, const option_spec_t *spec, const char *value, bool *used)
 {
-    *used |= spec->only_for;
+    used[spec - specs] = true;
     char *end;
     switch (spec->id) {
     case O_CONFIG:
@@ -233,7 +232,7 @@ static int apply(cli_options_t *opt, const option_spec_t *spec, const char *valu
 
 /* Reads the option in argv[*i] (and its value, which may be the next
  * word). */
-static int take_option(int argc, char **argv, int *i, cli_options_t *opt, unsigned *used)
+static int take_option(int argc, char **argv, int *i, cli_options_t *opt, bool *used)
 {
     const char *word = argv[*i];
     const option_spec_t *spec;
@@ -279,16 +278,15 @@ static int take_option(int argc, char **argv, int *i, cli_options_t *opt, unsign
  * The whole line
  * ------------------------------------------------------------------------ */
 
-/* Checks what only makes sense together, once everything is read. */
-static int check_combinations(const cli_options_t *opt, unsigned used)
+/* Checks what only makes sense together, once everything is read. `used`
+ * marks the options seen (by their index in specs). */
+static int check_combinations(const cli_options_t *opt, const bool *used)
 {
     const cli_command_t *cmd = opt->command;
-    if (used & ~cmd->options) {
-        for (size_t i = 0; i < N_SPECS; i++)
-            if (specs[i].only_for & used & ~cmd->options)
-                return cli_usage_error("%s does not take --%s (see mcp %s --help)", cmd->name,
-                                       specs[i].name, cmd->name);
-    }
+    for (size_t i = 0; i < N_SPECS; i++)
+        if (used[i] && specs[i].only_for && !(specs[i].only_for & cmd->options))
+            return cli_usage_error("%s does not take --%s (see mcp %s --help)", cmd->name,
+                                   specs[i].name, cmd->name);
     if (opt->words.n < cmd->min_words || opt->words.n > cmd->max_words)
         return cli_usage_error("usage: mcp TARGET %s %s", cmd->name, cmd->synopsis);
     if (opt->yes && opt->decline)
@@ -312,11 +310,11 @@ int args_parse(int argc, char **argv, cli_options_t *opt)
         return cli_usage_error("\"--\" must be followed by the server's command line");
 
     cli_strings_t positional = {0};
-    unsigned used = 0;
+    bool used[N_SPECS] = {false};
     int rc = CLI_EXIT_OK;
     for (int i = 1; rc == CLI_EXIT_OK && i < end; i++) {
         if (argv[i][0] == '-' && argv[i][1])
-            rc = take_option(end, argv, &i, opt, &used);
+            rc = take_option(end, argv, &i, opt, used);
         else if (!cli_strings_push(&positional, argv[i]))
             rc = cli_usage_error("out of memory");
     }
@@ -341,6 +339,8 @@ int args_parse(int argc, char **argv, cli_options_t *opt)
         if (!cli_strings_push(&opt->words, positional.v[i]))
             rc = cli_usage_error("out of memory");
     cli_strings_free(&positional);
+    if (rc == CLI_EXIT_OK && opt->help && name && !opt->command)
+        return cli_usage_error("unknown command \"%s\"", name);
     if (rc != CLI_EXIT_OK || opt->help || opt->version)
         return rc;
 

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "failure.h"
 #include "json_out.h"
+#include "term.h"
 
 int cmd_complete(cli_session_t *s)
 {
@@ -63,7 +64,7 @@ int cmd_complete(cli_session_t *s)
             if (json_is_string(value))
                 printf("%s\n", json_string_value(value));
         if (json_is_true(json_object_get(completion, "hasMore")))
-            fprintf(stderr, "mcp: (the server has more)\n");
+            term_notef("the server has more values; type more of the argument");
     }
     json_decref(result);
     return CLI_EXIT_OK;

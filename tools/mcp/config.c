@@ -236,12 +236,13 @@ static bool read_entry(const where_t *w, const json_t *entry, config_server_t *o
  * The file
  * ------------------------------------------------------------------------ */
 
-static json_t *load(const char *path, char *why, size_t cap)
+static config_status_t load(const char *path, json_t **root_out, char *why, size_t cap)
 {
+    *root_out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(why, cap, "cannot read the configuration file %s: %s", path, strerror(errno));
-        return NULL;
+        return CONFIG_NO_FILE;
     }
     json_error_t jerr;
     json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &jerr);
@@ -249,26 +250,27 @@ static json_t *load(const char *path, char *why, size_t cap)
     if (!root) {
         snprintf(why, cap, "%s:%d:%d: not valid JSON: %s", path, jerr.line, jerr.column,
                  jerr.text);
-        return NULL;
+        return CONFIG_BAD;
     }
     if (!json_is_object(json_object_get(root, "mcpServers"))) {
         snprintf(why, cap, "%s: expected an object {\"mcpServers\": {\"NAME\": {...}}}", path);
         json_decref(root);
-        return NULL;
+        return CONFIG_BAD;
     }
-    return root;
+    *root_out = root;
+    return CONFIG_OK;
 }
 
-bool config_load_server(const char *path, const char *name, config_server_t *out, char *why,
-                        size_t why_cap)
+config_status_t config_load_server(const char *path, const char *name, config_server_t *out,
+                                   char *why, size_t why_cap)
 {
     memset(out, 0, sizeof *out);
-    json_t *root = load(path, why, why_cap);
-    if (!root)
-        return false;
+    json_t *root;
+    config_status_t status = load(path, &root, why, why_cap);
+    if (status != CONFIG_OK)
+        return status;
     const json_t *servers = json_object_get(root, "mcpServers");
     const json_t *entry = json_object_get(servers, name);
-    bool ok;
     if (!entry) {
         char names[512];
         size_t used = 0;
@@ -283,13 +285,13 @@ bool config_load_server(const char *path, const char *name, config_server_t *out
         }
         snprintf(why, why_cap, "%s has no server \"%s\" (it has: %s)", path, name,
                  used ? names : "none");
-        ok = false;
+        status = CONFIG_NO_SERVER;
     } else {
         where_t w = {path, name, why, why_cap};
-        ok = read_entry(&w, entry, out);
+        status = read_entry(&w, entry, out) ? CONFIG_OK : CONFIG_BAD;
     }
     json_decref(root);
-    if (!ok)
+    if (status != CONFIG_OK)
         config_server_clear(out);
-    return ok;
+    return status;
 }

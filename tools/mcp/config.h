@@ -34,14 +34,21 @@ typedef struct config_server {
 /* The file to read when --config is not given, written into buf. */
 const char *config_default_path(char *buf, size_t cap);
 
+/* How looking a server up went. */
+typedef enum config_status {
+    CONFIG_OK = 0,
+    CONFIG_NO_FILE,    /* the file cannot be read */
+    CONFIG_NO_SERVER,  /* the file has no server of that name */
+    CONFIG_BAD         /* the file, or the server's entry, is malformed */
+} config_status_t;
+
 /*
  * Reads the file at `path` and fills *out with the server called `name`.
- * Returns true, or false with a sentence in `why` (no such file, not JSON
- * -- with line and column --, no such server, a malformed entry, an unset
- * variable).
+ * Anything but CONFIG_OK comes with a sentence in `why` (naming the file,
+ * and for JSON errors the line and column).
  */
-bool config_load_server(const char *path, const char *name, config_server_t *out, char *why,
-                        size_t why_cap);
+config_status_t config_load_server(const char *path, const char *name, config_server_t *out,
+                                   char *why, size_t why_cap);
 
 void config_server_clear(config_server_t *server);
 

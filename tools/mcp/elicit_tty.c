@@ -231,6 +231,13 @@ static void hint(const json_t *schema, const json_t *choices, char *buf, size_t 
         schema_value_describe(schema, what, sizeof what);
     if (def) {
         show_value(def, shown, sizeof shown);
+        /* A choice's default reads best as its title. */
+        size_t i;
+        const json_t *c;
+        json_array_foreach(choices, i, c)
+            if (json_equal(json_object_get(c, "value"), (json_t *)def) &&
+                json_is_string(json_object_get(c, "title")))
+                snprintf(shown, sizeof shown, "%s", json_string_value(json_object_get(c, "title")));
         snprintf(buf, cap, "[%s; Enter for %s]", what, shown);
     } else {
         snprintf(buf, cap, "[%s]", what);

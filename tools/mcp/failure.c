@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include <mcp/errors.h>
+
 #include "json_out.h"
 #include "signals.h"
 #include "term.h"
@@ -80,6 +82,20 @@ int cli_fail(const cli_options_t *opt, int status, const mcp_error_t *rpc, const
     return status;
 }
 
+/* What to do when the server needs a capability mcp declares only on
+ * request (-32021 names them in data.requiredCapabilities). */
+static const char *capability_hint(const mcp_error_t *err)
+{
+    if (!err || err->code != MCP_MISSING_CLIENT_CAPABILITY)
+        return "";
+    const json_t *needed = json_object_get(err->data, "requiredCapabilities");
+    if (json_object_get(needed, "sampling"))
+        return "; to answer sampling requests, pass --sample-command CMD";
+    if (json_object_get(needed, "roots"))
+        return "; to offer roots, pass --root PATH";
+    return "";
+}
+
 int cli_fail_call(const cli_options_t *opt, const char *what, int rc, const mcp_error_t *err)
 {
     int status = cli_status_for(rc);
@@ -87,11 +103,11 @@ int cli_fail_call(const cli_options_t *opt, const char *what, int rc, const mcp_
     if (status == CLI_EXIT_INTERRUPTED)
         return cli_fail(opt, status, NULL, "%s: interrupted", what);
     if (rc == MCP_ERPC)
-        return cli_fail(opt, status, err, "%s: the server answered with an error: %s (%d)", what,
-                        detail, err ? err->code : 0);
+        return cli_fail(opt, status, err, "%s: the server answered with an error: %s (%d)%s",
+                        what, detail, err ? err->code : 0, capability_hint(err));
     if (rc == MCP_ETIMEDOUT)
-        return cli_fail(opt, status, NULL, "%s: no answer in time (%s); see --timeout", what,
-                        detail);
+        return cli_fail(opt, status, NULL, "%s: %s (see --timeout)", what,
+                        err && err->message[0] ? err->message : "no answer in time");
     if (rc == MCP_EAUTH)
         return cli_fail(opt, status, NULL,
                         "%s: the server requires authorization (%s); see --token", what, detail);

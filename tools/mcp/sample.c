@@ -147,7 +147,7 @@ int sample_with_command(void *user, const json_t *params, json_t **result_out)
     if (spawn(command, &pid, &in_fd, &out_fd) != 0) {
         term_errorf("--sample-command: cannot run %s: %s", command, strerror(errno));
         free(input);
-        return MCP_EIO;
+        return MCP_EINVAL;
     }
     char *output = NULL;
     size_t out_len = 0;
@@ -164,14 +164,14 @@ int sample_with_command(void *user, const json_t *params, json_t **result_out)
     if (rc == MCP_OK && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
         term_errorf("--sample-command failed (%s %d)", WIFEXITED(status) ? "exit status" : "signal",
                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-        rc = MCP_EIO;
+        rc = MCP_EINVAL;
     }
     json_error_t jerr;
     json_t *result = rc == MCP_OK && output ? json_loadb(output, out_len, 0, &jerr) : NULL;
     if (rc == MCP_OK && !json_is_object(result)) {
         term_errorf("--sample-command did not print a JSON object (a CreateMessageResult)%s%s",
                     result || !output ? "" : ": ", result || !output ? "" : jerr.text);
-        rc = MCP_EPROTO;
+        rc = MCP_EINVAL;
     } else if (rc == MCP_ELIMIT) {
         term_errorf("--sample-command printed more than %zu bytes", MAX_OUTPUT);
     }

@@ -12,7 +12,9 @@
 
 #include <jansson.h>
 
-/* The mcp_sample_fn (user: the command, a string). */
+/* The mcp_sample_fn (user: the command, a string). A command that cannot
+ * run, fails or prints no JSON object fails the call with MCP_EINVAL (a
+ * usage error: the option is wrong), Ctrl-C with MCP_ECANCELED. */
 int sample_with_command(void *user, const json_t *params, json_t **result_out);
 
 #endif /* MCP_CLI_SAMPLE_H */

@@ -64,7 +64,7 @@ void server_stderr_show(server_stderr_t *s)
     pthread_mutex_lock(&s->lock);
     if (s->count > 0) {
         term_stderr_lock();
-        fprintf(stderr, "mcp: the server's last words on stderr:\n");
+        fprintf(stderr, "mcp: what the server last wrote on its stderr:\n");
         size_t first = (s->next + KEPT_LINES - s->count) % KEPT_LINES;
         for (size_t i = 0; i < s->count; i++) {
             size_t slot = (first + i) % KEPT_LINES;

@@ -55,7 +55,10 @@ static int resolve(const cli_options_t *opt, struct target_state *st, place_t *w
         config_default_path(path, sizeof path);
     else
         snprintf(path, sizeof path, "%s", opt->config_path);
-    if (!config_load_server(path, opt->target, &st->config, why, sizeof why)) {
+    config_status_t found = config_load_server(path, opt->target, &st->config, why, sizeof why);
+    if (found == CONFIG_BAD)
+        return cli_fail(opt, CLI_EXIT_USAGE, NULL, "%s", why);
+    if (found != CONFIG_OK) {
         const char *hint = strchr(opt->target, '/') || strchr(opt->target, ' ')
                                ? " (to run a server command, put it after --)"
                                : "";
