@@ -18,10 +18,17 @@
  * completion automatically through the elicitation, sampling and roots
  * callbacks. In the default `auto` era the client first probes the server
  * with server/discover and falls back to the legacy protocol (initialize
- * handshake, 2025-11-25 and earlier) only when the server is legacy; the
- * calls below are the same for both eras. (In this build `auto` speaks
- * 2026-07-28 only -- the probe and the legacy fallback come with the
- * legacy client -- and `legacy` is refused with MCP_EUNSUPPORTED.)
+ * handshake, 2025-11-25, 2025-06-18 or 2025-03-26) only when the server is
+ * legacy; the calls below are the same for both eras. Over HTTP the legacy
+ * fallback tries Streamable HTTP (with its session) first and then the
+ * older HTTP+SSE transport (2024-11-05). The era decided at connect is
+ * pinned for the connection: it is never downgraded later.
+ *
+ * On a legacy connection the server's requests (sampling/createMessage,
+ * elicitation/create, roots/list, ping) are answered through the same
+ * elicit, sample and roots callbacks that answer input_required rounds on
+ * a modern one, each on a client thread of its own; its notifications go
+ * to the same progress, log and listen callbacks.
  *
  * Results are returned as the method's result object (new reference):
  * CallToolResult, ReadResourceResult, ... exactly as the server sent them
@@ -130,6 +137,30 @@ typedef enum mcp_client_era {
     MCP_CLIENT_ERA_LEGACY    /* skip the probe: initialize handshake */
 } mcp_client_era_t;
 
+/*
+ * How the era of a connection was decided (mcp_client_verdict()), and what
+ * a later client may be given to skip the probe (options.previous_verdict).
+ *
+ *   kind      MCP_VERDICT_MODERN, MCP_VERDICT_LEGACY or
+ *             MCP_VERDICT_RECONNECT_LEGACY (stdio: the server exited during
+ *             the probe and was restarted for the initialize handshake).
+ *             A MODERN_RETRY verdict ends as MODERN; the others fail the
+ *             connect and are never pinned.
+ *   probed    the probe ran (false: the era option or a previous verdict
+ *             decided).
+ *   http_sse  legacy over HTTP fell back to the HTTP+SSE transport
+ *             (2024-11-05): the Streamable HTTP endpoint answered
+ *             initialize with 400, 404 or 405.
+ *   reason    a static English phrase: why the probe decided so ("JSON-RPC
+ *             -32601", "timeout", "HTTP 400", "era option", ...).
+ */
+typedef struct mcp_client_verdict {
+    mcp_verdict_kind_t kind;
+    bool probed;
+    bool http_sse;
+    const char *reason;
+} mcp_client_verdict_t;
+
 /* Elicitation modes the elicit callback handles (bit mask). */
 enum { MCP_ELICIT_FORM = 1u << 0, MCP_ELICIT_URL = 1u << 1 };
 
@@ -140,9 +171,20 @@ typedef struct mcp_client_options {
     const char *title;
 
     mcp_client_era_t era;
+    /* The verdict of an earlier connection to the same server
+     * (mcp_client_verdict()), copied: in the auto era the client acts on it
+     * without probing (MODERN: server/discover; LEGACY or RECONNECT_LEGACY:
+     * initialize, over HTTP+SSE when http_sse). A verdict that no longer
+     * fits the server makes connecting fail; it is never corrected
+     * silently. NULL: probe. Ignored unless era is AUTO. */
+    const mcp_client_verdict_t *previous_verdict;
     /* The modern protocol version to prefer (NULL: the newest this SDK
      * speaks). */
     const char *protocol_version;
+    /* The legacy protocol version initialize asks for (NULL: 2025-11-25).
+     * The server may answer another legacy version this SDK speaks, which
+     * the client then uses; any other answer fails the connect. */
+    const char *legacy_protocol_version;
     /* Default per-request timeout in ms (0 picks 60000; < 0: none). */
     int64_t timeout_ms;
     /* Maximum input_required rounds for one call (0 picks 8). */
@@ -200,16 +242,30 @@ typedef struct mcp_stdio_target {
     mcp_stderr_fn on_stderr;    /* the server's stderr lines; NULL: discarded */
     void *stderr_user;
     /* auto era: how long to wait for the server/discover probe before
-     * deciding the server is legacy (0 picks 5000 ms). */
+     * deciding the server is legacy (0 picks 5000 ms). A legacy server may
+     * ignore the unknown method instead of answering -32601, so silence
+     * is legacy evidence on stdio; the default is long enough for an
+     * interpreter-based server (node, python, npx) to start on a loaded
+     * machine, and short enough that such a silent server costs a few
+     * seconds once -- pass the verdict to later clients to skip it. */
     int64_t probe_timeout_ms;
     /* Restart the server and re-open listen streams if it exits
      * unexpectedly (calls in flight still fail with MCP_ECLOSED). */
     bool restart;
 } mcp_stdio_target_t;
 
-/* Starts the server process and connects (probing the era unless the era
- * option says otherwise). Errors: MCP_EIO (cannot start), MCP_ECLOSED (it
- * exited), MCP_EPROTO, MCP_ETIMEDOUT, MCP_ERPC. */
+/*
+ * Starts the server process and connects (probing the era unless the era
+ * option says otherwise). The probe's verdict: a DiscoverResult is modern;
+ * a JSON-RPC error (other than the modern -32020/-32021/-32022) or no
+ * answer within probe_timeout_ms is legacy, and the same process is sent
+ * initialize; a server that exits during the probe is started again and
+ * sent initialize (RECONNECT_LEGACY). What the server wrote to stderr
+ * during the probe ends up in the error message when connecting fails.
+ * Errors: MCP_EIO (cannot start), MCP_ECLOSED (it exited), MCP_EPROTO,
+ * MCP_ETIMEDOUT, MCP_ERPC, MCP_EUNSUPPORTED (no common version; or the era
+ * option is modern and the server is legacy).
+ */
 MCP_API int mcp_client_connect_stdio(mcp_client_t *client, const mcp_stdio_target_t *target,
                                      mcp_error_t *err);
 
@@ -235,9 +291,20 @@ typedef struct mcp_http_target {
     const char *ca_file;             /* PEM bundle to verify against, or NULL */
 } mcp_http_target_t;
 
-/* Connects to a Streamable HTTP endpoint (probing the era unless the era
- * option says otherwise). Errors: MCP_EIO, MCP_EAUTH (401/403), MCP_EPROTO,
- * MCP_ETIMEDOUT, MCP_ERPC. */
+/*
+ * Connects to a Streamable HTTP endpoint (probing the era unless the era
+ * option says otherwise). The probe's verdicts: a DiscoverResult is
+ * modern (a -32022 naming a mutual version is retried with it); 400, 404
+ * or 405 without a modern error, and -32601 at any status, are legacy: the
+ * client sends initialize over Streamable HTTP and, when that is answered
+ * 400, 404 or 405 without a JSON-RPC answer, falls back to HTTP+SSE
+ * (2024-11-05). 401/403 fail with MCP_EAUTH unless a token callback is set,
+ * which is asked again with the challenge before one more probe. 408, 429,
+ * 5xx and network errors are retried (three attempts, with backoff) and
+ * then fail: they are never taken for legacy.
+ * Errors: MCP_EIO, MCP_EAUTH (401/403), MCP_EPROTO, MCP_ETIMEDOUT,
+ * MCP_ERPC, MCP_EUNSUPPORTED (as for stdio).
+ */
 MCP_API int mcp_client_connect_http(mcp_client_t *client, const mcp_http_target_t *target,
                                     mcp_error_t *err);
 
@@ -247,6 +314,11 @@ MCP_API int mcp_client_connect_http(mcp_client_t *client, const mcp_http_target_
 
 /* The era in use after connecting (MCP_ERA_UNKNOWN before). */
 MCP_API mcp_era_t mcp_client_era(const mcp_client_t *client);
+
+/* How the era was decided: fills *out (its reason is static storage) and
+ * returns MCP_OK, or MCP_ESTATE before a successful connect. Keep a copy
+ * to give later clients of the same server as options.previous_verdict. */
+MCP_API int mcp_client_verdict(const mcp_client_t *client, mcp_client_verdict_t *out);
 
 /* The protocol version in use ("2026-07-28", "2025-11-25", ...), or NULL. */
 MCP_API const char *mcp_client_protocol_version(const mcp_client_t *client);
@@ -350,6 +422,26 @@ MCP_API int mcp_client_complete(mcp_client_t *client, const json_t *ref, const c
                                 const mcp_request_options_t *opts, json_t **result_out,
                                 mcp_error_t *err);
 
+/*
+ * Checks that the server is there and answering. Legacy: the ping request.
+ * 2026-07-28 has no ping, so on a modern connection it is a server/discover
+ * round trip that bypasses the cache. opts may be NULL.
+ */
+MCP_API int mcp_client_ping(mcp_client_t *client, const mcp_request_options_t *opts,
+                            mcp_error_t *err);
+
+/*
+ * Asks the server for log messages at or above `level` ("debug", "info",
+ * "notice", "warning", "error", "critical", "alert", "emergency"),
+ * delivered to on_log; NULL stops asking. Modern: every later request
+ * carries the level in its _meta (the option log_level set the first
+ * one). Legacy: logging/setLevel is sent (a NULL level sends nothing: the
+ * legacy protocol has no way to turn logs off), and the level is kept for
+ * a re-initialized session. Errors: MCP_EINVAL (unknown level), and those
+ * of a call.
+ */
+MCP_API int mcp_client_set_log_level(mcp_client_t *client, const char *level, mcp_error_t *err);
+
 /* Any request by method name; params_new (stolen, may be NULL) without
  * _meta (the client adds it). For methods this header has no function for. */
 MCP_API int mcp_client_request(mcp_client_t *client, const char *method, json_t *params_new,
@@ -359,6 +451,16 @@ MCP_API int mcp_client_request(mcp_client_t *client, const char *method, json_t 
 /* ------------------------------------------------------------------------
  * Subscriptions (subscriptions/listen; resources/subscribe on legacy
  * servers)
+ *
+ * On a legacy connection there is no listen stream: list_changed
+ * notifications arrive on the session anyway, and resource updates after
+ * resources/subscribe. mcp_client_listen() then sends resources/subscribe
+ * for each URI of the filter, acknowledges at once with the part of the
+ * filter the server's capabilities promise (listChanged of tools, prompts
+ * and resources; resources.subscribe for the URIs), and delivers the
+ * matching notifications to the same callback; closing the subscription
+ * sends resources/unsubscribe for the URIs no other open subscription
+ * still wants.
  * ------------------------------------------------------------------------ */
 
 typedef struct mcp_listen_filter {

@@ -52,6 +52,28 @@ typedef struct mcp_codec mcp_codec_t; /* requestState sealing, see mcp/request_s
  * Creating a server
  * ------------------------------------------------------------------------ */
 
+/*
+ * How a server treats legacy clients (2025-11-25, 2025-06-18, 2025-03-26:
+ * those that open with initialize instead of a per-request _meta claim).
+ * The era is decided per message: a request carrying the modern claim is
+ * served as 2026-07-28 whatever the mode. Over stdio the first message of
+ * the process decides its era, and a legacy session is the process.
+ */
+typedef enum mcp_legacy_mode {
+    /* Serve legacy clients with sessions: initialize mints a random
+     * Mcp-Session-Id that later requests must carry (400 without, 404 when
+     * unknown or expired); GET opens the session's stream of server
+     * messages (resumable with Last-Event-ID); DELETE ends it. */
+    MCP_LEGACY_SESSIONS = 0,
+    /* Serve each legacy POST on its own, no session minted: for
+     * deployments behind a plain load balancer. Without a session the
+     * server cannot remember what initialize declared; see README. */
+    MCP_LEGACY_STATELESS = 1,
+    /* Modern only: legacy requests are refused with -32022 naming the
+     * supported versions. */
+    MCP_LEGACY_REJECT = 2
+} mcp_legacy_mode_t;
+
 /* For mcp_server_options_t.cache_ttl_ms: results are immediately stale. */
 #define MCP_CACHE_TTL_NONE (-1)
 
@@ -86,6 +108,18 @@ typedef struct mcp_server_options {
      * the answers to the last one still reach the handler; a handler that
      * asks once more fails the request with -32602. */
     int max_input_rounds;
+
+    /* Legacy clients (see mcp_legacy_mode_t); sessions by default. */
+    mcp_legacy_mode_t legacy;
+    /* A legacy session unused this long expires (0 picks 30 minutes). */
+    int64_t session_idle_ms;
+    /* Server messages a session keeps for Last-Event-ID resumption of its
+     * stream (0 picks 256). */
+    size_t session_replay_events;
+    /* How long a legacy client may take to answer a request the server
+     * sent it on a handler's behalf (elicitation, sampling, roots); 0 picks
+     * 10 minutes. The handler's request fails when it passes. */
+    int64_t legacy_input_timeout_ms;
 
     /* Where the library's diagnostics go (NULL: nowhere). */
     mcp_log_fn log;

@@ -37,7 +37,11 @@ typedef enum mcp_out_kind {
     MCP_OUT_RESPONSE = 1,
     /* The incoming message was a notification (or a response) and was
      * accepted; there is nothing to send back (HTTP: 202, empty body). */
-    MCP_OUT_ACCEPTED = 2
+    MCP_OUT_ACCEPTED = 2,
+    /* A request from the server to a legacy client, on behalf of the
+     * request being served (elicitation, sampling, roots). More will
+     * follow; the client answers with a message of its own. */
+    MCP_OUT_REQUEST = 3
 } mcp_out_kind_t;
 
 typedef struct mcp_sink mcp_sink_t;
@@ -60,6 +64,14 @@ struct mcp_sink {
     /* Called exactly once per successful mcp_server_submit(), after the
      * last send() for it (or instead of any, when cancelled). */
     void (*release)(mcp_sink_t *sink);
+    /* Optional (NULL: not supported). A response header to send with the
+     * response, called before its send(): the Mcp-Session-Id an initialize
+     * mints. */
+    void (*set_header)(mcp_sink_t *sink, const char *name, const char *value);
+    /* Optional (NULL: not supported). Sends a message of a resumable
+     * stream with its SSE event id (a legacy session's stream). Returns like
+     * send(). */
+    int (*send_event)(mcp_sink_t *sink, const json_t *msg, const char *event_id);
 };
 
 /* Context of an incoming message, as the transport saw it. Borrowed for the
@@ -87,6 +99,40 @@ MCP_API void mcp_conn_cancel_all(mcp_conn_t *conn);
 /* Frees a connection. Requests still running keep what they need alive.
  * NULL-safe. */
 MCP_API void mcp_conn_free(mcp_conn_t *conn);
+
+/*
+ * Gives the connection a sink for messages that belong to no request: the
+ * list_changed and resources/updated notifications of a legacy session on
+ * stdio. The sink is released when the connection is freed. Set it before
+ * the first submit.
+ */
+MCP_API void mcp_conn_set_outbound(mcp_conn_t *conn, mcp_sink_t *sink);
+
+/*
+ * Legacy sessions over HTTP (MCP_LEGACY_SESSIONS), for transports and
+ * embedders:
+ *
+ * GET on the endpoint opens the server-to-client stream of a session.
+ * `session_id` is the request's Mcp-Session-Id, `last_event_id` its
+ * Last-Event-ID (NULL when absent: only new messages follow; otherwise the
+ * session's buffered messages after that id are replayed first). The
+ * stream's messages go through sink->send_event (which the sink must
+ * provide) with their event ids; a newer stream of the same session
+ * replaces an older one, which is released. Returns MCP_OK (sink taken,
+ * *exchange_out a handle to cancel it when the client goes away),
+ * MCP_EINVAL (no session id: 400), MCP_ENOTFOUND (unknown or expired: 404),
+ * MCP_EUNSUPPORTED (sessions are not in use: 405).
+ */
+MCP_API int mcp_server_open_session_stream(mcp_server_t *srv, const char *session_id,
+                                           const char *last_event_id, mcp_sink_t *sink,
+                                           mcp_exchange_t **exchange_out);
+
+/*
+ * DELETE on the endpoint: ends a session (its stream closes, requests it
+ * has in flight are cancelled). Returns MCP_OK, MCP_EINVAL (no id),
+ * MCP_ENOTFOUND (unknown: 404), MCP_EUNSUPPORTED (sessions not in use: 405).
+ */
+MCP_API int mcp_server_end_session(mcp_server_t *srv, const char *session_id);
 
 /*
  * Submits one incoming message: `len` bytes of JSON (one JSON-RPC message).

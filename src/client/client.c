@@ -1,11 +1,7 @@
 /*
  * The client object: options, connecting, and what the server said about
- * itself when the connection was made.
- *
- * The era: `modern` speaks 2026-07-28 only. `auto` will probe with
- * server/discover and fall back to the legacy protocol (issue 8); until the
- * legacy client exists it behaves as `modern`, and `legacy` is refused with
- * MCP_EUNSUPPORTED.
+ * itself when the connection was made. Which era the server speaks is
+ * decided in era.c; the legacy client lives in legacy/.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +10,7 @@
 #include <time.h>
 
 #include "client/client_internal.h"
+#include "client/legacy/legacy.h"
 #include "mcp/capabilities.h"
 #include "mcp/probe.h"
 #include "mcp/request.h"
@@ -39,6 +36,14 @@ int64_t client_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *client_log_level_name(const char *level)
+{
+    static const char *const names[] = {"debug", "info",     "notice", "warning",
+                                        "error", "critical", "alert",  "emergency"};
+    int i = level ? mcp_log_level_index(level) : -1;
+    return i >= 0 && (size_t)i < sizeof names / sizeof names[0] ? names[i] : NULL;
 }
 
 json_int_t client_next_id(mcp_client_t *c)
@@ -105,6 +110,36 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
         return NULL;
     }
     c->era_option = opts->era;
+    c->legacy_version = MCP_PROTOCOL_LATEST_LEGACY;
+    if (opts->legacy_protocol_version) {
+        size_t n;
+        const char *const *legacy = mcp_protocol_versions_legacy(&n);
+        c->legacy_version = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(legacy[i], opts->legacy_protocol_version) == 0)
+                c->legacy_version = legacy[i];
+        if (!c->legacy_version) {
+            mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                          "legacy_protocol_version \"%s\" is not a legacy version this SDK "
+                          "speaks", opts->legacy_protocol_version);
+            mcp_client_free(c);
+            return NULL;
+        }
+    }
+    if (opts->previous_verdict) {
+        mcp_verdict_kind_t k = opts->previous_verdict->kind;
+        if (k != MCP_VERDICT_MODERN && k != MCP_VERDICT_LEGACY &&
+            k != MCP_VERDICT_RECONNECT_LEGACY) {
+            mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                          "a previous verdict is modern, legacy or reconnect_legacy");
+            mcp_client_free(c);
+            return NULL;
+        }
+        c->has_previous_verdict = true;
+        c->previous_verdict = *opts->previous_verdict;
+        c->previous_verdict.probed = false;
+        c->previous_verdict.reason = "previous verdict";
+    }
     c->timeout_ms = opts->timeout_ms == 0 ? DEFAULT_TIMEOUT_MS : opts->timeout_ms;
     c->max_input_rounds = opts->max_input_rounds > 0 ? opts->max_input_rounds
                                                      : DEFAULT_MAX_INPUT_ROUNDS;
@@ -131,15 +166,17 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
         .roots = opts->roots, .roots_user = opts->roots_user};
     c->capabilities = mcp_client_capabilities_build(&spec);
     c->input.capabilities = c->capabilities;
+    spec.era = MCP_ERA_LEGACY;
+    c->legacy_capabilities = mcp_client_capabilities_build(&spec);
     c->client_info = json_pack("{s:s, s:s}", "name", opts->name, "version", opts->version);
     if (c->client_info && opts->title &&
         json_object_set_new(c->client_info, "title", json_string(opts->title)) != 0) {
         json_decref(c->client_info);
         c->client_info = NULL;
     }
-    c->log_level = opts->log_level ? strdup(opts->log_level) : NULL;
+    c->log_level = client_log_level_name(opts->log_level);
     c->cache = client_cache_new(CACHE_MAX_ENTRIES);
-    if (!c->capabilities || !c->client_info || !c->cache || (opts->log_level && !c->log_level)) {
+    if (!c->capabilities || !c->legacy_capabilities || !c->client_info || !c->cache) {
         mcp_error_set(err, MCP_EINVAL, 0, NULL, "name, version or title not UTF-8 (or out of memory)");
         mcp_client_free(c);
         return NULL;
@@ -152,6 +189,7 @@ void mcp_client_free(mcp_client_t *client)
     if (!client)
         return;
     client_close_subscriptions(client);
+    client_legacy_close(client);
     if (client->transport) {
         client->transport->ops->close(client->transport);
         client->transport->ops->free(client->transport);
@@ -160,10 +198,10 @@ void mcp_client_free(mcp_client_t *client)
     client_cache_free(client->cache);
     json_decref(client->client_info);
     json_decref(client->capabilities);
+    json_decref(client->legacy_capabilities);
     json_decref(client->server_info);
     json_decref(client->server_caps);
     free(client->instructions);
-    free(client->log_level);
     pthread_mutex_destroy(&client->lock);
     free(client);
 }
@@ -172,12 +210,14 @@ void mcp_client_free(mcp_client_t *client)
  * Messages that belong to no call
  * ------------------------------------------------------------------------ */
 
-static void on_unrouted(void *user, const json_t *msg)
+void client_on_unrouted(void *user, const json_t *msg)
 {
     mcp_client_t *c = user;
     const char *method = json_string_value(json_object_get(msg, "method"));
-    if (method && json_object_get(msg, "id")) {
-        /* Modern servers never send requests; the legacy client will. */
+    if (c->legacy) {
+        client_legacy_on_message(c, msg);
+    } else if (method && json_object_get(msg, "id")) {
+        /* Modern servers never send requests. */
         client_log(c, MCP_LOG_WARNING, "ignoring a request from the server (%s)", method);
     } else if (method && strcmp(method, "notifications/message") == 0) {
         client_deliver_log(c, msg);
@@ -192,7 +232,7 @@ static void on_unrouted(void *user, const json_t *msg)
     }
 }
 
-static void on_closed(void *user, int rc, const char *why)
+void client_on_closed(void *user, int rc, const char *why)
 {
     client_log(user, MCP_LOG_WARNING, "the connection ended: %s", why ? why : mcp_strerror(rc));
 }
@@ -201,54 +241,53 @@ static void on_closed(void *user, int rc, const char *why)
  * Connecting
  * ------------------------------------------------------------------------ */
 
-/* Keeps what a DiscoverResult says about the server. serverInfo lives in
- * _meta since the final 2026-07-28 text; earlier drafts put it in the body
- * (digest 14.3), so both are read. */
-static int adopt_discover_result(mcp_client_t *c, const json_t *result, mcp_error_t *err)
+void client_adopt_server(mcp_client_t *c, const json_t *info, const json_t *caps,
+                         const char *instructions)
 {
-    if (!mcp_discover_result_valid(result))
-        return mcp_error_set(err, MCP_EPROTO, 0, NULL, "the server's DiscoverResult is malformed");
-    const char *version = mcp_version_pick_json(json_object_get(result, "supportedVersions"),
-                                                c->versions, c->n_versions);
-    if (!version)
-        return mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
-                             "the server shares no protocol version with this client");
-    const json_t *info = json_object_get(json_object_get(result, "_meta"), MCP_META_SERVER_INFO);
-    if (!json_is_object(info))
-        info = json_object_get(result, "serverInfo");
-    const char *instructions = json_string_value(json_object_get(result, "instructions"));
+    json_decref(c->server_info);
+    json_decref(c->server_caps);
+    free(c->instructions);
     c->server_info = json_is_object(info) ? json_deep_copy(info) : NULL;
-    c->server_caps = json_deep_copy(json_object_get(result, "capabilities"));
+    c->server_caps = json_is_object(caps) ? json_deep_copy(caps) : NULL;
     c->instructions = instructions ? strdup(instructions) : NULL;
-    pthread_mutex_lock(&c->lock);
-    c->version = version;
-    c->era = MCP_ERA_MODERN;
-    pthread_mutex_unlock(&c->lock);
-    return MCP_OK;
 }
 
-int client_connect_transport(mcp_client_t *c, client_transport_t *t, mcp_transport_kind_t kind,
-                             mcp_error_t *err)
-{
-    t->on_unrouted = on_unrouted;
-    t->on_closed = on_closed;
-    t->user = c;
-    t->trace = c->trace;
-    t->trace_user = c->trace_user;
-    c->transport = t;
-    c->kind = kind;
+/* ------------------------------------------------------------------------
+ * The stdio server's stderr while connecting
+ * ------------------------------------------------------------------------ */
 
-    json_t *result = NULL;
-    int rc = client_call(c, "server/discover", NULL, NULL, &result, err);
-    if (rc == MCP_OK)
-        rc = adopt_discover_result(c, result, err);
-    json_decref(result);
-    if (rc != MCP_OK) {
-        c->transport = NULL;
-        t->ops->close(t);
-        t->ops->free(t);
+static void stderr_tap(void *user, const char *line)
+{
+    mcp_client_t *c = user;
+    pthread_mutex_lock(&c->lock);
+    if (c->capturing_stderr) {
+        /* Keep the last lines: the end of a crash report says the most. */
+        size_t cap = sizeof c->stderr_tail - 1, len = strlen(line);
+        if (len + 1 > cap) {
+            line += len + 1 - cap;
+            len = cap - 1;
+        }
+        if (c->stderr_len + len + 1 > cap) {
+            size_t drop = c->stderr_len + len + 1 - cap;
+            memmove(c->stderr_tail, c->stderr_tail + drop, c->stderr_len - drop);
+            c->stderr_len -= drop;
+        }
+        if (c->stderr_len > 0)
+            c->stderr_tail[c->stderr_len++] = '\n';
+        memcpy(c->stderr_tail + c->stderr_len, line, len);
+        c->stderr_len += len;
+        c->stderr_tail[c->stderr_len] = '\0';
     }
-    return rc;
+    pthread_mutex_unlock(&c->lock);
+    if (c->user_stderr)
+        c->user_stderr(c->user_stderr_user, line);
+}
+
+void client_stderr_tail(mcp_client_t *c, char *buf, size_t size)
+{
+    pthread_mutex_lock(&c->lock);
+    snprintf(buf, size, "%.*s", (int)c->stderr_len, c->stderr_tail);
+    pthread_mutex_unlock(&c->lock);
 }
 
 static int check_connectable(mcp_client_t *c, const void *target, mcp_error_t *err)
@@ -257,10 +296,20 @@ static int check_connectable(mcp_client_t *c, const void *target, mcp_error_t *e
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "client and target are required");
     if (c->transport)
         return mcp_error_set(err, MCP_ESTATE, 0, NULL, "the client is already connected");
-    if (c->era_option == MCP_CLIENT_ERA_LEGACY)
-        return mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
-                             "the legacy era is not supported by this build yet");
     return MCP_OK;
+}
+
+/* What a stdio connection needs to start its server again. */
+typedef struct stdio_ctx {
+    mcp_client_t *client;
+    const mcp_stdio_target_t *target; /* the caller's, with our stderr tap */
+} stdio_ctx_t;
+
+static int restart_stdio(void *user, client_transport_t **out, mcp_error_t *err)
+{
+    stdio_ctx_t *ctx = user;
+    *out = client_stdio_new(ctx->target, ctx->client->log, ctx->client->log_user, err);
+    return *out ? MCP_OK : MCP_EIO;
 }
 
 int mcp_client_connect_stdio(mcp_client_t *client, const mcp_stdio_target_t *target,
@@ -271,10 +320,32 @@ int mcp_client_connect_stdio(mcp_client_t *client, const mcp_stdio_target_t *tar
         return rc;
     if (!target->argv || !target->argv[0])
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the stdio target needs argv[0]");
-    client_transport_t *t = client_stdio_new(target, client->log, client->log_user, err);
+    client->user_stderr = target->on_stderr;
+    client->user_stderr_user = target->stderr_user;
+    mcp_stdio_target_t tapped = *target;
+    tapped.on_stderr = stderr_tap;
+    tapped.stderr_user = client;
+    stdio_ctx_t ctx = {client, &tapped};
+    client_connector_t how = {.restart = restart_stdio, .ctx = &ctx,
+                              .probe_timeout_ms = target->probe_timeout_ms > 0
+                                                      ? target->probe_timeout_ms
+                                                      : CLIENT_DEFAULT_PROBE_TIMEOUT_MS};
+    client_transport_t *t = client_stdio_new(&tapped, client->log, client->log_user, err);
     if (!t)
         return MCP_EIO;
-    return client_connect_transport(client, t, MCP_TRANSPORT_STDIO, err);
+    return client_connect_with(client, t, MCP_TRANSPORT_STDIO, &how, err);
+}
+
+typedef struct http_ctx {
+    mcp_client_t *client;
+    const mcp_http_target_t *target;
+} http_ctx_t;
+
+static int open_http_sse(void *user, client_transport_t **out, mcp_error_t *err)
+{
+    http_ctx_t *ctx = user;
+    *out = client_http_sse_new(ctx->target, ctx->client->log, ctx->client->log_user, err);
+    return *out ? MCP_OK : MCP_EIO;
 }
 
 int mcp_client_connect_http(mcp_client_t *client, const mcp_http_target_t *target,
@@ -283,10 +354,13 @@ int mcp_client_connect_http(mcp_client_t *client, const mcp_http_target_t *targe
     int rc = check_connectable(client, target, err);
     if (rc != MCP_OK)
         return rc;
+    http_ctx_t ctx = {client, target};
+    client_connector_t how = {.open_sse = open_http_sse, .ctx = &ctx,
+                              .can_reauthorize = target->token != NULL};
     client_transport_t *t = client_http_new(target, client->log, client->log_user, err);
     if (!t)
         return MCP_EIO;
-    return client_connect_transport(client, t, MCP_TRANSPORT_HTTP, err);
+    return client_connect_with(client, t, MCP_TRANSPORT_HTTP, &how, err);
 }
 
 /* ------------------------------------------------------------------------

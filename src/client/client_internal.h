@@ -11,6 +11,9 @@
  *   calls.c         the public call functions
  *   listen.c        subscriptions/listen
  *   cancel.c        mcp_cancel_t
+ *   era.c           connecting: the server/discover probe and its verdict
+ *   legacy/         the legacy client (initialize, sessions, server requests,
+ *                   resources/subscribe), behind the same calls
  *
  * Locking: `lock` guards the mutable state of the client (version in use,
  * cache, tool table, subscriptions). It is never held while calling into
@@ -170,7 +173,6 @@ struct mcp_client {
     /* Options, fixed after mcp_client_new. */
     json_t *client_info;
     json_t *capabilities;        /* ClientCapabilities built from the callbacks */
-    char *log_level;
     mcp_client_era_t era_option;
     const char *versions[CLIENT_MAX_VERSIONS]; /* modern versions, preferred first */
     size_t n_versions;
@@ -185,14 +187,27 @@ struct mcp_client {
     mcp_trace_fn trace;
     void *trace_user;
 
+    const char *legacy_version;  /* initialize asks for it (static storage) */
+    bool has_previous_verdict;
+    mcp_client_verdict_t previous_verdict;
+    json_t *legacy_capabilities; /* ClientCapabilities of the legacy era */
+
+    /* The stdio server's stderr: forwarded to the user's callback, and its
+     * tail kept while connecting, for the error message. */
+    mcp_stderr_fn user_stderr;
+    void *user_stderr_user;
+
     /* The connection; set by connect, stable until free. */
     client_transport_t *transport;
+    mcp_client_verdict_t verdict; /* how the era was decided */
+    struct client_legacy *legacy; /* legacy connections only */
     mcp_transport_kind_t kind;
     json_t *server_info;         /* from the DiscoverResult of connect */
     json_t *server_caps;
     char *instructions;
 
     pthread_mutex_t lock;        /* guards everything below */
+    const char *log_level;       /* static storage (client_log_level_name), or NULL */
     mcp_era_t era;
     const char *version;         /* in use (static storage) */
     json_int_t next_id;
@@ -200,9 +215,17 @@ struct mcp_client {
     client_cache_t *cache;
     client_tools_t tools;
     mcp_subscription_t *subs;    /* open subscriptions */
+    bool capturing_stderr;
+    char stderr_tail[1024];      /* the last stderr bytes while connecting */
+    size_t stderr_len;
 };
 
 void client_log(mcp_client_t *c, mcp_log_level_t level, const char *fmt, ...) MCP_PRINTF(3, 4);
+
+/* The static spelling of a valid log level (NULL for NULL or an unknown
+ * one): the level may change while requests are built, so it is never
+ * freed. */
+const char *client_log_level_name(const char *level);
 
 /* A fresh request id. */
 json_int_t client_next_id(mcp_client_t *c);
@@ -213,13 +236,59 @@ int64_t client_now_ms(void);
 /* Delivers a notifications/message (borrowed) to the on_log callback. */
 void client_deliver_log(mcp_client_t *c, const json_t *msg);
 
+/* Messages that belong to no call in flight (the transport's on_unrouted,
+ * and notifications a call's stream carried that are not its own). */
+void client_on_unrouted(void *user, const json_t *msg);
+
+/* The connection ended by itself (the transport's on_closed). */
+void client_on_closed(void *user, int rc, const char *why);
+
+/* Keeps what an Implementation/capabilities/instructions triple says about
+ * the server (each borrowed, may be NULL). */
+void client_adopt_server(mcp_client_t *c, const json_t *info, const json_t *caps,
+                         const char *instructions);
+
+/* What connecting needs beyond the transport (era.c). */
+typedef struct client_connector {
+    /* stdio: starts the server again, for RECONNECT_LEGACY. NULL: none. */
+    int (*restart)(void *ctx, client_transport_t **out, mcp_error_t *err);
+    /* HTTP: the HTTP+SSE transport (2024-11-05) for the last fallback.
+     * NULL: none. */
+    int (*open_sse)(void *ctx, client_transport_t **out, mcp_error_t *err);
+    void *ctx;
+    /* stdio: how long the probe waits (<= 0: the client's timeout). */
+    int64_t probe_timeout_ms;
+    /* HTTP: a token callback may answer a 401/403 with a new token. */
+    bool can_reauthorize;
+} client_connector_t;
+
+/* How long the HTTP probe waits before retrying a transient failure, and
+ * how often it tries. */
+#define CLIENT_PROBE_ATTEMPTS 3
+/* stdio: the probe timeout when the target names none (see client.h). */
+#define CLIENT_DEFAULT_PROBE_TIMEOUT_MS 5000
+#define CLIENT_PROBE_BACKOFF_MS 250
+
 /*
- * Attaches a transport (taken, even on failure) and connects over it: the
- * server/discover that tells the server's identity, capabilities and
- * versions. The seam through which tests plug in a fake transport.
+ * Attaches a transport (taken, even on failure) and connects over it as
+ * the era option says: probing with server/discover (auto), adopting its
+ * DiscoverResult (modern), or the initialize handshake (legacy, or an auto
+ * probe whose verdict is legacy). `how` may be NULL.
  */
+int client_connect_with(mcp_client_t *c, client_transport_t *t, mcp_transport_kind_t kind,
+                        const client_connector_t *how, mcp_error_t *err);
+
+/* client_connect_with() without a connector: the seam through which tests
+ * plug in a fake transport. */
 int client_connect_transport(mcp_client_t *c, client_transport_t *t, mcp_transport_kind_t kind,
                              mcp_error_t *err);
+
+/* Replaces the connection's transport with `t` (during connect only),
+ * closing and freeing the old one. */
+void client_swap_transport(mcp_client_t *c, client_transport_t *t);
+
+/* While connecting over stdio: the stderr tail kept so far ("" if none). */
+void client_stderr_tail(mcp_client_t *c, char *buf, size_t size);
 
 /* ------------------------------------------------------------------------
  * One request on the wire (roundtrip.c)
@@ -236,6 +305,25 @@ typedef struct client_call_opts {
 
 void client_resolve_opts(const mcp_client_t *c, const mcp_request_options_t *opts,
                          client_call_opts_t *out);
+
+/* What came back on the wire besides a JSON-RPC response (HTTP). */
+typedef struct client_wire {
+    int http_status;             /* 0: none (stdio, or no HTTP answer) */
+    char *content_type;
+    char *body;                  /* raw body when there was no response */
+    size_t body_len;
+    char *last_event_id;         /* a legacy event stream's last event ID */
+} client_wire_t;
+
+void client_wire_clear(client_wire_t *w);
+
+/* client_roundtrip() that also fills *wire (may be NULL; clear it after
+ * use, whatever the result). A legacy POST stream that ends before its
+ * response, after naming an event ID, is resumed with a GET and
+ * Last-Event-ID (at most twice). */
+int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
+                          const client_http_hints_t *hints, const client_call_opts_t *o,
+                          json_t **response_out, client_wire_t *wire, mcp_error_t *err);
 
 /*
  * Sends `request` (borrowed) and waits for its outcome. On MCP_OK
@@ -281,5 +369,13 @@ void client_close_subscriptions(mcp_client_t *c);
 /* A list_changed or resources/updated notification (borrowed) invalidates
  * the matching cache entries (and tool table). */
 void client_invalidate_for(mcp_client_t *c, const char *method, const json_t *params);
+
+/* Legacy: a list_changed or resources/updated notification of the session
+ * (borrowed) goes to every open subscription whose filter covers it. */
+void client_listen_deliver(mcp_client_t *c, const char *method, const json_t *params);
+
+/* The filters ({"notifications": SubscriptionFilter}) of the open
+ * subscriptions other than `except` (new reference: an array). */
+json_t *client_listen_filters(mcp_client_t *c, const mcp_subscription_t *except);
 
 #endif /* MCP_CLIENT_INTERNAL_H */

@@ -21,9 +21,42 @@
 #include <strings.h>
 
 #include "client/client_internal.h"
+#include "client/legacy/legacy.h"
 #include "mcp/errors.h"
 #include "mcp/result.h"
 #include "mcp/version.h"
+
+/* A legacy request: no envelope, and of the HTTP headers only
+ * MCP-Protocol-Version (the transport adds the session). A server that
+ * forgot the session (404) gets a new handshake and the request again. */
+static int send_legacy(mcp_client_t *c, const char *method, const json_t *params,
+                       const client_call_opts_t *o, json_t **response_out, mcp_error_t *err)
+{
+    for (int attempt = 0;; attempt++) {
+        pthread_mutex_lock(&c->lock);
+        json_int_t id = c->next_id++;
+        const char *version = c->version;
+        pthread_mutex_unlock(&c->lock);
+        uint64_t generation = client_legacy_generation(c);
+        client_http_hints_t hints = {.protocol_version = client_legacy_header_version(version)};
+        json_t *request = client_legacy_request_build(id, method, params, o->progress != NULL);
+        if (!request)
+            return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+        client_wire_t wire = {0};
+        int rc = client_roundtrip_wire(c, request, &hints, o, response_out, &wire, err);
+        json_decref(request);
+        bool gone = rc != MCP_OK && wire.http_status == 404 && c->transport->ops->session_active &&
+                    c->transport->ops->session_active(c->transport);
+        client_wire_clear(&wire);
+        if (!gone || attempt > 0)
+            return rc;
+        client_log(c, MCP_LOG_INFO, "the server forgot the session (HTTP 404); initializing "
+                                    "a new one");
+        rc = client_legacy_reinitialize(c, generation, err);
+        if (rc != MCP_OK)
+            return rc;
+    }
+}
 
 /* Builds and sends one request; *response_out is the JSON-RPC response.
  * *version_out tells which version the request claimed. */
@@ -31,6 +64,10 @@ static int send_once(mcp_client_t *c, const char *method, const json_t *params,
                      const client_call_opts_t *o, bool with_param_headers,
                      const char **version_out, json_t **response_out, mcp_error_t *err)
 {
+    if (c->legacy) {
+        *version_out = NULL;
+        return send_legacy(c, method, params, o, response_out, err);
+    }
     client_hints_t hints;
     pthread_mutex_lock(&c->lock);
     json_int_t id = c->next_id++;
@@ -43,7 +80,9 @@ static int send_once(mcp_client_t *c, const char *method, const json_t *params,
     pthread_mutex_unlock(&c->lock);
     *version_out = version;
 
+    pthread_mutex_lock(&c->lock);
     client_meta_t meta = {version, c->capabilities, c->client_info, c->log_level};
+    pthread_mutex_unlock(&c->lock);
     json_t *request = rc == MCP_OK ? client_request_build(id, method, params, &meta,
                                                           o->progress != NULL)
                                    : NULL;
@@ -159,6 +198,10 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
     *result_out = NULL;
     if (!c->transport)
         return mcp_error_set(err, MCP_ESTATE, 0, NULL, "the client is not connected");
+    if (c->legacy && client_legacy_method_unknown(method))
+        return mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
+                             "%s does not exist on the legacy protocol this server speaks",
+                             method);
     client_call_opts_t o;
     client_resolve_opts(c, opts, &o);
 
@@ -178,7 +221,8 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
         }
     }
 
-    bool param_headers = c->kind == MCP_TRANSPORT_HTTP && strcmp(method, "tools/call") == 0;
+    bool param_headers = c->kind == MCP_TRANSPORT_HTTP && !c->legacy &&
+                         strcmp(method, "tools/call") == 0;
     if (param_headers)
         learn_tool(c, params, &o);
 
@@ -196,7 +240,7 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
         const json_t *error = json_object_get(response, "error");
         if (error) {
             json_int_t code = json_integer_value(json_object_get(error, "code"));
-            if (code == MCP_UNSUPPORTED_PROTOCOL_VERSION && !version_retried &&
+            if (code == MCP_UNSUPPORTED_PROTOCOL_VERSION && !version_retried && version &&
                 switch_version(c, error, version)) {
                 version_retried = true;
             } else if (code == MCP_HEADER_MISMATCH && param_headers && !headers_retried &&

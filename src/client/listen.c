@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "client/client_internal.h"
+#include "client/legacy/legacy.h"
 #include "mcp/request.h"
 
 #define REOPEN_ATTEMPTS 6
@@ -399,6 +400,71 @@ static json_t *filter_params(const mcp_listen_filter_t *f)
     return params;
 }
 
+/* Takes sub out of the client's list (if it is there). */
+static void unlink_subscription(mcp_subscription_t *sub)
+{
+    mcp_client_t *c = sub->client;
+    pthread_mutex_lock(&c->lock);
+    for (mcp_subscription_t **p = &c->subs; *p; p = &(*p)->next)
+        if (*p == sub) {
+            *p = sub->next;
+            break;
+        }
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* A legacy server has no listen stream: the subscription is acknowledged
+ * at once with what the server's capabilities promise, and the session's
+ * notifications reach it through client_listen_deliver(). It is listed
+ * before resources/subscribe goes out: the first update may follow the
+ * answer at once. */
+static int open_legacy(mcp_subscription_t *sub, mcp_error_t *err)
+{
+    mcp_client_t *c = sub->client;
+    json_t *honoured = client_legacy_listen_honoured(c, sub->params);
+    if (!honoured)
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    pthread_mutex_lock(&sub->lock);
+    sub->honoured = honoured;
+    sub->state = STREAM_ACKED;
+    pthread_mutex_unlock(&sub->lock);
+    pthread_mutex_lock(&c->lock);
+    sub->next = c->subs;
+    c->subs = sub;
+    pthread_mutex_unlock(&c->lock);
+    int rc = client_legacy_listen_subscribe(c, honoured, err);
+    if (rc != MCP_OK)
+        unlink_subscription(sub);
+    return rc;
+}
+
+void client_listen_deliver(mcp_client_t *c, const char *method, const json_t *params)
+{
+    pthread_mutex_lock(&c->lock);
+    for (mcp_subscription_t *sub = c->subs; sub; sub = sub->next) {
+        pthread_mutex_lock(&sub->lock);
+        if (sub->state == STREAM_ACKED && !sub->closing && sub->fn &&
+            client_legacy_filter_matches(sub->honoured, method, params)) {
+            json_array_append_new(sub->events, json_pack("{s:s, s:O?}", "method", method,
+                                                         "params", params));
+            pthread_cond_broadcast(&sub->cond);
+        }
+        pthread_mutex_unlock(&sub->lock);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+json_t *client_listen_filters(mcp_client_t *c, const mcp_subscription_t *except)
+{
+    json_t *filters = json_array();
+    pthread_mutex_lock(&c->lock);
+    for (mcp_subscription_t *sub = c->subs; filters && sub; sub = sub->next)
+        if (sub != except)
+            json_array_append(filters, sub->params);
+    pthread_mutex_unlock(&c->lock);
+    return filters;
+}
+
 static void subscription_free(mcp_subscription_t *sub)
 {
     json_decref(sub->params);
@@ -443,7 +509,7 @@ int mcp_client_listen(mcp_client_t *client, const mcp_listen_filter_t *filter,
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "a resource URI is NULL or not UTF-8");
     }
 
-    int rc = open_stream(sub, err);
+    int rc = client->legacy ? open_legacy(sub, err) : open_stream(sub, err);
     if (rc == MCP_OK && pthread_create(&sub->thread, NULL, supervise, sub) != 0) {
         pthread_mutex_lock(&sub->lock);
         end_stream_locked(sub, true);
@@ -451,6 +517,7 @@ int mcp_client_listen(mcp_client_t *client, const mcp_listen_filter_t *filter,
         rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "cannot start the subscription thread");
     }
     if (rc != MCP_OK) {
+        unlink_subscription(sub);
         subscription_free(sub);
         return rc;
     }
@@ -460,10 +527,12 @@ int mcp_client_listen(mcp_client_t *client, const mcp_listen_filter_t *filter,
         *honoured_out = json_deep_copy(sub->honoured);
         pthread_mutex_unlock(&sub->lock);
     }
-    pthread_mutex_lock(&client->lock);
-    sub->next = client->subs;
-    client->subs = sub;
-    pthread_mutex_unlock(&client->lock);
+    if (!client->legacy) {
+        pthread_mutex_lock(&client->lock);
+        sub->next = client->subs;
+        client->subs = sub;
+        pthread_mutex_unlock(&client->lock);
+    }
     *sub_out = sub;
     return MCP_OK;
 }
@@ -473,13 +542,7 @@ void mcp_subscription_close(mcp_subscription_t *sub)
     if (!sub)
         return;
     mcp_client_t *c = sub->client;
-    pthread_mutex_lock(&c->lock);
-    for (mcp_subscription_t **p = &c->subs; *p; p = &(*p)->next)
-        if (*p == sub) {
-            *p = sub->next;
-            break;
-        }
-    pthread_mutex_unlock(&c->lock);
+    unlink_subscription(sub);
 
     pthread_mutex_lock(&sub->lock);
     sub->closing = true;
@@ -487,6 +550,11 @@ void mcp_subscription_close(mcp_subscription_t *sub)
     pthread_mutex_unlock(&sub->lock);
     if (sub->has_thread)
         pthread_join(sub->thread, NULL);
+    if (c->legacy) {
+        json_t *others = client_listen_filters(c, sub);
+        client_legacy_listen_close(c, sub->params, others);
+        json_decref(others);
+    }
     subscription_free(sub);
 }
 

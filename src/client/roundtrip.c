@@ -25,7 +25,22 @@ typedef struct waiter {
     mcp_client_t *client;
     mcp_progress_fn progress;
     void *progress_user;
+    client_wire_t wire;       /* what came back besides the response */
 } waiter_t;
+
+/* A legacy POST stream that broke before its response is resumed at most
+ * this many times. */
+#define MAX_RESUMES 2
+
+void client_wire_clear(client_wire_t *w)
+{
+    if (!w)
+        return;
+    free(w->content_type);
+    free(w->body);
+    free(w->last_event_id);
+    memset(w, 0, sizeof *w);
+}
 
 void client_resolve_opts(const mcp_client_t *c, const mcp_request_options_t *opts,
                          client_call_opts_t *out)
@@ -63,6 +78,20 @@ static void on_notification(void *user, const json_t *msg)
         deliver_progress(w, json_object_get(msg, "params"));
     else if (strcmp(method, "notifications/message") == 0)
         client_deliver_log(w->client, msg);
+    else
+        /* A legacy server sends session notifications (list_changed,
+         * resources/updated) on whichever stream is open. */
+        client_on_unrouted(w->client, msg);
+}
+
+static char *dup_bytes(const char *s, size_t n)
+{
+    char *d = s ? malloc(n + 1) : NULL;
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
 }
 
 static void on_done(void *user, client_outcome_t *outcome)
@@ -74,6 +103,14 @@ static void on_done(void *user, client_outcome_t *outcome)
     w->rc = w->response ? MCP_OK : outcome->rc != MCP_OK ? outcome->rc : MCP_EPROTO;
     snprintf(w->why, sizeof w->why, "%s",
              outcome->why ? outcome->why : mcp_strerror(w->rc));
+    client_wire_clear(&w->wire);
+    w->wire.http_status = outcome->http_status;
+    w->wire.content_type = outcome->content_type ? strdup(outcome->content_type) : NULL;
+    if (!w->response)
+        w->wire.body = dup_bytes(outcome->body, outcome->body_len);
+    w->wire.body_len = w->wire.body ? outcome->body_len : 0;
+    if (outcome->last_event_id && outcome->last_event_id[0])
+        w->wire.last_event_id = strdup(outcome->last_event_id);
     w->done = true;
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
@@ -92,8 +129,50 @@ static void deadline_at(struct timespec *ts, int64_t ms)
     }
 }
 
-int client_roundtrip(mcp_client_t *c, const json_t *request, const client_http_hints_t *hints,
-                     const client_call_opts_t *o, json_t **response_out, mcp_error_t *err)
+/* Waits for the exchange's outcome, cancelling it on expiry or on the
+ * caller's cancel. Returns why waiting stopped early (MCP_OK: it did not). */
+static int wait_for(client_transport_t *t, client_exchange_t *ex, waiter_t *w,
+                    const client_call_opts_t *o, const struct timespec *deadline)
+{
+    client_cancel_waiter_t cw = {&w->lock, &w->cond, NULL};
+    client_cancel_watch(o->cancel, &cw);
+    int stopped = MCP_OK;
+    pthread_mutex_lock(&w->lock);
+    while (!w->done) {
+        if (stopped == MCP_OK && mcp_cancel_triggered(o->cancel))
+            stopped = MCP_ECANCELED;
+        if (stopped == MCP_OK && o->timeout_ms >= 0 &&
+            pthread_cond_timedwait(&w->cond, &w->lock, deadline) == ETIMEDOUT && !w->done)
+            stopped = MCP_ETIMEDOUT;
+        else if (stopped == MCP_OK && o->timeout_ms < 0)
+            pthread_cond_wait(&w->cond, &w->lock);
+        if (stopped != MCP_OK && !w->done) {
+            /* cancel() delivers on_done (ECANCELED) unless the answer won
+             * the race; either way `done` is set when it returns. */
+            pthread_mutex_unlock(&w->lock);
+            t->ops->cancel(t, ex, true);
+            pthread_mutex_lock(&w->lock);
+            while (!w->done)
+                pthread_cond_wait(&w->cond, &w->lock);
+        }
+    }
+    pthread_mutex_unlock(&w->lock);
+    client_cancel_unwatch(o->cancel, &cw);
+    t->ops->release(t, ex);
+    return stopped;
+}
+
+/* A legacy POST stream ended before its response, after naming an event
+ * ID: the server may replay the rest on a GET with Last-Event-ID. */
+static bool resumable(const mcp_client_t *c, const client_transport_t *t, const waiter_t *w)
+{
+    return c->legacy && t->ops->open_stream && w->rc == MCP_ECLOSED && !w->response &&
+           w->wire.last_event_id;
+}
+
+int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
+                          const client_http_hints_t *hints, const client_call_opts_t *o,
+                          json_t **response_out, client_wire_t *wire, mcp_error_t *err)
 {
     *response_out = NULL;
     client_transport_t *t = c->transport;
@@ -123,36 +202,27 @@ int client_roundtrip(mcp_client_t *c, const json_t *request, const client_http_h
         free(w);
         return mcp_error_set(err, rc, 0, NULL, "cannot send the request: %s", mcp_strerror(rc));
     }
-
-    client_cancel_waiter_t cw = {&w->lock, &w->cond, NULL};
-    client_cancel_watch(o->cancel, &cw);
     struct timespec deadline;
     if (o->timeout_ms >= 0)
         deadline_at(&deadline, o->timeout_ms);
-
-    int stopped = MCP_OK; /* why we gave up waiting, if we did */
-    pthread_mutex_lock(&w->lock);
-    while (!w->done) {
-        if (stopped == MCP_OK && mcp_cancel_triggered(o->cancel))
-            stopped = MCP_ECANCELED;
-        if (stopped == MCP_OK && o->timeout_ms >= 0 &&
-            pthread_cond_timedwait(&w->cond, &w->lock, &deadline) == ETIMEDOUT && !w->done)
-            stopped = MCP_ETIMEDOUT;
-        else if (stopped == MCP_OK && o->timeout_ms < 0)
-            pthread_cond_wait(&w->cond, &w->lock);
-        if (stopped != MCP_OK && !w->done) {
-            /* cancel() delivers on_done (ECANCELED) unless the answer won
-             * the race; either way `done` is set when it returns. */
-            pthread_mutex_unlock(&w->lock);
-            t->ops->cancel(t, ex, true);
-            pthread_mutex_lock(&w->lock);
-            while (!w->done)
-                pthread_cond_wait(&w->cond, &w->lock);
+    int stopped = wait_for(t, ex, w, o, &deadline);
+    for (int resumes = 0; stopped == MCP_OK && resumes < MAX_RESUMES && resumable(c, t, w);
+         resumes++) {
+        char *last = w->wire.last_event_id;
+        w->wire.last_event_id = NULL;
+        w->done = false;
+        client_log(c, MCP_LOG_INFO, "the event stream broke before the response; resuming "
+                                    "after event %s", last);
+        int src = t->ops->open_stream(t, hints ? hints->protocol_version : NULL, last,
+                                      json_object_get(request, "id"), &events, w, &ex);
+        if (src != MCP_OK) {
+            w->wire.last_event_id = last; /* the first failure stands */
+            w->done = true;
+            break;
         }
+        free(last);
+        stopped = wait_for(t, ex, w, o, &deadline);
     }
-    pthread_mutex_unlock(&w->lock);
-    client_cancel_unwatch(o->cancel, &cw);
-    t->ops->release(t, ex);
 
     if (stopped != MCP_OK) {
         json_decref(w->response); /* a late answer: the caller gave up on it */
@@ -167,8 +237,19 @@ int client_roundtrip(mcp_client_t *c, const json_t *request, const client_http_h
         *response_out = w->response;
         rc = MCP_OK;
     }
+    if (wire) {
+        *wire = w->wire;
+        memset(&w->wire, 0, sizeof w->wire);
+    }
+    client_wire_clear(&w->wire);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->cond);
     free(w);
     return rc;
+}
+
+int client_roundtrip(mcp_client_t *c, const json_t *request, const client_http_hints_t *hints,
+                     const client_call_opts_t *o, json_t **response_out, mcp_error_t *err)
+{
+    return client_roundtrip_wire(c, request, hints, o, response_out, NULL, err);
 }

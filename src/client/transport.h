@@ -53,6 +53,10 @@ typedef struct client_outcome {
     const char *body;             /* raw body bytes when `response` is NULL */
     size_t body_len;
     const char *www_authenticate; /* the challenge of a 401/403 */
+    /* Legacy HTTP event streams: the last event ID seen ("" or NULL when
+     * none), to resume with, and the server's retry delay (-1: none). */
+    const char *last_event_id;
+    int64_t retry_ms;
 } client_outcome_t;
 
 typedef struct client_exchange_events {
@@ -88,7 +92,9 @@ typedef struct client_transport_ops {
     void (*cancel)(client_transport_t *t, client_exchange_t *ex, bool notify_peer);
     /* Drops the core's handle. */
     void (*release)(client_transport_t *t, client_exchange_t *ex);
-    /* Sends a notification (stdio: a line; HTTP: a POST answered 202). */
+    /* Sends a message that expects no answer: a notification, or (legacy)
+     * the response to a server's request (stdio: a line; HTTP: a POST
+     * answered 202). */
     int (*notify)(client_transport_t *t, const json_t *notification,
                   const client_http_hints_t *hints);
     /* Closes the connection: every exchange still waiting gets on_done with
@@ -96,14 +102,43 @@ typedef struct client_transport_ops {
     void (*close)(client_transport_t *t);
     /* Frees a closed transport. */
     void (*free)(client_transport_t *t);
+
+    /* Legacy Streamable HTTP sessions (2025-03-26 ... 2025-11-25). NULL on
+     * transports without them (stdio, HTTP+SSE). */
+
+    /* From now on keep the Mcp-Session-Id the server assigns (on the
+     * initialize answer) and send it on every request, and send no
+     * session after session_reset(). */
+    void (*session_begin)(client_transport_t *t);
+    /* Whether the server assigned a session. */
+    bool (*session_active)(client_transport_t *t);
+    /* Forgets the session (the server answered 404: it is gone), so that
+     * the next initialize starts a new one. */
+    void (*session_reset)(client_transport_t *t);
+    /* Ends the session with DELETE (waits at most a few seconds; a 405 is
+     * the server's right). No-op without a session. */
+    void (*session_end)(client_transport_t *t);
+    /*
+     * GETs the endpoint for an event stream (Accept: text/event-stream,
+     * with the session and `protocol_version` headers, and Last-Event-ID
+     * when `last_event_id` is not NULL). With `request_id` NULL it is the
+     * server's own stream: notifications go to ev->on_notification, requests
+     * to on_unrouted, and the outcome is its end (status 405: the server
+     * offers none). With a request id it resumes the POST stream of that
+     * request: the response ends it, like start().
+     */
+    int (*open_stream)(client_transport_t *t, const char *protocol_version,
+                       const char *last_event_id, const json_t *request_id,
+                       const client_exchange_events_t *ev, void *user,
+                       client_exchange_t **out);
 } client_transport_ops_t;
 
 /* Every transport starts with this header. */
 struct client_transport {
     const client_transport_ops_t *ops;
     /* Messages that belong to no request in flight (stdio: log messages,
-     * notifications of unknown subscriptions; later: legacy server-to-client
-     * requests). Borrowed. May be NULL. */
+     * notifications of unknown subscriptions; legacy: the server's requests
+     * and session notifications). Borrowed. May be NULL. */
     void (*on_unrouted)(void *user, const json_t *msg);
     /* The connection ended by itself (stdio: the server exited; rc and a
      * reason). May be NULL. */
@@ -129,5 +164,13 @@ client_transport_t *client_stdio_new(const mcp_stdio_target_t *target, mcp_log_f
 /* The Streamable HTTP transport for target->url. NULL with *err on failure. */
 client_transport_t *client_http_new(const mcp_http_target_t *target, mcp_log_fn log,
                                     void *log_user, mcp_error_t *err);
+
+/* The HTTP+SSE transport of 2024-11-05 for target->url: GETs the URL, waits
+ * for the `endpoint` event and POSTs every message there; answers come on
+ * the event stream and are routed by id as on stdio. NULL with *err when
+ * the stream cannot be opened or names no endpoint within
+ * `connect_timeout_ms`. */
+client_transport_t *client_http_sse_new(const mcp_http_target_t *target, mcp_log_fn log,
+                                        void *log_user, mcp_error_t *err);
 
 #endif /* MCP_CLIENT_TRANSPORT_H */

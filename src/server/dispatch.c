@@ -41,8 +41,27 @@ void conn_unref(mcp_conn_t *conn)
 {
     if (!conn || atomic_fetch_sub(&conn->refs, 1) != 1)
         return;
+    if (conn->session) {
+        listen_hub_remove_session(conn->srv->hub, conn->session);
+        session_end(conn->session);
+        session_unref(conn->session);
+    }
+    if (conn->outbound)
+        conn->outbound->release(conn->outbound);
     pthread_mutex_destroy(&conn->lock);
     free(conn);
+}
+
+void mcp_conn_set_outbound(mcp_conn_t *conn, mcp_sink_t *sink)
+{
+    if (!conn)
+        return;
+    pthread_mutex_lock(&conn->lock);
+    mcp_sink_t *old = conn->outbound;
+    conn->outbound = sink;
+    pthread_mutex_unlock(&conn->lock);
+    if (old)
+        old->release(old);
 }
 
 /* Cancels a snapshot of exchanges outside any lock: cancelling a listen
@@ -96,7 +115,7 @@ void mcp_conn_free(mcp_conn_t *conn)
 
 /* Registers a request on its connection so notifications/cancelled can find
  * it. A request id already in flight on the connection is refused. */
-static bool conn_track(mcp_conn_t *conn, mcp_exchange_t *ex)
+bool conn_track(mcp_conn_t *conn, mcp_exchange_t *ex)
 {
     pthread_mutex_lock(&conn->lock);
     for (mcp_exchange_t *other = conn->inflight; other; other = other->conn_next) {
@@ -113,7 +132,7 @@ static bool conn_track(mcp_conn_t *conn, mcp_exchange_t *ex)
     return true;
 }
 
-static void conn_cancel_id(mcp_conn_t *conn, const json_t *id)
+void conn_cancel_id(mcp_conn_t *conn, const json_t *id)
 {
     if (!conn || !id)
         return;
@@ -164,7 +183,7 @@ method_id_t method_lookup(const char *method)
 
 /* Is the method served now? Methods of a feature nothing registered are
  * "not found" (the capability is not advertised), as the spec requires. */
-static bool method_available(mcp_server_t *srv, method_id_t m)
+bool method_served(mcp_server_t *srv, method_id_t m)
 {
     switch (m) {
     case METHOD_DISCOVER:
@@ -243,7 +262,7 @@ static void handle_notification(mcp_conn_t *conn, mcp_message_t *msg, mcp_sink_t
     sink->release(sink);
 }
 
-static void method_job(void *arg)
+void method_job(void *arg)
 {
     method_run(arg);
 }
@@ -268,14 +287,38 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
         goto done;
     }
     if (msg.kind == MCP_MSG_RESULT || msg.kind == MCP_MSG_ERROR) {
-        /* The modern era has no server-to-client requests, so a response
-         * from the client answers nothing: refuse it without a body. */
-        sink->send(sink, MCP_OUT_ACCEPTED, NULL, 400);
-        sink->release(sink);
+        if (srv->legacy_mode != MCP_LEGACY_REJECT) {
+            /* A legacy client answering a request the server sent it. */
+            legacy_submit(srv, conn, &msg, ctx, sink, exchange_out);
+        } else {
+            /* The modern era has no server-to-client requests, so a
+             * response from the client answers nothing: refuse it. */
+            sink->send(sink, MCP_OUT_ACCEPTED, NULL, 400);
+            sink->release(sink);
+        }
         goto done;
     }
 
     mcp_era_t era = mcp_request_era(&msg);
+    /* On a connection (stdio) the first request decides the era; a request
+     * of the other era afterwards is refused. */
+    mcp_era_t pinned = MCP_ERA_UNKNOWN;
+    if (conn && msg.kind == MCP_MSG_REQUEST) {
+        pthread_mutex_lock(&conn->lock);
+        if (conn->era == MCP_ERA_UNKNOWN)
+            conn->era = era;
+        pinned = conn->era;
+        pthread_mutex_unlock(&conn->lock);
+        if (pinned != era) {
+            mcp_error_set(&err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,
+                          "Invalid Request: this connection speaks the %s protocol; "
+                          "start another process for the %s one",
+                          pinned == MCP_ERA_MODERN ? "2026-07-28" : "legacy (initialize)",
+                          era == MCP_ERA_MODERN ? "2026-07-28" : "legacy");
+            sink_answer(sink, rejection(msg.id, &err, MCP_ERA_UNKNOWN), 400);
+            goto done;
+        }
+    }
     if (era != MCP_ERA_MODERN) {
         /* A modern header on a body without the modern claim is a broken
          * modern request, not legacy traffic. */
@@ -284,6 +327,26 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
                                      &status, &err) != MCP_OK) {
             json_t *id = msg.kind == MCP_MSG_REQUEST ? msg.id : NULL;
             sink_answer(sink, rejection(id, &err, MCP_ERA_MODERN), status);
+            goto done;
+        }
+        /* Legacy traffic: requests; notifications on a legacy stdio
+         * connection; over HTTP, notifications of a legacy session (a
+         * notifications/cancelled without session is modern traffic). */
+        bool legacy_notification = false;
+        if (msg.kind == MCP_MSG_NOTIFICATION) {
+            if (ctx->transport == MCP_TRANSPORT_HTTP) {
+                legacy_notification =
+                    strcmp(msg.method, "notifications/cancelled") != 0 ||
+                    mcp_headers_get(ctx->headers, MCP_HEADER_SESSION_ID) != NULL;
+            } else if (conn) {
+                pthread_mutex_lock(&conn->lock);
+                legacy_notification = conn->era == MCP_ERA_LEGACY;
+                pthread_mutex_unlock(&conn->lock);
+            }
+        }
+        if (srv->legacy_mode != MCP_LEGACY_REJECT &&
+            (msg.kind == MCP_MSG_REQUEST || legacy_notification)) {
+            legacy_submit(srv, conn, &msg, ctx, sink, exchange_out);
             goto done;
         }
         if (msg.kind == MCP_MSG_NOTIFICATION &&
@@ -312,7 +375,7 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
         .headers = ctx->transport == MCP_TRANSPORT_HTTP ? ctx->headers : NULL,
         .versions = versions,
         .n_versions = n_versions,
-        .method_known = method_available(srv, method),
+        .method_known = method_served(srv, method),
         .required_capabilities = tool ? tool->required_caps : NULL,
         .input_schema = tool ? json_object_get(tool->def, "inputSchema") : NULL,
     };

@@ -109,6 +109,7 @@ void exchange_unref(mcp_exchange_t *ex)
     json_decref(ex->state);
     json_decref(ex->input_responses);
     json_decref(ex->client_caps);
+    session_unref(ex->session);
     mcp_message_clear(&ex->msg);
     pthread_mutex_destroy(&ex->wait_lock);
     pthread_mutex_destroy(&ex->send_lock);
@@ -170,6 +171,45 @@ int exchange_notify(mcp_exchange_t *ex, json_t *notification_new)
     return rc;
 }
 
+int exchange_request(mcp_exchange_t *ex, json_t *request_new)
+{
+    if (!request_new)
+        return MCP_ENOMEM;
+    int rc = MCP_ECANCELED;
+    bool gone = false;
+    pthread_mutex_lock(&ex->send_lock);
+    if (!atomic_load(&ex->cancelled) && !atomic_load(&ex->released)) {
+        rc = ex->sink->send(ex->sink, MCP_OUT_REQUEST, request_new, 0);
+        if (rc < 0) {
+            gone = true;
+            rc = MCP_ECLOSED;
+        }
+    }
+    pthread_mutex_unlock(&ex->send_lock);
+    json_decref(request_new);
+    if (gone)
+        exchange_cancel(ex);
+    return rc;
+}
+
+int exchange_send_event(mcp_exchange_t *ex, const json_t *msg, const char *event_id)
+{
+    int rc = MCP_ECANCELED;
+    bool gone = false;
+    pthread_mutex_lock(&ex->send_lock);
+    if (!atomic_load(&ex->cancelled) && !atomic_load(&ex->released) && ex->sink->send_event) {
+        rc = ex->sink->send_event(ex->sink, msg, event_id);
+        if (rc < 0) {
+            gone = true;
+            rc = MCP_ECLOSED;
+        }
+    }
+    pthread_mutex_unlock(&ex->send_lock);
+    if (gone)
+        exchange_cancel(ex);
+    return rc;
+}
+
 void exchange_finish(mcp_exchange_t *ex, json_t *response_new, int http_status)
 {
     pthread_mutex_lock(&ex->send_lock);
@@ -186,8 +226,13 @@ void exchange_fail(mcp_exchange_t *ex, const mcp_error_t *err, bool before_dispa
     json_t *error = json_object_get(response, "error");
     if (error && ex->era == MCP_ERA_MODERN)
         mcp_shape_modern_error(error);
+    else if (error && ex->era == MCP_ERA_LEGACY)
+        mcp_shape_legacy_error(ex->msg.method, error);
     int code = (int)json_integer_value(json_object_get(error, "code"));
-    exchange_finish(ex, response, mcp_http_status_for_code(code, before_dispatch));
+    /* Legacy clients read JSON-RPC errors from 200 responses (the status
+     * codes are a 2026-07-28 rule). */
+    int status = ex->era == MCP_ERA_LEGACY ? 200 : mcp_http_status_for_code(code, before_dispatch);
+    exchange_finish(ex, response, status);
 }
 
 void sink_answer(mcp_sink_t *sink, json_t *response_new, int http_status)

@@ -35,10 +35,18 @@ typedef struct subscription {
     struct subscription *prev, *next;
 } subscription_t;
 
+/* A legacy session listening the legacy way: every list change, and the
+ * resources it subscribed to, as untagged notifications. */
+typedef struct session_link {
+    mcp_session_t *session; /* reference */
+    struct session_link *next;
+} session_link_t;
+
 struct listen_hub {
     pthread_mutex_t lock;
     subscription_t *head;
     size_t count;
+    session_link_t *sessions;
 };
 
 static void send_listen_result(mcp_exchange_t *ex);
@@ -56,6 +64,12 @@ void listen_hub_free(struct listen_hub *hub)
     if (!hub)
         return;
     listen_close_all(hub);
+    while (hub->sessions) {
+        session_link_t *l = hub->sessions;
+        hub->sessions = l->next;
+        session_unref(l->session);
+        free(l);
+    }
     pthread_mutex_destroy(&hub->lock);
     free(hub);
 }
@@ -138,9 +152,85 @@ static json_t *tagged_params(const mcp_exchange_t *ex)
     return json_pack("{s:{s:O}}", "_meta", MCP_META_SUBSCRIPTION_ID, ex->msg.id);
 }
 
+void listen_hub_add_session(struct listen_hub *hub, mcp_session_t *s)
+{
+    session_link_t *l = calloc(1, sizeof *l);
+    if (!l)
+        return;
+    session_ref(s);
+    l->session = s;
+    pthread_mutex_lock(&hub->lock);
+    l->next = hub->sessions;
+    hub->sessions = l;
+    pthread_mutex_unlock(&hub->lock);
+}
+
+void listen_hub_remove_session(struct listen_hub *hub, mcp_session_t *s)
+{
+    session_link_t *gone = NULL;
+    pthread_mutex_lock(&hub->lock);
+    for (session_link_t **link = &hub->sessions; *link; link = &(*link)->next) {
+        if ((*link)->session == s) {
+            gone = *link;
+            *link = gone->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&hub->lock);
+    if (gone) {
+        session_unref(gone->session);
+        free(gone);
+    }
+}
+
+/* Does a legacy session want this event? List changes always (the server
+ * declares listChanged); resource updates for its subscriptions. */
+static bool session_wants(mcp_session_t *s, const server_event_t *ev)
+{
+    if (ev->kind != SERVER_EVENT_RESOURCE_UPDATED)
+        return true;
+    bool wanted = false;
+    pthread_mutex_lock(&s->lock);
+    size_t i;
+    json_t *u;
+    json_array_foreach(s->subscriptions, i, u) {
+        if (ev->uri && uri_covered(json_string_value(u), ev->uri))
+            wanted = true;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return wanted;
+}
+
+static void deliver_to_sessions(struct listen_hub *hub, const server_event_t *ev)
+{
+    pthread_mutex_lock(&hub->lock);
+    size_t n = 0;
+    for (session_link_t *l = hub->sessions; l; l = l->next)
+        n++;
+    mcp_session_t **targets = n ? calloc(n, sizeof *targets) : NULL;
+    size_t k = 0;
+    for (session_link_t *l = hub->sessions; l && targets; l = l->next) {
+        session_ref(l->session);
+        targets[k++] = l->session;
+    }
+    pthread_mutex_unlock(&hub->lock);
+    for (size_t i = 0; i < k; i++) {
+        if (session_wants(targets[i], ev)) {
+            json_t *params = ev->kind == SERVER_EVENT_RESOURCE_UPDATED
+                                 ? json_pack("{s:s}", "uri", ev->uri)
+                                 : NULL;
+            session_push(targets[i],
+                         mcp_jsonrpc_notification(notification_method(ev->kind), params));
+        }
+        session_unref(targets[i]);
+    }
+    free(targets);
+}
+
 void listen_hub_deliver(void *user, const server_event_t *ev)
 {
     struct listen_hub *hub = user;
+    deliver_to_sessions(hub, ev);
     /* Collect the matching streams under the lock, send outside it: a slow
      * stream must not hold up the others or the publisher's registry. */
     pthread_mutex_lock(&hub->lock);

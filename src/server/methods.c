@@ -323,6 +323,13 @@ static int invoke(mcp_exchange_t *ex, mcp_call_t *call, const completion_request
     }
 }
 
+/* The target a first run resolved, read back from the request. */
+static const char *call_target_of(const mcp_exchange_t *ex)
+{
+    const char *key = strcmp(ex->msg.method, "resources/read") == 0 ? "uri" : "name";
+    return json_string_value(json_object_get(ex->msg.params, key));
+}
+
 void method_run(mcp_exchange_t *ex)
 {
     mcp_error_t err = {0};
@@ -335,6 +342,14 @@ void method_run(mcp_exchange_t *ex)
         exchange_release_sink(ex);
         exchange_unref(ex);
         return;
+    }
+    if (ex->resumed) {
+        /* A legacy round trip came back: the target is resolved already. */
+        rc = MCP_OK;
+        target = method == METHOD_COMPLETE ? NULL : call_target_of(ex);
+        if (method == METHOD_COMPLETE)
+            rc = resolve_completion(ex, &completion, &err);
+        goto run;
     }
     switch (method) {
     case METHOD_TOOLS_CALL:
@@ -354,8 +369,11 @@ void method_run(mcp_exchange_t *ex)
         rc = mcp_error_set(&err, MCP_EINVAL, MCP_METHOD_NOT_FOUND, NULL, "Method not found");
         break;
     }
-    if (rc == MCP_OK && mcp_method_may_require_input(ex->msg.method))
+    /* Modern retries carry their state and answers in the request; legacy
+     * clients never send them (the bridge keeps both). */
+    if (rc == MCP_OK && ex->era == MCP_ERA_MODERN && mcp_method_may_require_input(ex->msg.method))
         rc = input_prepare(ex, &err);
+run:
     if (rc != MCP_OK) {
         exchange_fail(ex, &err, false);
         mcp_error_clear(&err);
@@ -370,6 +388,18 @@ void method_run(mcp_exchange_t *ex)
     json_t *result = NULL;
     if (atomic_load(&ex->cancelled)) {
         /* Nothing more may be sent for a cancelled request. */
+    } else if ((rc == MCP_INPUT_REQUIRED || (rc == MCP_OK && call.input_requests)) &&
+               ex->era == MCP_ERA_LEGACY && call.input_requests) {
+        /* A legacy client gets real requests; the handler runs again when
+         * it has answered. The bridge owns the exchange from here. */
+        if (ex->round >= ex->srv->max_input_rounds) {
+            mcp_error_set(&err, MCP_EINVAL, MCP_INTERNAL_ERROR, NULL,
+                          "Too many input rounds (%d) for one request", ex->round);
+        } else {
+            bridge_start(ex, &call);
+            call_cleanup(&call);
+            return;
+        }
     } else if (rc == MCP_INPUT_REQUIRED || (rc == MCP_OK && call.input_requests)) {
         result = input_required_result(&call, &err);
     } else if (rc < 0) {
@@ -385,6 +415,9 @@ void method_run(mcp_exchange_t *ex)
     if (atomic_load(&ex->cancelled)) {
         json_decref(result);
         exchange_release_sink(ex);
+    } else if (result && ex->era == MCP_ERA_LEGACY) {
+        mcp_shape_legacy_result(ex->msg.method, result, ex->protocol_version);
+        exchange_finish(ex, mcp_jsonrpc_result(ex->msg.id, result), 200);
     } else if (result) {
         mcp_result_shape_t shape;
         server_result_shape(ex->srv, &shape);

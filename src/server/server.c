@@ -107,9 +107,18 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
     pthread_mutex_init(&srv->pool_lock, NULL);
     pthread_mutex_init(&srv->codec_lock, NULL);
     pthread_mutex_init(&srv->live_lock, NULL);
+    srv->legacy_mode = opts->legacy;
+    srv->session_idle_ms = opts->session_idle_ms > 0 ? opts->session_idle_ms : 30 * 60 * 1000;
+    srv->session_replay_events =
+        opts->session_replay_events ? opts->session_replay_events : 256;
+    srv->legacy_input_timeout_ms =
+        opts->legacy_input_timeout_ms > 0 ? opts->legacy_input_timeout_ms : 10 * 60 * 1000;
+    pthread_mutex_init(&srv->session_lock, NULL);
+    srv->session_store = session_store_memory_new();
+    srv->bridge = bridge_new(srv);
     srv->bus = server_event_bus_local_new();
     srv->hub = listen_hub_new();
-    if (!srv->bus || !srv->hub) {
+    if (!srv->bus || !srv->hub || !srv->session_store || !srv->bridge) {
         mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
         mcp_server_free(srv);
         return NULL;
@@ -158,9 +167,14 @@ void mcp_server_free(mcp_server_t *srv)
     pthread_mutex_unlock(&srv->pool_lock);
     mcp_pool_free(pool);
 
+    sessions_free_all(srv);
+    bridge_free(srv->bridge);
+    if (srv->session_store)
+        srv->session_store->free(srv->session_store);
     if (srv->bus)
         srv->bus->free(srv->bus);
     listen_hub_free(srv->hub);
+    pthread_mutex_destroy(&srv->session_lock);
     for (int r = 0; r < ENTRY_KIND_COUNT; r++)
         registry_clear(&srv->reg[r]);
     mcp_codec_free(srv->codec);

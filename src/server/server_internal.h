@@ -22,6 +22,7 @@
 #include "mcp/server.h"
 #include "mcp/server_core.h"
 #include "server/event_bus.h"
+#include "server/session.h"
 
 struct mcp_pool;
 struct mcp_uri_template;
@@ -112,6 +113,16 @@ struct mcp_server {
 
     /* stdio transport: the fd that wakes a running mcp_server_run_stdio. */
     atomic_int stdio_stop_fd;
+
+    /* Legacy clients (legacy_serve.c, session.c, bridge.c). */
+    mcp_legacy_mode_t legacy_mode;
+    int64_t session_idle_ms;
+    size_t session_replay_events;
+    int64_t legacy_input_timeout_ms;
+    session_store_t *session_store;
+    pthread_mutex_t session_lock;     /* guards the live sessions list */
+    struct mcp_session *sessions;
+    struct bridge *bridge;            /* server requests awaiting answers */
 };
 
 /* Logs through the user's callback (no-op without one). */
@@ -171,6 +182,9 @@ struct mcp_conn {
     mcp_transport_kind_t transport;
     pthread_mutex_t lock;
     struct mcp_exchange *inflight; /* requests in flight, for cancellation by id */
+    mcp_era_t era;                 /* stdio: decided by the first request */
+    struct mcp_session *session;   /* a legacy session (stdio: the process's) */
+    mcp_sink_t *outbound;          /* messages that belong to no request */
 };
 
 void conn_ref(mcp_conn_t *conn);
@@ -178,6 +192,10 @@ void conn_unref(mcp_conn_t *conn);
 /* Cancels the connection's listen streams (its client is gone: they can
  * never finish by themselves). */
 void conn_end_streams(mcp_conn_t *conn);
+/* Registers a request on its connection (false: the id is in flight). */
+bool conn_track(mcp_conn_t *conn, mcp_exchange_t *ex);
+/* Cancels the request of `id` in flight on the connection, if any. */
+void conn_cancel_id(mcp_conn_t *conn, const json_t *id);
 
 /* One request being served. */
 struct mcp_exchange {
@@ -216,6 +234,9 @@ struct mcp_exchange {
     void (*on_cancel)(mcp_exchange_t *ex);
     atomic_bool cancel_handled;
     struct subscription *listen; /* the subscription of a listen request */
+    struct mcp_session *session;  /* legacy: the client's session (reference), or NULL */
+    bool resumed;                 /* legacy: the handler runs again with answers */
+    struct round *bridge_round;   /* legacy: the round of requests sent for it */
 
     /* Wakes mcp_call_sleep() early on cancellation. */
     pthread_mutex_t wait_lock;
@@ -233,6 +254,10 @@ void exchange_ref(mcp_exchange_t *ex);
 void exchange_unref(mcp_exchange_t *ex);
 /* Sends a request-scoped notification unless cancelled. */
 int exchange_notify(mcp_exchange_t *ex, json_t *notification_new);
+/* Sends a server-to-client request on the exchange's stream (legacy). */
+int exchange_request(mcp_exchange_t *ex, json_t *request_new);
+/* Sends a message of a resumable stream with its event id. */
+int exchange_send_event(mcp_exchange_t *ex, const json_t *msg, const char *event_id);
 /* Sends the final response (unless cancelled), then releases the sink. */
 void exchange_finish(mcp_exchange_t *ex, json_t *response_new, int http_status);
 /* Finishes with a JSON-RPC error built from err. */
@@ -264,6 +289,36 @@ void listen_close_all(struct listen_hub *hub);
 void listen_close_one(mcp_exchange_t *ex);
 
 /* ------------------------------------------------------------------------
+ * Legacy clients (legacy_serve.c, bridge.c, session.c)
+ * ------------------------------------------------------------------------ */
+
+/* Serves a message without the modern claim (stdio: on a legacy
+ * connection; HTTP: per the legacy mode). Takes `msg` (moved) and the sink
+ * as mcp_server_submit would. */
+void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
+                   const mcp_request_context_t *ctx, mcp_sink_t *sink,
+                   mcp_exchange_t **exchange_out);
+/* Attaches a GET stream to a session, replaying after last_event_id. */
+int session_attach_stream(mcp_session_t *s, mcp_exchange_t *ex, const char *last_event_id);
+/* Frees every live session (server teardown). */
+void sessions_free_all(mcp_server_t *srv);
+
+typedef struct bridge bridge_t;
+bridge_t *bridge_new(mcp_server_t *srv);
+void bridge_free(bridge_t *b);
+/* The handler of `ex` asked for input on a legacy connection: send the
+ * real requests and run it again when every answer is in. Takes the
+ * exchange's core reference and the call's input requests and state. */
+void bridge_start(mcp_exchange_t *ex, mcp_call_t *call);
+/* A response from a legacy client. True when it answered one of ours. */
+bool bridge_deliver(mcp_server_t *srv, const mcp_message_t *msg);
+
+/* Hub: legacy sessions receive list_changed and subscribed resources/updated
+ * notifications (untagged) on their stream. */
+void listen_hub_add_session(struct listen_hub *hub, mcp_session_t *s);
+void listen_hub_remove_session(struct listen_hub *hub, mcp_session_t *s);
+
+/* ------------------------------------------------------------------------
  * Calls (call.c, input.c, methods.c)
  * ------------------------------------------------------------------------ */
 
@@ -282,6 +337,10 @@ typedef enum method_id {
 } method_id_t;
 
 method_id_t method_lookup(const char *method);
+/* Whether the server serves `method` now (its feature is registered). */
+bool method_served(mcp_server_t *srv, method_id_t method);
+/* The worker-pool job running a handler-backed method (method_run). */
+void method_job(void *arg);
 
 /* What one handler run produces. */
 struct mcp_call {

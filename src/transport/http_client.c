@@ -53,6 +53,7 @@
 
 #include "mcp/headers.h"
 #include "transport/http_client.h"
+#include "transport/http_client_internal.h"
 #include "transport/http_client_target.h"
 
 /* How long the transport thread sleeps when nothing is due; a wakeup or
@@ -62,68 +63,6 @@
 #define MAX_DRAIN_BYTES ((size_t)64 * 1024)
 /* The longest WWW-Authenticate value kept. */
 #define MAX_CHALLENGE_BYTES ((size_t)8 * 1024)
-
-typedef enum exchange_phase {
-    PHASE_QUEUED,   /* built, waiting for the transport thread */
-    PHASE_RUNNING,  /* its transfer runs; no outcome yet */
-    PHASE_DRAINING, /* on_done ran; the server may still end the stream */
-    PHASE_FINISHED  /* on_done ran, the transfer is gone */
-} exchange_phase_t;
-
-typedef struct http_client http_client_t;
-
-struct client_exchange {
-    http_client_t *t;
-    atomic_int refs;
-    client_exchange_events_t ev;
-    void *user;
-
-    /* The POST. */
-    CURL *easy;
-    struct curl_slist *headers;
-    char *body;
-    size_t body_len;
-    char error[CURL_ERROR_SIZE];
-
-    /* The answer. */
-    http_reply_t reply;
-    char *www_authenticate;
-
-    /* Transport thread only. */
-    exchange_phase_t phase;
-    int64_t drain_deadline;
-    size_t drained;
-    client_exchange_t *prev, *next;  /* t->active */
-    client_exchange_t *next_settled; /* t->settled */
-
-    /* Under t->lock. */
-    client_exchange_t *next_queued;
-    client_exchange_t *next_cancel;
-    bool cancel_queued;
-};
-
-struct http_client {
-    client_transport_t base; /* first: the core sees only this */
-    client_http_limits_t limits;
-    mcp_log_fn log;
-    void *log_user;
-
-    http_target_t target;
-    CURLM *multi;
-    pthread_t thread;
-
-    pthread_mutex_t lock;
-    /* Under `lock`. */
-    client_exchange_t *queued, *queued_tail; /* to start */
-    client_exchange_t *cancels;              /* to cancel */
-    bool closing;     /* close() was called: nothing new is accepted */
-    bool stopped;     /* the transport thread ended every exchange */
-    bool joined;      /* a thread has taken the join */
-
-    /* Transport thread only. */
-    client_exchange_t *active;  /* transfers in `multi` */
-    client_exchange_t *settled; /* outcomes found during the last perform */
-};
 
 static const client_transport_ops_t http_ops;
 
@@ -158,7 +97,7 @@ static bool on_transport_thread(const http_client_t *t)
  * Exchanges
  * ------------------------------------------------------------------------ */
 
-static void exchange_unref(client_exchange_t *ex)
+void http_client_exchange_unref(client_exchange_t *ex)
 {
     if (atomic_fetch_sub(&ex->refs, 1) != 1)
         return;
@@ -199,7 +138,8 @@ static void forward_other(void *user, const json_t *msg)
 static size_t on_body(char *bytes, size_t size, size_t n, void *user);
 static size_t on_header(char *line, size_t size, size_t n, void *user);
 
-static int build_easy(http_client_t *t, client_exchange_t *ex, bool long_lived, long timeout_ms)
+static int build_easy(http_client_t *t, client_exchange_t *ex, bool long_lived, long timeout_ms,
+                      bool get)
 {
     CURL *e = ex->easy = curl_easy_init();
     if (!e)
@@ -209,8 +149,12 @@ static int build_easy(http_client_t *t, client_exchange_t *ex, bool long_lived, 
     if (c == CURLE_OK)  \
     c = curl_easy_setopt(e, opt, value)
     c = http_target_configure(&t->target, e);
-    SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)ex->body_len);
-    SET(CURLOPT_POSTFIELDS, ex->body);
+    if (get) {
+        SET(CURLOPT_HTTPGET, 1L);
+    } else {
+        SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)ex->body_len);
+        SET(CURLOPT_POSTFIELDS, ex->body);
+    }
     SET(CURLOPT_HTTPHEADER, ex->headers);
     SET(CURLOPT_USERAGENT, "libmcp/" MCP_LIB_VERSION);
     SET(CURLOPT_WRITEFUNCTION, on_body);
@@ -236,10 +180,18 @@ static int build_easy(http_client_t *t, client_exchange_t *ex, bool long_lived, 
 }
 
 /* A complete exchange for `msg` (a request with `id`, or a notification
- * when id is NULL), with two references. */
+ * when id is NULL; a GET when msg is NULL), with two references. */
 static int exchange_new(http_client_t *t, const json_t *msg, const json_t *id,
                         const client_http_hints_t *hints, const client_exchange_events_t *ev,
                         void *user, long timeout_ms, client_exchange_t **out)
+{
+    return http_client_exchange_new(t, msg, id, hints, NULL, ev, user, timeout_ms, out);
+}
+
+int http_client_exchange_new(http_client_t *t, const json_t *msg, const json_t *id,
+                    const client_http_hints_t *hints, const char *last_event_id,
+                    const client_exchange_events_t *ev, void *user, long timeout_ms,
+                    client_exchange_t **out)
 {
     client_exchange_t *ex = calloc(1, sizeof *ex);
     if (!ex)
@@ -251,17 +203,19 @@ static int exchange_new(http_client_t *t, const json_t *msg, const json_t *id,
     ex->phase = PHASE_QUEUED;
     http_reply_events_t reply_events = {forward_notification, forward_other, ex};
     int rc = http_reply_init(&ex->reply, id, &t->limits.reply, &reply_events);
-    if (rc == MCP_OK && !(ex->body = mcp_json_dump(msg, &ex->body_len)))
+    if (rc == MCP_OK && msg && !(ex->body = mcp_json_dump(msg, &ex->body_len)))
         rc = MCP_ENOMEM;
-    if (rc == MCP_OK)
+    if (rc == MCP_OK && msg)
         client_trace_text(&t->base, MCP_TRACE_SENT, ex->body, ex->body_len);
     if (rc == MCP_OK)
         rc = http_target_headers(&t->target, hints, &ex->headers);
     if (rc == MCP_OK)
-        rc = build_easy(t, ex, hints && hints->long_lived, timeout_ms);
+        rc = http_client_session_headers(t, last_event_id, &ex->headers);
+    if (rc == MCP_OK)
+        rc = build_easy(t, ex, (hints && hints->long_lived) || !msg, timeout_ms, !msg);
     if (rc != MCP_OK) {
         atomic_store(&ex->refs, 1);
-        exchange_unref(ex);
+        http_client_exchange_unref(ex);
         return rc;
     }
     *out = ex;
@@ -269,7 +223,7 @@ static int exchange_new(http_client_t *t, const json_t *msg, const json_t *id,
 }
 
 /* Hands ex to the transport thread. */
-static int submit(http_client_t *t, client_exchange_t *ex)
+int http_client_submit(http_client_t *t, client_exchange_t *ex)
 {
     pthread_mutex_lock(&t->lock);
     if (t->closing || t->stopped) {
@@ -332,6 +286,10 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
         /* A new response (after a 100 Continue, say): forget the last. */
         free(ex->www_authenticate);
         ex->www_authenticate = NULL;
+        return len;
+    }
+    if (len > 15 && strncasecmp(line, "Mcp-Session-Id:", 15) == 0) {
+        http_client_keep_session(ex->t, line + 15, len - 15);
         return len;
     }
     if (len <= name_len || strncasecmp(line, name, name_len) != 0)
@@ -452,7 +410,7 @@ static void end_exchange(http_client_t *t, client_exchange_t *ex, bool forced, i
     ex->phase = PHASE_FINISHED;
     if (phase == PHASE_QUEUED || phase == PHASE_RUNNING)
         deliver(t, ex, forced, rc, why);
-    exchange_unref(ex); /* the transport's reference */
+    http_client_exchange_unref(ex); /* the transport's reference */
 }
 
 static void launch(http_client_t *t, client_exchange_t *ex)
@@ -525,7 +483,7 @@ static int expire_drains(http_client_t *t)
 static void cancel_now(http_client_t *t, client_exchange_t *ex)
 {
     end_exchange(t, ex, true, MCP_ECANCELED, "cancelled");
-    exchange_unref(ex); /* the cancel queue's reference */
+    http_client_exchange_unref(ex); /* the cancel queue's reference */
 }
 
 /* Ends every exchange with rc (close, or a failure of libcurl itself). */
@@ -544,7 +502,7 @@ static void shut_down(http_client_t *t, int rc, const char *why)
     }
     while (cancels) {
         client_exchange_t *next = cancels->next_cancel;
-        exchange_unref(cancels);
+        http_client_exchange_unref(cancels);
         cancels = next;
     }
     while (t->active)
@@ -627,10 +585,10 @@ static int http_start(client_transport_t *base, const json_t *request,
     int rc = exchange_new(t, request, id, hints, ev, user, 0, &ex);
     if (rc != MCP_OK)
         return rc;
-    rc = submit(t, ex);
+    rc = http_client_submit(t, ex);
     if (rc != MCP_OK) {
         atomic_store(&ex->refs, 1);
-        exchange_unref(ex);
+        http_client_exchange_unref(ex);
         return rc;
     }
     *out = ex;
@@ -658,7 +616,7 @@ static void http_release(client_transport_t *base, client_exchange_t *ex)
 {
     (void)base;
     if (ex)
-        exchange_unref(ex);
+        http_client_exchange_unref(ex);
 }
 
 /* notify() waits for the server's answer on this. */
@@ -718,7 +676,7 @@ static int http_notify(client_transport_t *base, const json_t *notification,
         pthread_mutex_init(&w.lock, NULL);
         pthread_cond_init(&w.cond, NULL);
     }
-    rc = submit(t, ex);
+    rc = http_client_submit(t, ex);
     if (rc == MCP_OK && wait) {
         pthread_mutex_lock(&w.lock);
         while (!w.done)
@@ -728,7 +686,7 @@ static int http_notify(client_transport_t *base, const json_t *notification,
     } else if (rc != MCP_OK) {
         atomic_store(&ex->refs, 1); /* never reached the transport */
     }
-    exchange_unref(ex);
+    http_client_exchange_unref(ex);
     if (wait) {
         pthread_mutex_destroy(&w.lock);
         pthread_cond_destroy(&w.cond);
@@ -760,6 +718,7 @@ static void destroy(http_client_t *t)
         curl_multi_cleanup(t->multi);
     pthread_mutex_destroy(&t->lock);
     http_target_free(&t->target);
+    free(t->session_id);
     free(t);
 }
 
@@ -779,6 +738,11 @@ static const client_transport_ops_t http_ops = {
     .notify = http_notify,
     .close = http_close,
     .free = http_free,
+    .session_begin = http_client_session_begin,
+    .session_active = http_client_session_active,
+    .session_reset = http_client_session_reset,
+    .session_end = http_client_session_end,
+    .open_stream = http_client_open_stream,
 };
 
 /* ------------------------------------------------------------------------

@@ -94,6 +94,7 @@ int http_reply_init(http_reply_t *r, const json_t *request_id, const http_reply_
             *bounds[i] = SIZE_MAX / 4;
     }
     r->state = HTTP_REPLY_READING;
+    r->retry_ms = -1;
     mcp_sse_decoder_init(&r->sse, r->limits.max_event_bytes, on_event, r);
     /* A copy, so that the caller may change or drop its request. */
     if (request_id && !(r->request_id = json_copy((json_t *)request_id)))
@@ -127,6 +128,13 @@ void http_reply_begin(http_reply_t *r, int status, const char *content_type)
 static int on_event(void *user, const mcp_sse_event_t *ev)
 {
     http_reply_t *r = user;
+    /* Where a legacy client resumes the stream, should it break (a priming
+     * event with an ID and no data counts too). */
+    r->retry_ms = ev->retry_ms;
+    if (ev->last_event_id[0] && (!r->last_event_id || strcmp(r->last_event_id, ev->last_event_id) != 0)) {
+        free(r->last_event_id);
+        r->last_event_id = strdup(ev->last_event_id);
+    }
     /* The spec names no event types; "message" is the default one, and
      * other types are meant for other listeners. */
     if (strcmp(ev->type, "message") != 0 || is_blank(ev->data, ev->data_len))
@@ -305,6 +313,8 @@ void http_reply_finish(http_reply_t *r, int transfer_rc, const char *transfer_wh
     r->response = NULL;
     out->http_status = r->status;
     out->content_type = r->content_type;
+    out->last_event_id = r->last_event_id;
+    out->retry_ms = r->retry_ms;
     if (r->body_kind == HTTP_REPLY_BODY_BUFFERED) {
         out->body = r->body;
         out->body_len = r->body_len;
@@ -317,6 +327,7 @@ void http_reply_free(http_reply_t *r)
         return;
     json_decref(r->request_id);
     json_decref(r->response);
+    free(r->last_event_id);
     free(r->content_type);
     free(r->body);
     mcp_sse_decoder_free(&r->sse);

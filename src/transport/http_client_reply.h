@@ -82,6 +82,8 @@ typedef struct http_reply {
 
     http_reply_state_t state;
     json_t *response;
+    char *last_event_id; /* of the event stream so far, or NULL */
+    int64_t retry_ms;    /* the stream's retry field, or -1 */
     int failure;     /* non-zero once a failure decided the outcome */
     char why[200];
 } http_reply_t;

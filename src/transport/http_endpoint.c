@@ -113,6 +113,7 @@ mcp_http_endpoint_t *http_endpoint_new(mcp_server_t *srv, const mcp_http_endpoin
     }
     atomic_init(&ep->refs, 1);
     ep->srv = srv;
+    ep->timer_due = INT64_MAX; /* no thread yet: the first request starts one */
     pthread_mutex_init(&ep->lock, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);

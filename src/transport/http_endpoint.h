@@ -47,9 +47,12 @@ struct mcp_http_endpoint {
     /* The timeout thread (http_timeouts.c), started on first use. */
     pthread_t timer;
     pthread_cond_t timer_wake;
+    int64_t timer_due; /* when the thread wakes next by itself (INT64_MAX: never) */
     bool timer_running;
     bool timer_stop;
 };
+
+enum { HTTP_VERB_POST = 0, HTTP_VERB_GET, HTTP_VERB_DELETE };
 
 /* Where an exchange is in its life. */
 typedef enum exchange_state {
@@ -79,7 +82,10 @@ struct mcp_http_exchange {
     bool body_too_large;
     bool ended; /* mcp_http_end() was called */
     int64_t idle_ms;
-    bool long_lived; /* a subscriptions/listen stream: keep-alives, no timeouts */
+    bool long_lived; /* a listen or session stream: keep-alives, no timeouts */
+    int verb;        /* HTTP_VERB_POST, _GET or _DELETE */
+    char *extra_header_name; /* set by the core (Mcp-Session-Id), sent with the answer */
+    char *extra_header_value;
     mcp_exchange_t *core; /* the core's handle, once submitted */
 
     /* Under ep->lock: the live list and the deadlines. */

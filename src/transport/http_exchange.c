@@ -103,6 +103,8 @@ void http_exchange_unref(mcp_http_exchange_t *x)
 
     mcp_exchange_release(x->core);
     free(x->headers);
+    free(x->extra_header_name);
+    free(x->extra_header_value);
     free(x->principal);
     free(x->body);
     pthread_mutex_destroy(&x->lock);
@@ -143,6 +145,8 @@ static bool copy_headers(mcp_http_exchange_t *x, const mcp_headers_t *h)
 
 static int sink_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, int status);
 static void sink_release(mcp_sink_t *sink);
+static void sink_set_header(mcp_sink_t *sink, const char *name, const char *value);
+static int sink_send_event(mcp_sink_t *sink, const json_t *msg, const char *event_id);
 
 static mcp_http_exchange_t *exchange_create(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
                                          const mcp_http_responder_t *responder,
@@ -157,6 +161,8 @@ static mcp_http_exchange_t *exchange_create(mcp_http_endpoint_t *ep, const mcp_h
     }
     x->sink.send = sink_send;
     x->sink.release = sink_release;
+    x->sink.set_header = sink_set_header;
+    x->sink.send_event = sink_send_event;
     atomic_init(&x->refs, 1);
     pthread_mutex_init(&x->lock, NULL);
     x->state = EXCHANGE_READING;
@@ -190,13 +196,27 @@ static void finish_locked(mcp_http_exchange_t *x, bool complete)
     http_timeouts_disarm(x);
 }
 
+/* Starts the response with `headers` plus the header the core asked for
+ * (the Mcp-Session-Id an initialize minted), if any. */
+static int start_locked(mcp_http_exchange_t *x, int status, const mcp_header_t *headers,
+                        size_t n_headers, int64_t length)
+{
+    mcp_header_t all[8];
+    size_t n = 0;
+    for (size_t i = 0; i < n_headers && n < 7; i++)
+        all[n++] = headers[i];
+    if (x->extra_header_name)
+        all[n++] = (mcp_header_t){x->extra_header_name, x->extra_header_value};
+    return x->out.start(x->out.user, status, all, n, length);
+}
+
 /* A complete response; -1 (and the response abandoned) when the client is
  * gone. */
 static int send_whole_locked(mcp_http_exchange_t *x, int status, const mcp_header_t *headers,
                              size_t n_headers, const char *body, size_t len)
 {
     x->started = true;
-    if (x->out.start(x->out.user, status, headers, n_headers, (int64_t)len) < 0 ||
+    if (start_locked(x, status, headers, n_headers, (int64_t)len) < 0 ||
         (len > 0 && x->out.write(x->out.user, body, len) < 0)) {
         finish_locked(x, false);
         return -1;
@@ -217,19 +237,21 @@ static void send_error_locked(mcp_http_exchange_t *x, int status, int code, cons
 static int start_stream_locked(mcp_http_exchange_t *x)
 {
     x->started = x->streaming = true;
-    if (x->out.start(x->out.user, 200, SSE_HEADERS, N_SSE_HEADERS, -1) < 0) {
+    if (start_locked(x, 200, SSE_HEADERS, N_SSE_HEADERS, -1) < 0) {
         finish_locked(x, false);
         return -1;
     }
     return 0;
 }
 
-/* One message as one event, "event: message" like the reference SDK. */
-static int write_event_locked(mcp_http_exchange_t *x, const char *json, size_t len)
+/* One message as one event, "event: message" like the reference SDK;
+ * `id` is the SSE event id of a resumable stream, or NULL. */
+static int write_event_id_locked(mcp_http_exchange_t *x, const char *json, size_t len,
+                                 const char *id)
 {
     char *event = NULL;
     size_t event_len = 0;
-    if (mcp_sse_format_event("message", NULL, json, len, &event, &event_len) != MCP_OK) {
+    if (mcp_sse_format_event("message", id, json, len, &event, &event_len) != MCP_OK) {
         finish_locked(x, false); /* out of memory: the stream cannot go on whole */
         return -1;
     }
@@ -240,6 +262,11 @@ static int write_event_locked(mcp_http_exchange_t *x, const char *json, size_t l
         return -1;
     }
     return 0;
+}
+
+static int write_event_locked(mcp_http_exchange_t *x, const char *json, size_t len)
+{
+    return write_event_id_locked(x, json, len, NULL);
 }
 
 static int send_notification_locked(mcp_http_exchange_t *x, const json_t *msg)
@@ -294,6 +321,7 @@ static int sink_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, i
     if (x->state == EXCHANGE_SUBMITTED) {
         switch (kind) {
         case MCP_OUT_NOTIFICATION:
+        case MCP_OUT_REQUEST: /* a legacy client's server request: an event too */
             rc = send_notification_locked(x, msg);
             break;
         case MCP_OUT_RESPONSE:
@@ -303,6 +331,38 @@ static int sink_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, i
             rc = send_whole_locked(x, status, NULL, 0, NULL, 0);
             break;
         }
+    }
+    pthread_mutex_unlock(&x->lock);
+    return rc;
+}
+
+static void sink_set_header(mcp_sink_t *sink, const char *name, const char *value)
+{
+    mcp_http_exchange_t *x = (mcp_http_exchange_t *)sink;
+    pthread_mutex_lock(&x->lock);
+    if (!x->started && name && value) {
+        free(x->extra_header_name);
+        free(x->extra_header_value);
+        x->extra_header_name = strdup(name);
+        x->extra_header_value = strdup(value);
+    }
+    pthread_mutex_unlock(&x->lock);
+}
+
+/* A message of a session's resumable stream (the legacy GET stream). */
+static int sink_send_event(mcp_sink_t *sink, const json_t *msg, const char *event_id)
+{
+    mcp_http_exchange_t *x = (mcp_http_exchange_t *)sink;
+    int rc = -1;
+    pthread_mutex_lock(&x->lock);
+    if (x->state == EXCHANGE_SUBMITTED) {
+        http_timeouts_touch(x);
+        rc = x->streaming ? 0 : start_stream_locked(x);
+        size_t len;
+        char *json = rc == 0 ? mcp_json_dump(msg, &len) : NULL;
+        if (json)
+            rc = write_event_id_locked(x, json, len, event_id);
+        free(json);
     }
     pthread_mutex_unlock(&x->lock);
     return rc;
@@ -384,11 +444,19 @@ int mcp_http_begin(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
         refuse(responder, 403, NULL, "Forbidden: requests from that Origin are not allowed");
         return MCP_OK;
     }
-    /* The modern era serves POST only. (The legacy era's GET stream and
-     * DELETE would be routed here when that era is served over HTTP.) */
-    if (strcmp(req->method, "POST") != 0) {
-        static const mcp_header_t allow = {"Allow", "POST"};
-        refuse(responder, 405, &allow, "Method Not Allowed: the MCP endpoint accepts POST only");
+    /* POST carries messages. GET (a session's stream of server messages)
+     * and DELETE (the end of a session) exist only for legacy sessions. */
+    bool sessions = ep->srv->legacy_mode == MCP_LEGACY_SESSIONS;
+    int verb = strcmp(req->method, "POST") == 0 ? HTTP_VERB_POST
+               : sessions && strcmp(req->method, "GET") == 0    ? HTTP_VERB_GET
+               : sessions && strcmp(req->method, "DELETE") == 0 ? HTTP_VERB_DELETE
+                                                                : -1;
+    if (verb < 0) {
+        static const mcp_header_t allow_post = {"Allow", "POST"};
+        static const mcp_header_t allow_all = {"Allow", "GET, POST, DELETE"};
+        refuse(responder, 405, sessions ? &allow_all : &allow_post,
+               sessions ? "Method Not Allowed: use POST, GET or DELETE"
+                        : "Method Not Allowed: the MCP endpoint accepts POST only");
         return MCP_OK;
     }
 
@@ -412,7 +480,14 @@ int mcp_http_begin(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
     http_accept_t accept;
     uint64_t declared;
     http_accept_read(h, &accept);
-    if (!http_content_type_is_json(h)) {
+    if (verb == HTTP_VERB_GET) {
+        if (!accept.sse) {
+            status = 406;
+            reason = "Not Acceptable: the session stream is text/event-stream";
+        }
+    } else if (verb == HTTP_VERB_DELETE) {
+        /* no body, no content negotiation */
+    } else if (!http_content_type_is_json(h)) {
         status = 415;
         reason = "Unsupported Media Type: the body must be application/json";
     } else if (!accept.json && !accept.sse) {
@@ -434,6 +509,7 @@ int mcp_http_begin(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
         return MCP_ENOMEM;
     }
     x->principal = principal;
+    x->verb = verb;
     *out = x;
     return MCP_OK;
 }
@@ -475,6 +551,90 @@ int mcp_http_body(mcp_http_exchange_t *x, const void *data, size_t len)
     return rc;
 }
 
+/* The trimmed value of a request header, copied (NULL when absent). */
+static char *header_copy(mcp_http_exchange_t *x, const char *name)
+{
+    const char *raw = mcp_headers_get(&(mcp_headers_t){x->headers, x->n_headers}, name);
+    if (!raw)
+        return NULL;
+    const char *v;
+    size_t len;
+    mcp_header_trim(raw, &v, &len);
+    return strndup(v, len);
+}
+
+static int session_status(int rc)
+{
+    switch (rc) {
+    case MCP_ENOTFOUND:
+        return 404;
+    case MCP_EUNSUPPORTED:
+        return 405;
+    case MCP_EINVAL:
+        return 400;
+    default:
+        return 500;
+    }
+}
+
+/* GET: a legacy session's stream of server messages. */
+static int open_session_stream(mcp_http_exchange_t *x)
+{
+    char *id = header_copy(x, MCP_HEADER_SESSION_ID);
+    char *last = header_copy(x, "Last-Event-ID");
+    pthread_mutex_lock(&x->lock);
+    x->long_lived = true;
+    pthread_mutex_unlock(&x->lock);
+    mcp_exchange_t *core = NULL;
+    http_exchange_ref(x); /* the core's, through the sink */
+    int rc = mcp_server_open_session_stream(x->ep->srv, id, last, &x->sink, &core);
+    free(id);
+    free(last);
+    if (rc != MCP_OK) {
+        http_exchange_unref(x); /* the core did not take the sink */
+        pthread_mutex_lock(&x->lock);
+        if (x->state != EXCHANGE_DONE)
+            send_error_locked(x, session_status(rc), MCP_INVALID_REQUEST,
+                              rc == MCP_ENOTFOUND ? "Session not found"
+                              : rc == MCP_EINVAL  ? "Bad Request: Mcp-Session-Id header is required"
+                                                  : "The session stream is not available");
+        pthread_mutex_unlock(&x->lock);
+        return MCP_OK;
+    }
+    /* The stream starts at once (replayed events may have started it):
+     * libmicrohttpd holds the headers until the first body bytes, and the
+     * client waits for them. */
+    pthread_mutex_lock(&x->lock);
+    x->core = core;
+    bool over = x->state == EXCHANGE_DONE;
+    if (!over && !x->streaming && start_stream_locked(x) == 0 &&
+        x->out.write(x->out.user, ": stream\n\n", 10) < 0)
+        finish_locked(x, false);
+    over = x->state == EXCHANGE_DONE;
+    pthread_mutex_unlock(&x->lock);
+    if (over)
+        mcp_exchange_cancel(core);
+    else
+        http_timeouts_arm(x);
+    return MCP_OK;
+}
+
+/* DELETE: the end of a legacy session. */
+static int end_session(mcp_http_exchange_t *x)
+{
+    char *id = header_copy(x, MCP_HEADER_SESSION_ID);
+    int rc = mcp_server_end_session(x->ep->srv, id);
+    free(id);
+    pthread_mutex_lock(&x->lock);
+    if (rc == MCP_OK)
+        send_whole_locked(x, 200, NULL, 0, NULL, 0);
+    else
+        send_error_locked(x, session_status(rc), MCP_INVALID_REQUEST,
+                          rc == MCP_ENOTFOUND ? "Session not found" : "Bad Request");
+    pthread_mutex_unlock(&x->lock);
+    return MCP_OK;
+}
+
 int mcp_http_end(mcp_http_exchange_t *x)
 {
     if (!x)
@@ -494,6 +654,10 @@ int mcp_http_end(mcp_http_exchange_t *x)
         return MCP_OK;
     }
     x->state = EXCHANGE_SUBMITTED;
+    if (x->verb != HTTP_VERB_POST) {
+        pthread_mutex_unlock(&x->lock);
+        return x->verb == HTTP_VERB_GET ? open_session_stream(x) : end_session(x);
+    }
     /* The ladder makes sure this header names the body's method. */
     const char *method = mcp_headers_get(&(mcp_headers_t){x->headers, x->n_headers},
                                          MCP_HEADER_METHOD);

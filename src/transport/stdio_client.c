@@ -388,7 +388,12 @@ static void op_free(client_transport_t *base)
 }
 
 static const client_transport_ops_t stdio_ops = {
-    op_start, op_cancel, op_release, op_notify, op_close, op_free,
+    .start = op_start,
+    .cancel = op_cancel,
+    .release = op_release,
+    .notify = op_notify,
+    .close = op_close,
+    .free = op_free,
 };
 
 /* ------------------------------------------------------------------------

@@ -117,6 +117,38 @@ static void writer_release(mcp_sink_t *sink)
     writer_unref(w);
 }
 
+/* The connection's outbound sink (messages of no request: a legacy
+ * session's list_changed and resources/updated notifications): writes
+ * through the writer without counting as work in flight. */
+typedef struct stdio_outbound {
+    mcp_sink_t sink;
+    stdio_writer_t *w;
+} stdio_outbound_t;
+
+static int outbound_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, int status)
+{
+    return writer_send(&((stdio_outbound_t *)sink)->w->sink, kind, msg, status);
+}
+
+static void outbound_release(mcp_sink_t *sink)
+{
+    stdio_outbound_t *o = (stdio_outbound_t *)sink;
+    writer_unref(o->w);
+    free(o);
+}
+
+static mcp_sink_t *outbound_new(stdio_writer_t *w)
+{
+    stdio_outbound_t *o = calloc(1, sizeof *o);
+    if (!o)
+        return NULL;
+    o->sink.send = outbound_send;
+    o->sink.release = outbound_release;
+    atomic_fetch_add(&w->refs, 1);
+    o->w = w;
+    return &o->sink;
+}
+
 /* Waits until nothing is in flight or `ms` pass; true when idle. */
 static bool writer_wait_idle(stdio_writer_t *w, int ms)
 {
@@ -216,6 +248,7 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
         rc = MCP_ENOMEM;
         goto out;
     }
+    mcp_conn_set_outbound(conn, outbound_new(w));
 
     for (;;) {
         struct pollfd fds[2] = {{.fd = in_fd, .events = POLLIN}, {.fd = stop_fd, .events = POLLIN}};

@@ -145,13 +145,15 @@ static const rule_case_t RULES[] = {
      .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
 
     /* HTTP method and path */
-    {"GET", .method = "GET", .headers = {"Accept: text/event-stream"}, .status = 405,
-     .content_type = "application/json", .code = -32600, .extra_header = "Allow: POST"},
-    {"DELETE", .method = "DELETE", .headers = {"Mcp-Session-Id: abc"}, .status = 405,
-     .content_type = "application/json", .code = -32600, .extra_header = "Allow: POST"},
+    /* GET and DELETE belong to legacy sessions (served by default): without
+     * a session id they are bad requests, with an unknown one not found. */
+    {"GET without a session", .method = "GET", .headers = {"Accept: text/event-stream"},
+     .status = 400, .content_type = "application/json", .code = -32600},
+    {"DELETE of an unknown session", .method = "DELETE", .headers = {"Mcp-Session-Id: abc"},
+     .status = 404, .content_type = "application/json", .code = -32600},
     {"PUT", .method = "PUT", .headers = {STD, "Mcp-Method: server/discover"},
      .rpc_method = "server/discover", .status = 405, .content_type = "application/json",
-     .code = -32600, .extra_header = "Allow: POST"},
+     .code = -32600, .extra_header = "Allow: GET, POST, DELETE"},
     {"wrong path", .path = "/other", .headers = {STD, "Mcp-Method: server/discover"},
      .rpc_method = "server/discover", .status = 404, .content_type = "text/plain"},
     {"path with a trailing slash", .path = "/mcp/",

@@ -131,8 +131,14 @@ static void op_free(client_transport_t *base)
     free(ft);
 }
 
-static const client_transport_ops_t fake_ops = {op_start, op_cancel, op_release,
-                                                op_notify, op_close, op_free};
+static const client_transport_ops_t fake_ops = {
+    .start = op_start,
+    .cancel = op_cancel,
+    .release = op_release,
+    .notify = op_notify,
+    .close = op_close,
+    .free = op_free,
+};
 
 fake_transport_t *fake_transport_new(fake_responder_fn responder, void *user)
 {

@@ -222,12 +222,14 @@ static void test_connect_failures(void **state)
         mcp_error_clear(&err);
         mcp_client_free(c);
     }
-    /* The legacy era is refused until the legacy client exists. */
+    /* The legacy era skips the probe: a server that exits at once fails
+     * the initialize handshake. */
     mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
         .name = "t", .version = "1", .era = MCP_CLIENT_ERA_LEGACY}, NULL);
     assert_int_equal(mcp_client_connect_stdio(c, &(mcp_stdio_target_t){
                          .argv = (const char *const[]){"true", NULL}}, NULL),
-                     MCP_EUNSUPPORTED);
+                     MCP_ECLOSED);
+    assert_int_equal(mcp_client_era(c), MCP_ERA_UNKNOWN);
     mcp_client_free(c);
 }
 

@@ -319,7 +319,7 @@ static void test_refusal_order(void **state)
          {"Host", "evil.example", "Content-Type", "text/plain"}, 404, "Content-Type: text/plain"},
         {"Host before method", "GET", "/mcp", {"Host", "evil.example"}, 403, NULL},
         {"Origin before method", "GET", "/mcp", {"Origin", "http://evil.example"}, 403, NULL},
-        {"method", "GET", "/mcp", {"Content-Type", "text/plain"}, 405, "Allow: POST"},
+        {"method", "PUT", "/mcp", {"Content-Type", "text/plain"}, 405, "Allow: GET, POST, DELETE"},
         {"auth before media types", "POST", "/mcp", {"Content-Type", "text/plain"}, 401,
          "WWW-Authenticate: Bearer realm=\"test\""},
         {"auth refusal", "POST", "/mcp", {"Authorization", "Bearer eve"}, 403, NULL},

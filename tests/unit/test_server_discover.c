@@ -96,15 +96,20 @@ static void add_prompt(mcp_server_t *srv, const char *name)
 }
 
 /* A server offering one of everything. */
-static mcp_server_t *full_server(void)
+static mcp_server_t *full_server_with(mcp_legacy_mode_t legacy)
 {
-    mcp_server_t *srv = new_server(NULL);
+    mcp_server_t *srv = new_server(&(mcp_server_options_t){.legacy = legacy});
     add_tool(srv, "echo");
     add_resource(srv, "test://a");
     add_template(srv, "test://t/{x}");
     add_prompt(srv, "greet");
     mcp_server_set_completion(srv, complete_nothing, NULL);
     return srv;
+}
+
+static mcp_server_t *full_server(void)
+{
+    return full_server_with(MCP_LEGACY_SESSIONS);
 }
 
 static json_t *discover(mcp_server_t *srv)
@@ -622,10 +627,10 @@ static void test_unreadable_messages(void **state)
     mcp_server_free(srv);
 }
 
-/* A response from the client answers nothing on the modern era. */
+/* A response from the client answers nothing on a modern-only server. */
 static void test_client_responses_are_refused(void **state)
 {
-    mcp_server_t *srv = full_server();
+    mcp_server_t *srv = full_server_with(MCP_LEGACY_REJECT);
     const char *messages[] = {"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
                               "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":1,\"message\":\"x\"}}"};
     for (size_t i = 0; i < 2; i++) {
@@ -704,7 +709,7 @@ static void test_unsupported_version(void **state)
  * on (digest 1.5). */
 static void test_legacy_requests_are_refused(void **state)
 {
-    mcp_server_t *srv = full_server();
+    mcp_server_t *srv = full_server_with(MCP_LEGACY_REJECT);
     const char *initialize = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
                              "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
                              "\"clientInfo\":{\"name\":\"old\",\"version\":\"1\"}}}";

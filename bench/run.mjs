@@ -1,0 +1,306 @@
+// The benchmark runner behind `make bench` (bench/run.sh BUILD_DIR).
+//
+// Runs every measurement of docs/benchmarks.md side by side in one run --
+// libmcp, the TypeScript SDK v2 peers (bench/peers, pinned) and a bare
+// libmicrohttpd program -- one after another, never at the same time,
+// and reports ratios: on a shared 2-core machine absolute numbers drift
+// from run to run, ratios measured minutes apart hold.
+//
+// Prints a table and writes BUILD_DIR/bench-results.json.
+//
+// Environment: BENCH_SECONDS (wrk duration per cell, default 5),
+// BENCH_SCALE (multiplies every call count, default 1; 0.1 for a quick look).
+import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const build = path.resolve(process.argv[2] ?? 'build/bench');
+const bin = (name) => path.join(build, 'bench', name);
+const peer = (name) => path.join(here, 'peers', name);
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const scale = Number(process.env.BENCH_SCALE ?? 1);
+const count = (n) => Math.max(10, Math.round(n * scale));
+
+const LIBMCP = [bin('bench_server')];
+const TS = ['node', peer('ts_server.mjs')];
+const LIBMCP_CLIENT = [bin('bench_client')];
+const TS_CLIENT = ['node', peer('ts_client.mjs')];
+
+// ---------------------------------------------------------------------------
+// Processes
+
+function log(line) {
+  process.stderr.write(`bench: ${line}\n`);
+}
+
+// Runs a command to completion; its last stdout line is a JSON object.
+function measure(argv, env = {}) {
+  const r = spawnSync(argv[0], argv.slice(1), {
+    env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 1 << 26,
+    stdio: ['ignore', 'pipe', 'inherit'], timeout: 600_000
+  });
+  const last = (r.stdout ?? '').trim().split('\n').pop();
+  if (r.status !== 0 || !last?.startsWith('{'))
+    throw new Error(`${argv.join(' ')} failed (status ${r.status ?? r.signal})`);
+  return JSON.parse(last);
+}
+
+// Starts a server that prints its URL as the first stdout line.
+function startServer(argv) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    proc.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (out.includes('\n')) resolve({ proc, url: out.split('\n')[0].trim() });
+    });
+    proc.once('exit', (code) => reject(new Error(`${argv.join(' ')} exited (${code})`)));
+  });
+}
+
+async function stopServer(server) {
+  const gone = new Promise((resolve) => server.proc.once('exit', resolve));
+  server.proc.kill('SIGTERM');
+  const timer = setTimeout(() => server.proc.kill('SIGKILL'), 5000);
+  await gone;
+  clearTimeout(timer);
+}
+
+function wrk(url, connections, op, duration = seconds) {
+  const r = measure(['wrk', '-t1', `-c${connections}`, `-d${duration}s`, '-s',
+                     path.join(here, 'mcp_call.lua'), url], { MCP_OP: op });
+  if (r.errors || r.non2xx) throw new Error(`wrk saw ${r.errors} errors, ${r.non2xx} non-2xx at ${url}`);
+  return r;
+}
+
+// ---------------------------------------------------------------------------
+// The measurements
+
+const results = { started: new Date().toISOString(), machine: machine(), seconds, scale };
+
+function machine() {
+  const first = (cmd, args) => {
+    const r = spawnSync(cmd, args, { encoding: 'utf8' }); // wrk -v exits 1
+    return (r.stdout || r.stderr || 'unknown').split('\n')[0].trim();
+  };
+  return {
+    cpu: os.cpus()[0]?.model, cpus: os.cpus().length, memory_gib: +(os.totalmem() / 2 ** 30).toFixed(1),
+    kernel: os.release(), node: process.version, wrk: first('wrk', ['-v']),
+    libmicrohttpd: first('pkg-config', ['--modversion', 'libmicrohttpd']),
+    jansson: first('pkg-config', ['--modversion', 'jansson']),
+    load_before: os.loadavg().map((x) => +x.toFixed(2))
+  };
+}
+
+// 1. HTTP tools/call: the three servers in turn at each concurrency.
+async function httpEcho() {
+  const servers = {
+    libmcp: await startServer([...LIBMCP, 'http']),
+    ts: await startServer([...TS, 'http']),
+    mhd: await startServer([bin('bench_mhd_fixed')])
+  };
+  results.http = [];
+  try {
+    for (const s of Object.values(servers)) wrk(s.url, 16, 'echo', 1); // warm-up (JIT, pools)
+    for (const c of [1, 16, 64]) {
+      for (const [name, s] of Object.entries(servers)) {
+        log(`http echo c=${c} ${name}`);
+        results.http.push({ server: name, connections: c, ...wrk(s.url, c, 'echo') });
+      }
+    }
+  } finally {
+    for (const s of Object.values(servers)) await stopServer(s);
+  }
+}
+
+// 2. stdio round trips: every client with every server.
+function stdioPairs() {
+  const pairs = [
+    ['libmcp', 'libmcp', LIBMCP_CLIENT, [...LIBMCP, 'stdio'], 20000],
+    ['ts', 'ts', TS_CLIENT, [...TS, 'stdio'], 5000],
+    ['libmcp', 'ts', LIBMCP_CLIENT, [...TS, 'stdio'], 5000],
+    ['ts', 'libmcp', TS_CLIENT, [...LIBMCP, 'stdio'], 5000]
+  ];
+  results.stdio = [];
+  for (const inflight of [1, 8]) {
+    for (const [client, server, c, s, n] of pairs) {
+      log(`stdio ${client} client -> ${server} server, ${inflight} in flight`);
+      const calls = count(n);
+      const r = measure([...c, '--calls', String(calls), '--inflight', String(inflight), '--', ...s]);
+      results.stdio.push({ client, server, inflight, ...r });
+    }
+  }
+}
+
+// 3. Memory of the servers, from outside.
+function memory() {
+  log('memory: libmcp server (100,000 calls, 1,000 listen streams)');
+  results.memory = {
+    libmcp: measure([bin('bench_memory'), '--calls', String(count(100000)), '--streams', '1000',
+                     '--', ...LIBMCP, 'http'])
+  };
+  log('memory: TypeScript server (20,000 calls, 1,000 listen streams)');
+  try {
+    results.memory.ts = measure([bin('bench_memory'), '--calls', String(count(20000)), '--streams', '1000',
+                                 '--', ...TS, 'http']);
+  } catch (e) {
+    log(`memory: TypeScript server: ${e.message}`);
+  }
+}
+
+// 4. MRTR: sealing/opening requestState, and a two-round call over HTTP.
+async function mrtr() {
+  log('mrtr: seal/open');
+  results.mrtr = { codec: measure([bin('bench_mrtr'), '--rounds', String(count(50000))]) };
+  for (const [name, argv] of [['libmcp', LIBMCP], ['ts', TS]]) {
+    const s = await startServer([...argv, 'http']);
+    try {
+      log(`mrtr: plain vs two-round call over HTTP, ${name} server`);
+      const n = String(count(name === 'libmcp' ? 5000 : 1000));
+      results.mrtr[name] = {
+        plain: measure([...LIBMCP_CLIENT, '--calls', n, '--op', 'echo', '--http', s.url]),
+        two_round: measure([...LIBMCP_CLIENT, '--calls', n, '--op', 'confirm', '--http', s.url])
+      };
+    } finally {
+      await stopServer(s);
+    }
+  }
+}
+
+// 5. Large answers: tools/list of 1,000 tools, a 1 MB resources/read.
+async function large() {
+  results.large = [];
+  for (const [name, argv] of [['libmcp', LIBMCP], ['ts', TS]]) {
+    const s = await startServer([...argv, 'http', '--tools', '1000']);
+    try {
+      for (const op of ['list', 'read']) {
+        log(`large: ${op} ${name}`);
+        wrk(s.url, 4, op, 1);
+        results.large.push({ server: name, op, connections: 4, ...wrk(s.url, 4, op) });
+      }
+    } finally {
+      await stopServer(s);
+    }
+  }
+}
+
+// 6. Client connect (+ first call): pinned modern, and the auto era.
+async function connect() {
+  results.connect = [];
+  const http = await startServer([...LIBMCP, 'http']);
+  try {
+    for (const era of ['modern', 'auto']) {
+      for (const [transport, target] of [['stdio', ['--', ...LIBMCP, 'stdio']], ['http', ['--http', http.url]]]) {
+        log(`connect: ${era} over ${transport}`);
+        const r = measure([...LIBMCP_CLIENT, '--era', era, '--connects', String(count(transport === 'http' ? 200 : 50)),
+                           ...target]);
+        results.connect.push({ era, transport, ...r });
+      }
+    }
+  } finally {
+    await stopServer(http);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Report
+
+const fmt = (x, digits = 0) => (x === undefined || x === null || Number.isNaN(x) ? '-' :
+  Number(x).toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+const us = (x) => (x >= 1000 ? `${fmt(x / 1000, 2)} ms` : `${fmt(x)} µs`);
+const ratio = (a, b) => (a && b ? `${fmt(a / b, a / b < 10 ? 2 : 1)}x` : '-');
+
+function table(title, header, rows) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
+  console.log(`\n${title}\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
+  for (const r of rows) console.log(line(r));
+}
+
+function report() {
+  const targets = [];
+  const target = (what, ok, value) => targets.push({ what, met: ok, value });
+
+  const h = (server, c) => results.http.find((r) => r.server === server && r.connections === c);
+  table('1. HTTP tools/call echo (wrk, keep-alive): requests/s, p50, p99',
+        ['connections', 'libmcp', 'p50', 'p99', 'TS v2', 'p50', 'p99', 'bare MHD', 'libmcp/TS', 'libmcp/MHD'],
+        [1, 16, 64].map((c) => {
+          const [l, t, m] = [h('libmcp', c), h('ts', c), h('mhd', c)];
+          return [c, fmt(l.rps), us(l.p50_us), us(l.p99_us), fmt(t.rps), us(t.p50_us), us(t.p99_us), fmt(m.rps),
+                  ratio(l.rps, t.rps), `${fmt(100 * l.rps / m.rps)}%`];
+        }));
+  const [l16, t16, m16] = [h('libmcp', 16), h('ts', 16), h('mhd', 16)];
+  target('HTTP c=16: >= 25x the TypeScript v2 server', l16.rps >= 25 * t16.rps, ratio(l16.rps, t16.rps));
+  target('HTTP c=16: >= 75% of bare libmicrohttpd', l16.rps >= 0.75 * m16.rps, `${fmt(100 * l16.rps / m16.rps)}%`);
+  target('HTTP c=16: p99 < 2 ms', l16.p99_us < 2000, us(l16.p99_us));
+
+  const st = (client, server, inflight) =>
+    results.stdio.find((r) => r.client === client && r.server === server && r.inflight === inflight);
+  table('2. stdio tools/call echo round trips: calls/s, p50, p99',
+        ['client -> server', 'in flight', 'calls/s', 'p50', 'p99', 'vs TS pair'],
+        results.stdio.map((r) => [`${r.client} -> ${r.server}`, r.inflight, fmt(r.calls_per_s), us(r.p50_us),
+                                  us(r.p99_us), ratio(r.calls_per_s, st('ts', 'ts', r.inflight).calls_per_s)]));
+  const seq = st('libmcp', 'libmcp', 1).calls_per_s / st('ts', 'ts', 1).calls_per_s;
+  target('stdio sequential: >= 8x the TypeScript v2 pair', seq >= 8, ratio(seq, 1));
+
+  const mem = results.memory;
+  const memRow = (name, m) => m ? [name, fmt(m.idle_kb), fmt(m.idle_anon_kb), fmt(m.warm_kb), fmt(m.calls_kb),
+                                   fmt(m.calls), fmt(m.calls_kb - m.warm_kb), fmt(m.per_stream_bytes / 1024, 1)]
+                                : [name, '-', '-', '-', '-', '-', '-', '-'];
+  table('3. Server memory (KiB; RSS from /proc, anon = RSS less shared-library pages)',
+        ['server', 'idle RSS', 'idle anon', 'warm', 'after calls', 'calls', 'growth', 'KiB/listen stream'],
+        [memRow('libmcp', mem.libmcp), memRow('TS v2', mem.ts)]);
+  const clientRss = (client) => st(client, client, 1).client_rss_kb;
+  console.log(`client RSS after the sequential stdio run: libmcp ${fmt(clientRss('libmcp'))} KiB, ` +
+              `TS v2 ${fmt(clientRss('ts'))} KiB`);
+  target('idle server RSS < 4 MB', mem.libmcp.idle_kb < 4096,
+         `${fmt(mem.libmcp.idle_kb)} KiB (anon ${fmt(mem.libmcp.idle_anon_kb)} KiB)`);
+  target('< 16 KiB per idle listen stream', mem.libmcp.per_stream_bytes < 16384,
+         `${fmt(mem.libmcp.per_stream_bytes / 1024, 1)} KiB`);
+  // "No growth": less than 1 byte per call between warm and the end.
+  target('no growth over 100,000 calls', (mem.libmcp.calls_kb - mem.libmcp.warm_kb) * 1024 < mem.libmcp.calls,
+         `${fmt(mem.libmcp.calls_kb - mem.libmcp.warm_kb)} KiB`);
+
+  const m = results.mrtr;
+  table('4. MRTR', ['what', 'libmcp', 'TS v2 server'], [
+    ['seal requestState', us(m.codec.seal_ns / 1000), '-'],
+    ['open requestState', us(m.codec.open_ns / 1000), '-'],
+    ['requestState size', `${m.codec.state_bytes} B`, '-'],
+    ['plain call over HTTP, p50', us(m.libmcp.plain.p50_us), us(m.ts.plain.p50_us)],
+    ['two-round call over HTTP, p50', us(m.libmcp.two_round.p50_us), us(m.ts.two_round.p50_us)],
+    ['two-round / plain', ratio(m.libmcp.two_round.p50_us, m.libmcp.plain.p50_us),
+     ratio(m.ts.two_round.p50_us, m.ts.plain.p50_us)]
+  ]);
+
+  const lg = (server, op) => results.large.find((r) => r.server === server && r.op === op);
+  table('5. Large answers (wrk, 4 connections): requests/s, p50, p99',
+        ['request', 'libmcp', 'p50', 'p99', 'TS v2', 'p50', 'p99', 'libmcp/TS'],
+        [['tools/list, 1,000 tools', 'list'], ['resources/read, 1 MB', 'read']].map(([label, op]) => {
+          const [a, b] = [lg('libmcp', op), lg('ts', op)];
+          return [label, fmt(a.rps), us(a.p50_us), us(a.p99_us), fmt(b.rps), us(b.p50_us), us(b.p99_us),
+                  ratio(a.rps, b.rps)];
+        }));
+
+  table('6. libmcp client connect + first call', ['era', 'transport', 'p50', 'p99', 'mean'],
+        results.connect.map((r) => [r.era, r.transport, us(r.p50_us), us(r.p99_us), us(r.mean_us)]));
+
+  table('Targets', ['target', 'value', 'met'], targets.map((t) => [t.what, t.value, t.met ? 'yes' : 'NO']));
+  results.targets = targets;
+}
+
+// ---------------------------------------------------------------------------
+
+for (const step of [httpEcho, stdioPairs, memory, mrtr, large, connect]) await step();
+results.machine.load_after = os.loadavg().map((x) => +x.toFixed(2));
+results.finished = new Date().toISOString();
+const mc = results.machine;
+console.log(`\nlibmcp benchmarks, ${results.started}: ${mc.cpu}, ${mc.cpus} CPUs, ${mc.memory_gib} GiB, ` +
+            `Linux ${mc.kernel}, Node ${mc.node}, ${mc.wrk}, libmicrohttpd ${mc.libmicrohttpd}, ` +
+            `jansson ${mc.jansson}; load ${mc.load_before.join('/')} before, ${mc.load_after.join('/')} after`);
+report();
+const out = path.join(build, 'bench-results.json');
+writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
+console.log(`\nresults: ${out}`);

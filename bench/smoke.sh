@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# ctest bench/smoke: runs every benchmark program once with tiny counts,
+# without wrk or Node, to check that the harness works. It never looks at a
+# timing -- make bench measures (see docs/benchmarks.md).
+#
+#   bench/smoke.sh BENCH_BIN_DIR
+set -euo pipefail
+bin=$1
+tmp=$(mktemp -d)
+servers=()
+cleanup() {
+  for pid in "${servers[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# Every program prints one JSON object; check it has the expected key.
+expect() { # expect KEY COMMAND...
+  local key=$1; shift
+  local out
+  out=$("$@" | tail -n 1)
+  [[ $out == "{"*"\"$key\":"* ]] || { echo "smoke: no $key from: $*: $out" >&2; exit 1; }
+  echo "smoke: ok: $* -> $out"
+}
+
+# Starts a server that prints its URL first; stores the URL in $url.
+start() { # start NAME COMMAND...
+  local name=$1; shift
+  "$@" >"$tmp/$name.out" &
+  servers+=($!)
+  for _ in $(seq 100); do
+    url=$(head -n 1 "$tmp/$name.out" 2>/dev/null || true)
+    [[ $url == http://* ]] && return 0
+    sleep 0.05
+  done
+  echo "smoke: $name printed no URL" >&2
+  exit 1
+}
+
+expect seal_ns "$bin/bench_mrtr" --rounds 20
+expect calls_per_s "$bin/bench_client" --calls 20 --inflight 2 -- "$bin/bench_server" stdio
+expect connects "$bin/bench_client" --connects 2 -- "$bin/bench_server" stdio
+
+start libmcp "$bin/bench_server" http --tools 3
+for op in echo confirm list read; do
+  expect calls_per_s "$bin/bench_client" --calls 4 --warmup 1 --op "$op" --http "$url"
+done
+expect connects "$bin/bench_client" --connects 2 --era auto --http "$url"
+
+start mhd "$bin/bench_mhd_fixed"
+out=$(curl -sS -X POST -H 'Content-Type: application/json' --data '{}' "$url")
+[[ $out == *'"resultType":"complete"'* ]] || { echo "smoke: bench_mhd_fixed said: $out" >&2; exit 1; }
+echo "smoke: ok: bench_mhd_fixed"
+
+expect per_stream_bytes "$bin/bench_memory" --calls 40 --warm 8 --streams 4 -- "$bin/bench_server" http
+echo "smoke: all benchmark programs work"

@@ -1,0 +1,116 @@
+/*
+ * The legacy client (2025-11-25, 2025-06-18, 2025-03-26), behind the same
+ * public calls as the modern one (DESIGN.md section 2: legacy code lives
+ * here and nowhere else).
+ *
+ *   session.c   the initialize handshake, its version negotiation, a
+ *               re-initialize after the server forgot the session (HTTP
+ *               404), the GET stream, the end of the session
+ *   requests.c  what a request looks like on the legacy wire (no _meta
+ *               envelope, no Mcp-* headers), ping and logging/setLevel
+ *   inbound.c   what the server sends outside our requests: its requests
+ *               (answered through the same callbacks as MRTR input) and
+ *               its notifications (log, list_changed, resources/updated)
+ *   listen.c    mcp_client_listen() mapped onto resources/subscribe
+ */
+#ifndef MCP_CLIENT_LEGACY_H
+#define MCP_CLIENT_LEGACY_H
+
+#include "client/client_internal.h"
+
+typedef struct client_legacy client_legacy_t;
+
+/* ------------------------------------------------------------------------
+ * session.c
+ * ------------------------------------------------------------------------ */
+
+/*
+ * The initialize handshake over the client's transport: initialize with
+ * the preferred legacy version and the legacy capabilities, a check of the
+ * version the server answers, notifications/initialized, then (HTTP) the
+ * GET stream and (with a log level) logging/setLevel. On success the
+ * client's era is LEGACY. *wire (may be NULL) receives what the
+ * initialize POST got back, so that the caller can tell an endpoint that
+ * does not speak Streamable HTTP at all.
+ */
+int client_legacy_connect(mcp_client_t *c, client_wire_t *wire, mcp_error_t *err);
+
+/* The session generation a request was sent in (see reinitialize). */
+uint64_t client_legacy_generation(mcp_client_t *c);
+
+/*
+ * The server answered 404 to a request of session `generation`: it forgot
+ * the session. Unless another thread already did, forgets it and runs the
+ * handshake again (without the session id). Returns MCP_OK when the
+ * request may be sent again.
+ */
+int client_legacy_reinitialize(mcp_client_t *c, uint64_t generation, mcp_error_t *err);
+
+/* Ends the legacy side of the connection before the transport closes: the
+ * GET stream, the threads answering server requests, the session (DELETE).
+ * Frees c->legacy. NULL-safe for modern clients. */
+void client_legacy_close(mcp_client_t *c);
+
+/* ------------------------------------------------------------------------
+ * requests.c
+ * ------------------------------------------------------------------------ */
+
+/*
+ * The JSON-RPC request `method` with id `id` as legacy servers expect it:
+ * a copy of `params` (borrowed, may be NULL) without the modern _meta
+ * keys, plus _meta.progressToken = id when `progress`. NULL on allocation
+ * failure.
+ */
+json_t *client_legacy_request_build(json_int_t id, const char *method, const json_t *params,
+                                    bool progress);
+
+/* The MCP-Protocol-Version header a legacy request carries after
+ * initialization: the negotiated version from 2025-06-18 on, none for
+ * 2025-03-26 (which had no such header). */
+const char *client_legacy_header_version(const char *version);
+
+/* Methods that exist only on the modern era (server/discover,
+ * subscriptions/listen): a legacy server would not know them. */
+bool client_legacy_method_unknown(const char *method);
+
+/* ------------------------------------------------------------------------
+ * inbound.c
+ * ------------------------------------------------------------------------ */
+
+/* A message from the server outside our requests (borrowed): a request is
+ * answered on a thread of its own; notifications are delivered. */
+void client_legacy_on_message(mcp_client_t *c, const json_t *msg);
+
+/* Counts a thread answering a server request in (false once closing:
+ * then it must not start) and out (session.c). */
+bool client_legacy_inbound_enter(mcp_client_t *c);
+void client_legacy_inbound_leave(mcp_client_t *c);
+
+/* Waits until every thread answering a server request has finished, and
+ * lets no new one start (at close). */
+void client_legacy_drain_inbound(mcp_client_t *c);
+
+/* ------------------------------------------------------------------------
+ * listen.c
+ * ------------------------------------------------------------------------ */
+
+/* The part of a subscription's filter ({"notifications": filter} in
+ * `params`) the server's capabilities promise: listChanged of tools,
+ * prompts and resources; resources.subscribe for the URIs (new
+ * reference; NULL when out of memory). */
+json_t *client_legacy_listen_honoured(mcp_client_t *c, const json_t *params);
+
+/* resources/subscribe for each URI of an honoured filter; on a failure
+ * the ones that went through are unsubscribed again. */
+int client_legacy_listen_subscribe(mcp_client_t *c, const json_t *honoured, mcp_error_t *err);
+
+/* Closes one: resources/unsubscribe for its URIs that none of `others`
+ * (an array of {"notifications": filter}) still wants. Failures are
+ * logged. */
+void client_legacy_listen_close(mcp_client_t *c, const json_t *params, const json_t *others);
+
+/* Does a subscription with (honoured) `filter` want `method`/`params`? */
+bool client_legacy_filter_matches(const json_t *filter, const char *method,
+                                  const json_t *params);
+
+#endif /* MCP_CLIENT_LEGACY_H */

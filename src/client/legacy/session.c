@@ -1,0 +1,407 @@
+/*
+ * A legacy session (digest sections 10.1 and 10.3): the initialize
+ * handshake and its version negotiation, notifications/initialized, the
+ * server's GET stream, a new handshake when an HTTP server forgot the
+ * session, and the end of it all.
+ *
+ * The GET stream is watched by a thread of its own: when it breaks it is
+ * opened again (with Last-Event-ID, after the server's retry delay or a
+ * growing backoff); a server that offers none (405, or any other refusal)
+ * is left alone, as the spec allows.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/legacy/legacy.h"
+#include "mcp/jsonrpc.h"
+#include "mcp/version.h"
+
+#define STREAM_FIRST_DELAY_MS 250
+#define STREAM_MAX_DELAY_MS 10000
+/* A stream that keeps breaking before it carried anything is given up
+ * after this many attempts in a row. */
+#define STREAM_MAX_BARREN 8
+
+struct client_legacy {
+    pthread_mutex_t lock;        /* guards everything below */
+    pthread_cond_t cond;
+    uint64_t generation;         /* bumped by every re-initialize */
+    bool closing;                /* no new threads for server requests */
+    int inbound;                 /* threads answering server requests */
+    bool stream_stop;            /* the watcher is asked to stop */
+
+    /* The GET stream. */
+    bool has_stream_thread;
+    pthread_t stream_thread;
+    client_exchange_t *stream_ex;
+    bool stream_done;
+    bool stream_heard;           /* a message arrived since it opened */
+    int stream_status;
+    int stream_rc;
+    char *stream_last_event_id;
+    int64_t stream_retry_ms;
+
+    pthread_mutex_t handshake;   /* one (re-)initialize at a time */
+};
+
+/* ------------------------------------------------------------------------
+ * The handshake
+ * ------------------------------------------------------------------------ */
+
+static const char *legacy_version_named(const char *v)
+{
+    size_t n;
+    const char *const *legacy = mcp_protocol_versions_legacy(&n);
+    for (size_t i = 0; v && i < n; i++)
+        if (strcmp(legacy[i], v) == 0)
+            return legacy[i];
+    return NULL;
+}
+
+static int rpc_failure(const json_t *error, const char *what, mcp_error_t *err)
+{
+    mcp_error_t e = {0};
+    int rc = mcp_error_from_json(&e, error) == MCP_OK ? MCP_ERPC : MCP_EPROTO;
+    if (rc == MCP_ERPC)
+        mcp_error_set(err, MCP_ERPC, e.code, json_incref(e.data), "%s: %s", what, e.message);
+    else
+        mcp_error_set(err, rc, 0, NULL, "%s: a malformed error", what);
+    mcp_error_clear(&e);
+    return rc;
+}
+
+/* initialize, its answer checked and kept, then notifications/initialized. */
+static int handshake(mcp_client_t *c, client_wire_t *wire, mcp_error_t *err)
+{
+    json_t *params = json_pack("{s:s, s:O, s:O}", "protocolVersion", c->legacy_version,
+                               "capabilities", c->legacy_capabilities, "clientInfo",
+                               c->client_info);
+    json_t *id = json_integer(client_next_id(c));
+    json_t *request = params && id ? mcp_jsonrpc_request(id, "initialize", params) : NULL;
+    json_decref(id);
+    if (!request)
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    /* No MCP-Protocol-Version header: nothing is negotiated yet. */
+    client_http_hints_t hints = {0};
+    client_call_opts_t o = {.timeout_ms = c->timeout_ms};
+    json_t *response = NULL;
+    int rc = client_roundtrip_wire(c, request, &hints, &o, &response, wire, err);
+    json_decref(request);
+    if (rc != MCP_OK)
+        return rc;
+
+    const json_t *result = json_object_get(response, "result");
+    const json_t *error = json_object_get(response, "error");
+    const char *version = NULL;
+    if (error) {
+        rc = rpc_failure(error, "initialize failed", err);
+    } else if (!json_is_object(result) ||
+               !json_is_string(json_object_get(result, "protocolVersion")) ||
+               !json_is_object(json_object_get(result, "capabilities"))) {
+        rc = mcp_error_set(err, MCP_EPROTO, 0, NULL, "the InitializeResult is malformed");
+    } else if (!(version = legacy_version_named(
+                     json_string_value(json_object_get(result, "protocolVersion"))))) {
+        /* The spec: a client that cannot use the answered version SHOULD
+         * disconnect. */
+        rc = mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
+                           "the server answered initialize with version \"%s\", which this "
+                           "client does not speak",
+                           json_string_value(json_object_get(result, "protocolVersion")));
+    } else {
+        client_adopt_server(c, json_object_get(result, "serverInfo"),
+                            json_object_get(result, "capabilities"),
+                            json_string_value(json_object_get(result, "instructions")));
+        pthread_mutex_lock(&c->lock);
+        c->version = version;
+        c->era = MCP_ERA_LEGACY;
+        pthread_mutex_unlock(&c->lock);
+    }
+    json_decref(response);
+    if (rc != MCP_OK)
+        return rc;
+
+    json_t *note = mcp_jsonrpc_notification("notifications/initialized", NULL);
+    client_http_hints_t after = {.protocol_version = client_legacy_header_version(version)};
+    rc = note ? c->transport->ops->notify(c->transport, note, &after) : MCP_ENOMEM;
+    json_decref(note);
+    if (rc != MCP_OK)
+        return mcp_error_set(err, rc, 0, NULL, "cannot send notifications/initialized: %s",
+                             mcp_strerror(rc));
+    return MCP_OK;
+}
+
+/* A log level chosen before connecting is asked for once the session is
+ * up (when the server logs at all). */
+static void apply_log_level(mcp_client_t *c)
+{
+    pthread_mutex_lock(&c->lock);
+    const char *level = c->log_level;
+    pthread_mutex_unlock(&c->lock);
+    if (!level || !json_is_object(json_object_get(c->server_caps, "logging")))
+        return;
+    mcp_error_t e = {0};
+    if (mcp_client_set_log_level(c, level, &e) != MCP_OK)
+        client_log(c, MCP_LOG_WARNING, "logging/setLevel failed: %s", e.message);
+    mcp_error_clear(&e);
+}
+
+/* ------------------------------------------------------------------------
+ * The GET stream
+ * ------------------------------------------------------------------------ */
+
+static void stream_message(void *user, const json_t *msg)
+{
+    mcp_client_t *c = user;
+    pthread_mutex_lock(&c->legacy->lock);
+    c->legacy->stream_heard = true;
+    pthread_mutex_unlock(&c->legacy->lock);
+    client_legacy_on_message(c, msg);
+}
+
+static void stream_done(void *user, client_outcome_t *out)
+{
+    mcp_client_t *c = user;
+    client_legacy_t *l = c->legacy;
+    pthread_mutex_lock(&l->lock);
+    l->stream_done = true;
+    l->stream_status = out->http_status;
+    l->stream_rc = out->rc;
+    l->stream_retry_ms = out->retry_ms;
+    if (out->last_event_id && out->last_event_id[0]) {
+        free(l->stream_last_event_id);
+        l->stream_last_event_id = strdup(out->last_event_id);
+    }
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+}
+
+static const client_exchange_events_t stream_events = {stream_message, stream_done};
+
+static void deadline_in(struct timespec *ts, int64_t ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += (time_t)(ms / 1000);
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static void *watch_stream(void *arg)
+{
+    mcp_client_t *c = arg;
+    client_legacy_t *l = c->legacy;
+    client_transport_t *t = c->transport;
+    int64_t delay = STREAM_FIRST_DELAY_MS;
+    int barren = 0;
+    pthread_mutex_lock(&l->lock);
+    while (!l->stream_stop) {
+        char *last = l->stream_last_event_id ? strdup(l->stream_last_event_id) : NULL;
+        l->stream_done = false;
+        l->stream_heard = false;
+        pthread_mutex_unlock(&l->lock);
+        pthread_mutex_lock(&c->lock);
+        const char *version = client_legacy_header_version(c->version);
+        pthread_mutex_unlock(&c->lock);
+        client_exchange_t *ex = NULL;
+        int rc = t->ops->open_stream(t, version, last, NULL, &stream_events, c, &ex);
+        free(last);
+        pthread_mutex_lock(&l->lock);
+        if (rc != MCP_OK)
+            break;
+        l->stream_ex = ex;
+        while (!l->stream_done && !l->stream_stop)
+            pthread_cond_wait(&l->cond, &l->lock);
+        if (!l->stream_done) {
+            pthread_mutex_unlock(&l->lock);
+            t->ops->cancel(t, ex, false);
+            pthread_mutex_lock(&l->lock);
+            while (!l->stream_done)
+                pthread_cond_wait(&l->cond, &l->lock);
+        }
+        l->stream_ex = NULL;
+        pthread_mutex_unlock(&l->lock);
+        t->ops->release(t, ex);
+        pthread_mutex_lock(&l->lock);
+        if (l->stream_stop)
+            break;
+        int status = l->stream_status;
+        if (status != 0 && (status < 200 || status > 299)) {
+            /* 405: the server offers no stream; 404: the session is gone,
+             * and the next request starts a new one (and a new watcher). */
+            client_log(c, MCP_LOG_DEBUG, "no GET stream (HTTP %d)", status);
+            break;
+        }
+        barren = l->stream_heard ? 0 : barren + 1;
+        if (barren >= STREAM_MAX_BARREN) {
+            client_log(c, MCP_LOG_WARNING, "the GET stream keeps breaking; giving it up");
+            break;
+        }
+        if (l->stream_heard)
+            delay = STREAM_FIRST_DELAY_MS;
+        int64_t wait = l->stream_retry_ms >= 0 ? l->stream_retry_ms : delay;
+        delay = delay * 2 > STREAM_MAX_DELAY_MS ? STREAM_MAX_DELAY_MS : delay * 2;
+        struct timespec until;
+        deadline_in(&until, wait);
+        while (!l->stream_stop && pthread_cond_timedwait(&l->cond, &l->lock, &until) == 0)
+            ;
+    }
+    pthread_mutex_unlock(&l->lock);
+    return NULL;
+}
+
+/* Starts the watcher unless one runs (the transport has a GET stream). */
+static void start_stream(mcp_client_t *c)
+{
+    client_legacy_t *l = c->legacy;
+    if (!c->transport->ops->open_stream)
+        return;
+    pthread_mutex_lock(&l->lock);
+    if (l->has_stream_thread) {
+        pthread_mutex_unlock(&l->lock);
+        return;
+    }
+    l->has_stream_thread = pthread_create(&l->stream_thread, NULL, watch_stream, c) == 0;
+    pthread_mutex_unlock(&l->lock);
+}
+
+/* Stops the watcher (and its stream) and waits for it. */
+static void stop_stream(mcp_client_t *c)
+{
+    client_legacy_t *l = c->legacy;
+    pthread_mutex_lock(&l->lock);
+    bool joined = l->has_stream_thread;
+    l->has_stream_thread = false;
+    l->stream_stop = true;
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+    if (joined)
+        pthread_join(l->stream_thread, NULL);
+    pthread_mutex_lock(&l->lock);
+    l->stream_stop = false;
+    pthread_mutex_unlock(&l->lock);
+}
+
+/* ------------------------------------------------------------------------
+ * The session
+ * ------------------------------------------------------------------------ */
+
+static client_legacy_t *legacy_new(void)
+{
+    client_legacy_t *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    pthread_mutex_init(&l->lock, NULL);
+    pthread_mutex_init(&l->handshake, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&l->cond, &attr);
+    pthread_condattr_destroy(&attr);
+    l->stream_retry_ms = -1;
+    return l;
+}
+
+int client_legacy_connect(mcp_client_t *c, client_wire_t *wire, mcp_error_t *err)
+{
+    if (!c->legacy && !(c->legacy = legacy_new()))
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    client_transport_t *t = c->transport;
+    if (t->ops->session_begin)
+        t->ops->session_begin(t);
+    int rc = handshake(c, wire, err);
+    if (rc != MCP_OK)
+        return rc;
+    start_stream(c);
+    apply_log_level(c);
+    return MCP_OK;
+}
+
+uint64_t client_legacy_generation(mcp_client_t *c)
+{
+    client_legacy_t *l = c->legacy;
+    pthread_mutex_lock(&l->lock);
+    uint64_t g = l->generation;
+    pthread_mutex_unlock(&l->lock);
+    return g;
+}
+
+int client_legacy_reinitialize(mcp_client_t *c, uint64_t generation, mcp_error_t *err)
+{
+    client_legacy_t *l = c->legacy;
+    client_transport_t *t = c->transport;
+    pthread_mutex_lock(&l->handshake);
+    int rc = MCP_OK;
+    if (client_legacy_generation(c) == generation) {
+        stop_stream(c);
+        if (t->ops->session_reset)
+            t->ops->session_reset(t);
+        pthread_mutex_lock(&l->lock);
+        free(l->stream_last_event_id); /* events of the old session */
+        l->stream_last_event_id = NULL;
+        pthread_mutex_unlock(&l->lock);
+        rc = handshake(c, NULL, err);
+        pthread_mutex_lock(&l->lock);
+        l->generation++;
+        pthread_mutex_unlock(&l->lock);
+        if (rc == MCP_OK) {
+            start_stream(c);
+            apply_log_level(c);
+        }
+    }
+    pthread_mutex_unlock(&l->handshake);
+    return rc;
+}
+
+void client_legacy_close(mcp_client_t *c)
+{
+    client_legacy_t *l = c->legacy;
+    if (!l)
+        return;
+    stop_stream(c);
+    client_legacy_drain_inbound(c);
+    if (c->transport && c->transport->ops->session_end)
+        c->transport->ops->session_end(c->transport);
+    c->legacy = NULL;
+    free(l->stream_last_event_id);
+    pthread_mutex_destroy(&l->lock);
+    pthread_mutex_destroy(&l->handshake);
+    pthread_cond_destroy(&l->cond);
+    free(l);
+}
+
+/* ------------------------------------------------------------------------
+ * Threads answering server requests (inbound.c counts them here)
+ * ------------------------------------------------------------------------ */
+
+bool client_legacy_inbound_enter(mcp_client_t *c)
+{
+    client_legacy_t *l = c->legacy;
+    pthread_mutex_lock(&l->lock);
+    bool ok = !l->closing;
+    if (ok)
+        l->inbound++;
+    pthread_mutex_unlock(&l->lock);
+    return ok;
+}
+
+void client_legacy_inbound_leave(mcp_client_t *c)
+{
+    client_legacy_t *l = c->legacy;
+    pthread_mutex_lock(&l->lock);
+    l->inbound--;
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+}
+
+void client_legacy_drain_inbound(mcp_client_t *c)
+{
+    client_legacy_t *l = c->legacy;
+    pthread_mutex_lock(&l->lock);
+    l->closing = true;
+    while (l->inbound > 0)
+        pthread_cond_wait(&l->cond, &l->lock);
+    pthread_mutex_unlock(&l->lock);
+}

@@ -1,0 +1,387 @@
+/*
+ * Bridging MRTR to legacy clients.
+ *
+ * A handler asks for input the same way whatever the era: it queues input
+ * requests and returns MCP_INPUT_REQUIRED. A modern client gets an
+ * input_required result and retries. A legacy client cannot: it expects
+ * the server to send it real requests (elicitation/create,
+ * sampling/createMessage, roots/list) and to wait for the answers. The
+ * bridge does exactly that: it sends one request per input request on the
+ * stream of the request being served, waits (without holding a thread)
+ * for every answer, then runs the handler again with the answers as its
+ * input responses -- so the handler's second run looks like a modern retry.
+ *
+ * Answers arrive as ordinary incoming messages (a stdio line, an HTTP POST
+ * of a response) and find their round by the request id the server chose.
+ * A round ends early when the client cancels the original request, when an
+ * answer does not come within legacy_input_timeout_ms, or when the client
+ * refuses a sampling or roots request (the handler cannot go on without
+ * it; a refused elicitation is answered as "cancel", which handlers know).
+ */
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server/server_internal.h"
+
+/* One bridged round of one request. */
+typedef struct round {
+    atomic_int refs;        /* one per pending request, one for the exchange */
+    mcp_exchange_t *ex;     /* the core's reference, taken over */
+    pthread_mutex_t lock;
+    json_t *answers;        /* key -> the client's result */
+    json_t *next_state;     /* the handler's state for its next run */
+    int outstanding;
+    bool over;              /* resumed, failed or cancelled: nothing more */
+    mcp_error_t error;      /* why the round failed, when it did */
+} round_t;
+
+/* A request sent to a client, awaiting its answer. */
+typedef struct pending {
+    char id[48];
+    char *key;
+    char *method;
+    int64_t deadline_ms;
+    round_t *round;
+    struct pending *next;
+} pending_t;
+
+struct bridge {
+    mcp_server_t *srv;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    pending_t *pending;
+    uint64_t counter;
+    char prefix[17];        /* random per server: ids never collide across instances */
+    pthread_t reaper;
+    bool reaper_running, stopping;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void round_unref(round_t *r)
+{
+    if (atomic_fetch_sub(&r->refs, 1) != 1)
+        return;
+    json_decref(r->answers);
+    json_decref(r->next_state);
+    mcp_error_clear(&r->error);
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+}
+
+static void pending_free(pending_t *p)
+{
+    round_unref(p->round);
+    free(p->key);
+    free(p->method);
+    free(p);
+}
+
+/* ------------------------------------------------------------------------
+ * Ending a round
+ * ------------------------------------------------------------------------ */
+
+/* Drops the pending requests of `r` (their answers no longer matter). */
+static void forget_round(bridge_t *b, round_t *r)
+{
+    pthread_mutex_lock(&b->lock);
+    pending_t **link = &b->pending;
+    pending_t *gone = NULL;
+    while (*link) {
+        pending_t *p = *link;
+        if (p->round == r) {
+            *link = p->next;
+            p->next = gone;
+            gone = p;
+        } else {
+            link = &p->next;
+        }
+    }
+    pthread_mutex_unlock(&b->lock);
+    while (gone) {
+        pending_t *next = gone->next;
+        pending_free(gone);
+        gone = next;
+    }
+}
+
+static void resume_job(void *arg)
+{
+    round_t *r = arg;
+    mcp_exchange_t *ex = r->ex;
+    if (r->error.code) {
+        exchange_fail(ex, &r->error, false);
+        exchange_unref(ex);
+    } else {
+        /* The answers become the handler's input responses, exactly as a
+         * modern retry's inputResponses would. */
+        json_decref(ex->input_responses);
+        ex->input_responses = r->answers;
+        r->answers = NULL;
+        json_decref(ex->state);
+        ex->state = r->next_state;
+        r->next_state = NULL;
+        ex->round++;
+        ex->resumed = true;
+        method_run(ex); /* takes the exchange's reference */
+    }
+    round_unref(r);
+}
+
+/* Ends the round: resume the handler, or fail the request. */
+static void finish_round(bridge_t *b, round_t *r)
+{
+    forget_round(b, r);
+    if (server_run_job(b->srv, resume_job, r) != MCP_OK) {
+        mcp_error_t err = {0};
+        mcp_error_set(&err, MCP_ECLOSED, MCP_INTERNAL_ERROR, NULL, "Server is shutting down");
+        exchange_fail(r->ex, &err, false);
+        mcp_error_clear(&err);
+        exchange_unref(r->ex);
+        round_unref(r);
+    }
+}
+
+/* The client cancelled the request (or went away) while we waited. */
+static void round_cancelled(mcp_exchange_t *ex)
+{
+    round_t *r = ex->bridge_round;
+    pthread_mutex_lock(&r->lock);
+    bool mine = !r->over;
+    r->over = true;
+    pthread_mutex_unlock(&r->lock);
+    if (!mine)
+        return; /* already resuming: the handler run notices the cancellation */
+    forget_round(ex->srv->bridge, r);
+    exchange_release_sink(ex);
+    exchange_unref(ex);
+    round_unref(r);
+}
+
+/* ------------------------------------------------------------------------
+ * Timeouts
+ * ------------------------------------------------------------------------ */
+
+static void *reaper_main(void *arg)
+{
+    bridge_t *b = arg;
+    pthread_mutex_lock(&b->lock);
+    while (!b->stopping) {
+        int64_t now = now_ms(), next = INT64_MAX;
+        round_t *late = NULL;
+        char method[64] = "";
+        for (pending_t *p = b->pending; p; p = p->next) {
+            if (p->deadline_ms <= now) {
+                late = p->round;
+                snprintf(method, sizeof method, "%s", p->method);
+                atomic_fetch_add(&late->refs, 1);
+                break;
+            }
+            if (p->deadline_ms < next)
+                next = p->deadline_ms;
+        }
+        if (late) {
+            pthread_mutex_unlock(&b->lock);
+            pthread_mutex_lock(&late->lock);
+            bool mine = !late->over;
+            late->over = true;
+            if (mine)
+                mcp_error_set(&late->error, MCP_ETIMEDOUT, MCP_INTERNAL_ERROR, NULL,
+                              "The client did not answer the server's %s request in time",
+                              method);
+            pthread_mutex_unlock(&late->lock);
+            if (mine)
+                finish_round(b, late);
+            else
+                forget_round(b, late);
+            round_unref(late);
+            pthread_mutex_lock(&b->lock);
+            continue;
+        }
+        if (next == INT64_MAX) {
+            pthread_cond_wait(&b->wake, &b->lock);
+        } else {
+            struct timespec ts = {.tv_sec = (time_t)(next / 1000),
+                                  .tv_nsec = (long)(next % 1000) * 1000000L};
+            pthread_cond_timedwait(&b->wake, &b->lock, &ts);
+        }
+    }
+    pthread_mutex_unlock(&b->lock);
+    return NULL;
+}
+
+bridge_t *bridge_new(mcp_server_t *srv)
+{
+    bridge_t *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    unsigned char raw[8];
+    if (RAND_bytes(raw, sizeof raw) != 1) {
+        free(b);
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(b->prefix + 2 * i, 3, "%02x", raw[i]);
+    b->srv = srv;
+    pthread_mutex_init(&b->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&b->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    return b;
+}
+
+void bridge_free(bridge_t *b)
+{
+    if (!b)
+        return;
+    pthread_mutex_lock(&b->lock);
+    b->stopping = true;
+    bool running = b->reaper_running;
+    pthread_cond_signal(&b->wake);
+    pthread_mutex_unlock(&b->lock);
+    if (running)
+        pthread_join(b->reaper, NULL);
+    /* Rounds still waiting were cancelled with their exchanges; anything
+     * left is dropped. */
+    while (b->pending) {
+        pending_t *p = b->pending;
+        b->pending = p->next;
+        pending_free(p);
+    }
+    pthread_cond_destroy(&b->wake);
+    pthread_mutex_destroy(&b->lock);
+    free(b);
+}
+
+/* ------------------------------------------------------------------------
+ * Sending and receiving
+ * ------------------------------------------------------------------------ */
+
+void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
+{
+    bridge_t *b = ex->srv->bridge;
+    round_t *r = calloc(1, sizeof *r);
+    if (!r) {
+        mcp_error_t err = {0};
+        mcp_error_set(&err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
+        exchange_fail(ex, &err, false);
+        exchange_unref(ex);
+        return;
+    }
+    atomic_init(&r->refs, 1);
+    r->ex = ex;
+    r->answers = json_object();
+    r->next_state = call->next_state;
+    call->next_state = NULL;
+    pthread_mutex_init(&r->lock, NULL);
+
+    const char *version = ex->protocol_version;
+    int64_t deadline = now_ms() + ex->srv->legacy_input_timeout_ms;
+    json_t *requests = json_object();
+    const char *key;
+    json_t *request;
+    /* Register every request before sending any, so an answer that races
+     * ahead of the loop still finds its round. */
+    pthread_mutex_lock(&b->lock);
+    json_object_foreach(call->input_requests, key, request) {
+        pending_t *p = calloc(1, sizeof *p);
+        const char *method = json_string_value(json_object_get(request, "method"));
+        if (!p || !method)
+            continue;
+        snprintf(p->id, sizeof p->id, "mcp-%s-%llu", b->prefix,
+                 (unsigned long long)++b->counter);
+        p->key = strdup(key);
+        p->method = strdup(method);
+        p->deadline_ms = deadline;
+        p->round = r;
+        atomic_fetch_add(&r->refs, 1);
+        r->outstanding++;
+        p->next = b->pending;
+        b->pending = p;
+        json_t *params = mcp_legacy_request_params(method, json_object_get(request, "params"),
+                                                   version, p->id);
+        json_object_set_new(requests, p->id,
+                            mcp_jsonrpc_request(json_string(p->id), method, params));
+    }
+    if (!b->reaper_running && !b->stopping)
+        b->reaper_running = pthread_create(&b->reaper, NULL, reaper_main, b) == 0;
+    pthread_cond_signal(&b->wake);
+    pthread_mutex_unlock(&b->lock);
+
+    /* The request's cancellation now ends the round. */
+    ex->bridge_round = r;
+    atomic_store(&ex->cancel_handled, false);
+    ex->on_cancel = round_cancelled;
+    if (atomic_load(&ex->cancelled) && !atomic_exchange(&ex->cancel_handled, true)) {
+        round_cancelled(ex);
+        json_decref(requests);
+        return;
+    }
+    const char *id;
+    json_t *msg;
+    json_object_foreach(requests, id, msg) {
+        json_t *copy = json_incref(msg);
+        if (exchange_request(ex, copy) != MCP_OK)
+            break; /* the client is gone: the cancellation path ends the round */
+    }
+    json_decref(requests);
+}
+
+bool bridge_deliver(mcp_server_t *srv, const mcp_message_t *msg)
+{
+    bridge_t *b = srv->bridge;
+    const char *id = json_string_value(msg->id);
+    if (!b || !id)
+        return false;
+    pthread_mutex_lock(&b->lock);
+    pending_t **link = &b->pending, *p = NULL;
+    for (; *link; link = &(*link)->next) {
+        if (strcmp((*link)->id, id) == 0) {
+            p = *link;
+            *link = p->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&b->lock);
+    if (!p)
+        return false;
+
+    round_t *r = p->round;
+    pthread_mutex_lock(&r->lock);
+    bool finished = false;
+    if (!r->over) {
+        if (msg->kind == MCP_MSG_RESULT) {
+            json_object_set(r->answers, p->key, msg->result);
+        } else if (strcmp(p->method, "elicitation/create") == 0) {
+            /* A client that cannot elicit has declined to: the handler sees
+             * the same answer a user's "cancel" gives. */
+            json_object_set_new(r->answers, p->key, json_pack("{s:s}", "action", "cancel"));
+        } else if (!r->error.code) {
+            mcp_error_t client = {0};
+            mcp_error_from_json(&client, msg->error);
+            mcp_error_set(&r->error, MCP_ERPC, MCP_INTERNAL_ERROR, NULL,
+                          "The client refused the server's %s request: %s", p->method,
+                          client.message);
+            mcp_error_clear(&client);
+        }
+        if (--r->outstanding == 0) {
+            r->over = true;
+            finished = true;
+        }
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (finished)
+        finish_round(b, r);
+    pending_free(p);
+    return true;
+}

@@ -1,0 +1,482 @@
+/*
+ * Serving legacy clients (2025-11-25 and earlier) from the same registries
+ * and handlers as modern ones.
+ *
+ * A legacy client opens with initialize and then speaks without the
+ * per-request _meta claim. What it declared in initialize lives in its
+ * session (session.c): on stdio the process is the session; over HTTP the
+ * server mints an Mcp-Session-Id (MCP_LEGACY_SESSIONS) or serves every POST
+ * on its own (MCP_LEGACY_STATELESS). From there the methods are the same
+ * as the modern era's, answered in legacy shapes (no resultType, no cache
+ * hints, -32002 for a missing resource), plus the legacy-only ones: ping,
+ * logging/setLevel, resources/subscribe and resources/unsubscribe.
+ * Handlers that ask for input are bridged (bridge.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server/server_internal.h"
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------------------
+ * The live sessions of this instance
+ * ------------------------------------------------------------------------ */
+
+static void live_add(mcp_server_t *srv, mcp_session_t *s)
+{
+    session_ref(s);
+    pthread_mutex_lock(&srv->session_lock);
+    s->next = srv->sessions;
+    if (srv->sessions)
+        srv->sessions->prev = s;
+    srv->sessions = s;
+    pthread_mutex_unlock(&srv->session_lock);
+    listen_hub_add_session(srv->hub, s);
+}
+
+/* Removes `s` from the live list (if it is there) and drops that
+ * reference. */
+static void live_remove(mcp_server_t *srv, mcp_session_t *s)
+{
+    pthread_mutex_lock(&srv->session_lock);
+    bool linked = s->prev || s->next || srv->sessions == s;
+    if (linked) {
+        if (s->prev)
+            s->prev->next = s->next;
+        else
+            srv->sessions = s->next;
+        if (s->next)
+            s->next->prev = s->prev;
+        s->prev = s->next = NULL;
+    }
+    pthread_mutex_unlock(&srv->session_lock);
+    if (!linked)
+        return;
+    listen_hub_remove_session(srv->hub, s);
+    session_end(s);
+    mcp_conn_cancel_all(s->conn);
+    session_unref(s);
+}
+
+void sessions_free_all(mcp_server_t *srv)
+{
+    for (;;) {
+        pthread_mutex_lock(&srv->session_lock);
+        mcp_session_t *s = srv->sessions;
+        if (s)
+            session_ref(s);
+        pthread_mutex_unlock(&srv->session_lock);
+        if (!s)
+            return;
+        live_remove(srv, s);
+        session_unref(s);
+    }
+}
+
+/* The session `id` names: live here, or rebuilt from the store (another
+ * instance may have created it). A new reference, or NULL when unknown or
+ * expired. */
+static mcp_session_t *session_lookup(mcp_server_t *srv, const char *id)
+{
+    json_t *record = srv->session_store->load(srv->session_store, id, wall_ms());
+    mcp_session_t *found = NULL;
+    pthread_mutex_lock(&srv->session_lock);
+    for (mcp_session_t *s = srv->sessions; s; s = s->next) {
+        if (s->id && strcmp(s->id, id) == 0) {
+            found = s;
+            session_ref(found);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&srv->session_lock);
+    if (!record) {
+        if (found) { /* expired or deleted elsewhere */
+            live_remove(srv, found);
+            session_unref(found);
+        }
+        return NULL;
+    }
+    if (!found) {
+        found = session_from_record(srv, id, record);
+        if (found) {
+            found->conn = mcp_conn_new(srv, MCP_TRANSPORT_HTTP);
+            live_add(srv, found);
+        }
+    }
+    json_decref(record);
+    return found;
+}
+
+/* Saves the session's record with a fresh expiry. */
+static void session_save(mcp_server_t *srv, mcp_session_t *s)
+{
+    if (!s->id)
+        return;
+    json_t *record = session_record(s);
+    if (record)
+        srv->session_store->save(srv->session_store, s->id, record,
+                                 wall_ms() + srv->session_idle_ms);
+    json_decref(record);
+}
+
+int mcp_server_open_session_stream(mcp_server_t *srv, const char *session_id,
+                                   const char *last_event_id, mcp_sink_t *sink,
+                                   mcp_exchange_t **exchange_out)
+{
+    if (exchange_out)
+        *exchange_out = NULL;
+    if (!srv || !sink || !sink->send_event)
+        return MCP_EINVAL;
+    if (srv->legacy_mode != MCP_LEGACY_SESSIONS)
+        return MCP_EUNSUPPORTED;
+    if (!session_id || !*session_id)
+        return MCP_EINVAL;
+    mcp_session_t *s = session_lookup(srv, session_id);
+    if (!s)
+        return MCP_ENOTFOUND;
+    mcp_message_t none = {0};
+    mcp_request_context_t ctx = {.transport = MCP_TRANSPORT_HTTP};
+    mcp_exchange_t *ex = exchange_new(srv, NULL, &none, &ctx, sink);
+    if (!ex) {
+        session_unref(s);
+        return MCP_ENOMEM;
+    }
+    ex->era = MCP_ERA_LEGACY;
+    if (exchange_out) {
+        exchange_ref(ex);
+        *exchange_out = ex;
+    }
+    session_attach_stream(s, ex, last_event_id);
+    session_save(srv, s);
+    session_unref(s);
+    return MCP_OK;
+}
+
+int mcp_server_end_session(mcp_server_t *srv, const char *session_id)
+{
+    if (!srv)
+        return MCP_EINVAL;
+    if (srv->legacy_mode != MCP_LEGACY_SESSIONS)
+        return MCP_EUNSUPPORTED;
+    if (!session_id || !*session_id)
+        return MCP_EINVAL;
+    mcp_session_t *s = session_lookup(srv, session_id);
+    if (!s)
+        return MCP_ENOTFOUND;
+    srv->session_store->remove(srv->session_store, session_id);
+    live_remove(srv, s);
+    session_unref(s);
+    return MCP_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Answering. JSON-RPC errors go out with HTTP 200 (legacy clients read
+ * them from successful responses); only session problems use 400/404.
+ * ------------------------------------------------------------------------ */
+
+static void answer_error(mcp_sink_t *sink, const mcp_message_t *msg, int status, int code,
+                         const char *text)
+{
+    json_t *id = msg->kind == MCP_MSG_REQUEST ? msg->id : NULL;
+    sink_answer(sink, mcp_jsonrpc_error(id, code, text, NULL), status);
+}
+
+static void answer_result(mcp_sink_t *sink, const mcp_message_t *msg, json_t *result_new)
+{
+    sink_answer(sink, mcp_jsonrpc_result(msg->id, result_new), 200);
+}
+
+/* The initialize result: negotiated version, legacy capabilities, identity. */
+static json_t *initialize_result(mcp_server_t *srv, const char *version)
+{
+    json_t *caps = server_capabilities(srv);
+    json_t *legacy_caps = mcp_legacy_server_capabilities(caps);
+    json_decref(caps);
+    json_t *result = json_pack("{s:s, s:o, s:O}", "protocolVersion", version, "capabilities",
+                               legacy_caps, "serverInfo", srv->impl);
+    if (result && srv->instructions)
+        json_object_set_new(result, "instructions", json_string(srv->instructions));
+    return result;
+}
+
+static bool valid_initialize(const json_t *params)
+{
+    const json_t *info = json_object_get(params, "clientInfo");
+    return json_is_object(params) &&
+           json_is_string(json_object_get(params, "protocolVersion")) &&
+           json_is_object(json_object_get(params, "capabilities")) &&
+           (!info || json_is_object(info));
+}
+
+static void serve_initialize(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
+                             const mcp_request_context_t *ctx, mcp_sink_t *sink)
+{
+    if (!valid_initialize(msg->params)) {
+        answer_error(sink, msg, 200, MCP_INVALID_PARAMS,
+                     "initialize needs protocolVersion (string) and capabilities (object)");
+        return;
+    }
+    bool http = ctx->transport == MCP_TRANSPORT_HTTP;
+    mcp_session_t *s = NULL;
+    if (!http && conn) {
+        pthread_mutex_lock(&conn->lock);
+        bool again = conn->session != NULL;
+        pthread_mutex_unlock(&conn->lock);
+        if (again) {
+            answer_error(sink, msg, 200, MCP_INVALID_REQUEST,
+                         "Invalid Request: this connection is already initialized");
+            return;
+        }
+        s = session_new(srv, NULL, msg->params);
+        if (s) {
+            s->outbound = conn->outbound;
+            pthread_mutex_lock(&conn->lock);
+            conn->session = s; /* the connection's reference */
+            pthread_mutex_unlock(&conn->lock);
+            session_ref(s);
+            listen_hub_add_session(srv->hub, s);
+        }
+    } else if (http && srv->legacy_mode == MCP_LEGACY_SESSIONS) {
+        char id[65];
+        if (session_mint_id(id) == MCP_OK && (s = session_new(srv, id, msg->params))) {
+            s->conn = mcp_conn_new(srv, MCP_TRANSPORT_HTTP);
+            session_save(srv, s);
+            live_add(srv, s);
+            if (sink->set_header)
+                sink->set_header(sink, MCP_HEADER_SESSION_ID, id);
+        }
+    } else {
+        /* Stateless: nothing is kept; the answer is all there is. */
+        const char *v = json_string_value(json_object_get(msg->params, "protocolVersion"));
+        answer_result(sink, msg, initialize_result(srv, mcp_legacy_negotiate_version(v)));
+        return;
+    }
+    if (!s) {
+        answer_error(sink, msg, 500, MCP_INTERNAL_ERROR, "Internal error: cannot open a session");
+        return;
+    }
+    answer_result(sink, msg, initialize_result(srv, s->protocol_version));
+    session_unref(s);
+}
+
+/* logging/setLevel, resources/subscribe and resources/unsubscribe: they
+ * change the session. */
+static void serve_session_change(mcp_server_t *srv, mcp_session_t *s, mcp_message_t *msg,
+                                 mcp_sink_t *sink)
+{
+    const json_t *params = msg->params;
+    if (strcmp(msg->method, "logging/setLevel") == 0) {
+        const char *level = json_string_value(json_object_get(params, "level"));
+        int index = level ? mcp_log_level_index(level) : -1;
+        if (index < 0) {
+            answer_error(sink, msg, 200, MCP_INVALID_PARAMS,
+                         "params.level must be a logging level (debug ... emergency)");
+            return;
+        }
+        if (s) {
+            pthread_mutex_lock(&s->lock);
+            s->log_level = index;
+            pthread_mutex_unlock(&s->lock);
+        }
+    } else {
+        if (!registry_has(srv, ENTRY_RESOURCE) && !registry_has(srv, ENTRY_TEMPLATE)) {
+            answer_error(sink, msg, 200, MCP_METHOD_NOT_FOUND, "Method not found");
+            return;
+        }
+        const json_t *uri = json_object_get(params, "uri");
+        if (!json_is_string(uri)) {
+            answer_error(sink, msg, 200, MCP_INVALID_PARAMS, "params.uri must be a string");
+            return;
+        }
+        if (s) {
+            bool subscribe = strcmp(msg->method, "resources/subscribe") == 0;
+            pthread_mutex_lock(&s->lock);
+            size_t i, at = (size_t)-1;
+            json_t *u;
+            json_array_foreach(s->subscriptions, i, u) {
+                if (json_equal(u, uri))
+                    at = i;
+            }
+            if (subscribe && at == (size_t)-1)
+                json_array_append(s->subscriptions, (json_t *)uri);
+            else if (!subscribe && at != (size_t)-1)
+                json_array_remove(s->subscriptions, at);
+            pthread_mutex_unlock(&s->lock);
+        }
+    }
+    if (s)
+        session_save(srv, s);
+    answer_result(sink, msg, json_object());
+}
+
+/* A request that runs a handler: an exchange on the legacy session. */
+static void serve_handler(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
+                          mcp_message_t *msg, const mcp_request_context_t *ctx,
+                          mcp_sink_t *sink, mcp_exchange_t **exchange_out)
+{
+    mcp_exchange_t *ex = exchange_new(srv, conn, msg, ctx, sink);
+    if (!ex) {
+        answer_error(sink, msg, 500, MCP_INTERNAL_ERROR, "Internal error: out of memory");
+        return;
+    }
+    ex->era = MCP_ERA_LEGACY;
+    json_decref(ex->client_caps);
+    if (s) {
+        session_ref(s);
+        ex->session = s;
+        ex->protocol_version = s->protocol_version;
+        pthread_mutex_lock(&s->lock);
+        ex->client_caps = json_incref(s->client_caps);
+        ex->client_info = s->client_info;
+        ex->log_level = s->log_level;
+        pthread_mutex_unlock(&s->lock);
+    } else {
+        /* Stateless: what initialize declared is gone. The server asks for
+         * input anyway; a client that cannot answer refuses the request
+         * (see README, "Legacy clients"). */
+        ex->protocol_version = MCP_PROTOCOL_LATEST_LEGACY;
+        ex->client_caps = json_pack("{s:{s:{}, s:{}}, s:{}, s:{}}", "elicitation", "form", "url",
+                                    "sampling", "roots");
+        ex->client_info = NULL;
+        ex->log_level = -1;
+    }
+    if (conn && !conn_track(conn, ex)) {
+        mcp_error_t err = {0};
+        mcp_error_set(&err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,
+                      "Request id is already in use by a request in flight");
+        exchange_fail(ex, &err, true);
+        mcp_error_clear(&err);
+        exchange_unref(ex);
+        return;
+    }
+    if (exchange_out) {
+        exchange_ref(ex);
+        *exchange_out = ex;
+    }
+    if (server_run_job(srv, method_job, ex) != MCP_OK) {
+        mcp_error_t err = {0};
+        mcp_error_set(&err, MCP_ECLOSED, MCP_INTERNAL_ERROR, NULL, "Server is shutting down");
+        exchange_fail(ex, &err, false);
+        mcp_error_clear(&err);
+        exchange_unref(ex);
+    }
+}
+
+/* The session a message belongs to. Returns false after answering when
+ * the message cannot be served (no session where one is required). */
+static bool find_session(mcp_server_t *srv, mcp_conn_t *conn, const mcp_message_t *msg,
+                         const mcp_request_context_t *ctx, mcp_sink_t *sink,
+                         mcp_session_t **out)
+{
+    *out = NULL;
+    if (ctx->transport != MCP_TRANSPORT_HTTP) {
+        if (!conn) /* an embedder that gave no connection: serve statelessly */
+            return true;
+        pthread_mutex_lock(&conn->lock);
+        *out = conn->session;
+        if (*out)
+            session_ref(*out);
+        pthread_mutex_unlock(&conn->lock);
+        return true;
+    }
+    if (srv->legacy_mode != MCP_LEGACY_SESSIONS)
+        return true;
+    const char *raw = mcp_headers_get(ctx->headers, MCP_HEADER_SESSION_ID);
+    const char *id;
+    size_t len;
+    mcp_header_trim(raw, &id, &len);
+    if (!raw || len == 0) {
+        answer_error(sink, msg, 400, MCP_INVALID_REQUEST,
+                     "Bad Request: Mcp-Session-Id header is required");
+        return false;
+    }
+    char *copy = strndup(id, len);
+    *out = copy ? session_lookup(srv, copy) : NULL;
+    free(copy);
+    if (!*out) {
+        answer_error(sink, msg, 404, MCP_INVALID_REQUEST, "Session not found");
+        return false;
+    }
+    return true;
+}
+
+void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
+                   const mcp_request_context_t *ctx, mcp_sink_t *sink,
+                   mcp_exchange_t **exchange_out)
+{
+    bool http = ctx->transport == MCP_TRANSPORT_HTTP;
+
+    /* A response answers one of the server's bridged requests. */
+    if (msg->kind == MCP_MSG_RESULT || msg->kind == MCP_MSG_ERROR) {
+        bridge_deliver(srv, msg);
+        sink->send(sink, MCP_OUT_ACCEPTED, NULL, 202);
+        sink->release(sink);
+        return;
+    }
+    if (msg->kind == MCP_MSG_REQUEST && strcmp(msg->method, "initialize") == 0) {
+        serve_initialize(srv, conn, msg, ctx, sink);
+        return;
+    }
+
+    mcp_session_t *s = NULL;
+    if (!find_session(srv, conn, msg, ctx, sink, &s))
+        return;
+    mcp_conn_t *track = http ? (s ? s->conn : NULL) : conn;
+
+    if (msg->kind == MCP_MSG_NOTIFICATION) {
+        /* notifications/initialized, roots/list_changed: nothing to do. */
+        if (strcmp(msg->method, "notifications/cancelled") == 0)
+            conn_cancel_id(track, json_object_get(msg->params, "requestId"));
+        sink->send(sink, MCP_OUT_ACCEPTED, NULL, 202);
+        sink->release(sink);
+        session_unref(s);
+        return;
+    }
+    if (!http && !s) {
+        answer_error(sink, msg, 200, MCP_INVALID_REQUEST,
+                     "Invalid Request: the server is not initialized (send initialize first)");
+        return;
+    }
+    if (s)
+        session_save(srv, s); /* activity keeps the session alive */
+
+    method_id_t method = method_lookup(msg->method);
+    if (strcmp(msg->method, "ping") == 0) {
+        answer_result(sink, msg, json_object());
+    } else if (strcmp(msg->method, "logging/setLevel") == 0 ||
+               strcmp(msg->method, "resources/subscribe") == 0 ||
+               strcmp(msg->method, "resources/unsubscribe") == 0) {
+        serve_session_change(srv, s, msg, sink);
+    } else if (method == METHOD_TOOLS_LIST || method == METHOD_RESOURCES_LIST ||
+               method == METHOD_RESOURCES_TEMPLATES_LIST || method == METHOD_PROMPTS_LIST) {
+        if (!method_served(srv, method)) {
+            answer_error(sink, msg, 200, MCP_METHOD_NOT_FOUND, "Method not found");
+        } else {
+            mcp_error_t err = {0};
+            json_t *result = method_builtin(srv, method, msg->params, &err);
+            if (result) {
+                mcp_shape_legacy_result(msg->method, result, s ? s->protocol_version : NULL);
+                answer_result(sink, msg, result);
+            } else {
+                sink_answer(sink, mcp_jsonrpc_error_from(msg->id, &err), 200);
+            }
+            mcp_error_clear(&err);
+        }
+    } else if ((method == METHOD_TOOLS_CALL || method == METHOD_RESOURCES_READ ||
+                method == METHOD_PROMPTS_GET || method == METHOD_COMPLETE) &&
+               method_served(srv, method)) {
+        serve_handler(srv, track, s, msg, ctx, sink, exchange_out);
+    } else {
+        /* server/discover and subscriptions/listen are modern methods: a
+         * legacy client cannot call them without the modern claim. */
+        answer_error(sink, msg, 200, MCP_METHOD_NOT_FOUND, "Method not found");
+    }
+    session_unref(s);
+}

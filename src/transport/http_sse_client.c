@@ -1,0 +1,501 @@
+/*
+ * The HTTP+SSE transport of 2024-11-05, the last fallback of the legacy
+ * client (digest section 10.3): one long GET whose event stream first
+ * names the endpoint (the `endpoint` event) and then carries every message
+ * of the server; every message of the client is a POST to that endpoint,
+ * answered 202.
+ *
+ * Threads: a reader thread runs the GET (a blocking libcurl transfer,
+ * stopped through its progress callback) and routes each message like the
+ * stdio transport does, by id (stdio_route.h): the stream is shared by
+ * every request in flight. POSTs run on the caller's thread with an easy
+ * handle of their own.
+ *
+ * Exchanges are reference-counted as on stdio: the core's handle and the
+ * routing table each hold one; `deliver` serialises an exchange's
+ * callbacks and `done` makes on_done run once.
+ */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/transport.h"
+#include "mcp/jsonrpc.h"
+#include "transport/http_client_target.h"
+#include "transport/http_sse_stream.h"
+#include "transport/stdio_route.h"
+
+#define DEFAULT_ENDPOINT_WAIT_MS 10000
+#define POST_TIMEOUT_MS 30000
+
+struct client_exchange {
+    int refs;                 /* guarded by the transport's lock */
+    json_t *id;
+    client_exchange_events_t ev;
+    void *user;
+    pthread_mutex_t deliver;  /* held while a callback runs */
+    bool done;                /* guarded by deliver */
+};
+
+typedef struct sse_transport {
+    client_transport_t base;  /* must stay first */
+    mcp_log_fn log;
+    void *log_user;
+    http_target_t target;
+
+    pthread_mutex_t lock;     /* guards everything below */
+    pthread_cond_t cond;
+    stdio_router_t router;
+    char *endpoint;           /* where to POST, once known */
+    bool ended;               /* the stream is over */
+    char why[200];            /* why it ended */
+    atomic_bool closing;      /* read by the progress callback */
+    bool has_reader;
+    pthread_t reader;
+} sse_transport_t;
+
+static void slog(sse_transport_t *t, mcp_log_level_t level, const char *fmt, ...)
+    MCP_PRINTF(3, 4);
+static void slog(sse_transport_t *t, mcp_log_level_t level, const char *fmt, ...)
+{
+    if (!t->log)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    t->log(t->log_user, level, msg);
+}
+
+/* ------------------------------------------------------------------------
+ * Exchanges
+ * ------------------------------------------------------------------------ */
+
+static void exchange_free(client_exchange_t *ex)
+{
+    if (!ex)
+        return;
+    json_decref(ex->id);
+    pthread_mutex_destroy(&ex->deliver);
+    free(ex);
+}
+
+static void unref(sse_transport_t *t, client_exchange_t *ex)
+{
+    pthread_mutex_lock(&t->lock);
+    bool last = --ex->refs == 0;
+    pthread_mutex_unlock(&t->lock);
+    if (last)
+        exchange_free(ex);
+}
+
+static void deliver_done(client_exchange_t *ex, json_t *response, int rc, const char *why)
+{
+    pthread_mutex_lock(&ex->deliver);
+    if (!ex->done) {
+        ex->done = true;
+        client_outcome_t out = {.response = response ? json_incref(response) : NULL,
+                                .rc = response ? MCP_OK : rc, .why = why, .retry_ms = -1};
+        ex->ev.on_done(ex->user, &out);
+        json_decref(out.response);
+    }
+    pthread_mutex_unlock(&ex->deliver);
+}
+
+static void deliver_notification(client_exchange_t *ex, const json_t *msg)
+{
+    pthread_mutex_lock(&ex->deliver);
+    if (!ex->done && ex->ev.on_notification)
+        ex->ev.on_notification(ex->user, msg);
+    pthread_mutex_unlock(&ex->deliver);
+}
+
+/* Ends the stream: every exchange fails with MCP_ECLOSED. */
+static void end_all(sse_transport_t *t, const char *why)
+{
+    pthread_mutex_lock(&t->lock);
+    stdio_router_t pending = t->router;
+    stdio_router_init(&t->router);
+    if (!t->ended) {
+        t->ended = true;
+        snprintf(t->why, sizeof t->why, "%s", why);
+    }
+    pthread_cond_broadcast(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+    client_exchange_t *ex;
+    while ((ex = stdio_router_pop(&pending))) {
+        deliver_done(ex, NULL, MCP_ECLOSED, why);
+        unref(t, ex);
+    }
+    stdio_router_clear(&pending);
+}
+
+/* ------------------------------------------------------------------------
+ * The stream (reader thread)
+ * ------------------------------------------------------------------------ */
+
+static void on_endpoint(void *user, const char *url)
+{
+    sse_transport_t *t = user;
+    pthread_mutex_lock(&t->lock);
+    t->endpoint = strdup(url);
+    pthread_cond_broadcast(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+}
+
+static void on_message(void *user, const char *data, size_t len)
+{
+    sse_transport_t *t = user;
+    stdio_route_t route;
+    mcp_error_t why = {0};
+    client_trace_text(&t->base, MCP_TRACE_RECEIVED, data, len);
+    stdio_route_parse(data, len, &route, &why);
+    pthread_mutex_lock(&t->lock);
+    stdio_route_resolve(&t->router, &route, &why);
+    client_exchange_t *ex = route.value;
+    if (route.kind == STDIO_ROUTE_RESPONSE)
+        stdio_router_remove(&t->router, route.key); /* the table's reference moves to us */
+    else if (route.kind == STDIO_ROUTE_NOTIFICATION)
+        ex->refs++;
+    pthread_mutex_unlock(&t->lock);
+    switch (route.kind) {
+    case STDIO_ROUTE_RESPONSE:
+        deliver_done(ex, route.msg.root, MCP_OK, NULL);
+        unref(t, ex);
+        break;
+    case STDIO_ROUTE_NOTIFICATION:
+        deliver_notification(ex, route.msg.root);
+        unref(t, ex);
+        break;
+    case STDIO_ROUTE_UNROUTED:
+        if (t->base.on_unrouted)
+            t->base.on_unrouted(t->base.user, route.msg.root);
+        break;
+    case STDIO_ROUTE_DROP:
+        slog(t, MCP_LOG_DEBUG, "dropped a message from the server: %s", why.message);
+        break;
+    }
+    mcp_error_clear(&why);
+    stdio_route_clear(&route);
+}
+
+typedef struct reading {
+    sse_transport_t *t;
+    http_sse_stream_t stream;
+} reading_t;
+
+static size_t on_body(char *bytes, size_t size, size_t n, void *user)
+{
+    reading_t *r = user;
+    return http_sse_stream_feed(&r->stream, bytes, size * n) == MCP_OK ? size * n
+                                                                       : CURL_WRITEFUNC_ERROR;
+}
+
+/* libcurl calls it often (at least once a second): the way to stop the
+ * blocking transfer from another thread. */
+static int on_progress(void *user, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+    (void)a, (void)b, (void)c, (void)d;
+    sse_transport_t *t = user;
+    return atomic_load(&t->closing) ? 1 : 0;
+}
+
+static void *read_stream(void *arg)
+{
+    sse_transport_t *t = arg;
+    reading_t r = {.t = t};
+    http_sse_stream_events_t ev = {on_endpoint, on_message, t};
+    http_sse_stream_init(&r.stream, t->target.url, MCP_DEFAULT_MAX_MESSAGE_BYTES, &ev);
+    CURL *e = curl_easy_init();
+    struct curl_slist *headers = NULL;
+    char error[CURL_ERROR_SIZE] = "";
+    CURLcode c = e ? http_target_configure(&t->target, e) : CURLE_OUT_OF_MEMORY;
+    if (c == CURLE_OK)
+        headers = curl_slist_append(NULL, "Accept: text/event-stream");
+    int hrc = MCP_OK;
+    if (c == CURLE_OK && headers) {
+        /* Authorization and the extra headers, without the JSON ones. */
+        struct curl_slist *all = NULL;
+        hrc = http_target_headers(&t->target, NULL, &all);
+        for (struct curl_slist *h = all; hrc == MCP_OK && h; h = h->next)
+            if (strncasecmp(h->data, "Content-Type", 12) != 0 &&
+                strncasecmp(h->data, "Accept", 6) != 0)
+                headers = curl_slist_append(headers, h->data);
+        curl_slist_free_all(all);
+    }
+#define SET(opt, value) \
+    if (c == CURLE_OK)  \
+    c = curl_easy_setopt(e, opt, value)
+    SET(CURLOPT_HTTPHEADER, headers);
+    SET(CURLOPT_WRITEFUNCTION, on_body);
+    SET(CURLOPT_WRITEDATA, &r);
+    SET(CURLOPT_NOPROGRESS, 0L);
+    SET(CURLOPT_XFERINFOFUNCTION, on_progress);
+    SET(CURLOPT_XFERINFODATA, t);
+    SET(CURLOPT_NOSIGNAL, 1L);
+    SET(CURLOPT_ERRORBUFFER, error);
+    SET(CURLOPT_FAILONERROR, 1L);
+    SET(CURLOPT_TCP_KEEPALIVE, 1L);
+#undef SET
+    if (c == CURLE_OK && headers && hrc == MCP_OK)
+        c = curl_easy_perform(e);
+    char why[sizeof t->why];
+    if (r.stream.failure)
+        snprintf(why, sizeof why, "%s", r.stream.why);
+    else if (atomic_load(&t->closing))
+        snprintf(why, sizeof why, "the connection was closed");
+    else if (c != CURLE_OK)
+        snprintf(why, sizeof why, "the event stream failed: %.150s",
+                 error[0] ? error : curl_easy_strerror(c));
+    else
+        snprintf(why, sizeof why, "the server ended the event stream");
+    curl_slist_free_all(headers);
+    if (e)
+        curl_easy_cleanup(e);
+    http_sse_stream_free(&r.stream);
+    end_all(t, why);
+    if (!atomic_load(&t->closing) && t->base.on_closed)
+        t->base.on_closed(t->base.user, MCP_ECLOSED, why);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * POSTs
+ * ------------------------------------------------------------------------ */
+
+static size_t discard(char *bytes, size_t size, size_t n, void *user)
+{
+    (void)bytes, (void)user;
+    return size * n;
+}
+
+/* POSTs `msg` to the endpoint; any 2xx is success (the answer comes on
+ * the stream). */
+static int post(sse_transport_t *t, const json_t *msg)
+{
+    pthread_mutex_lock(&t->lock);
+    char *endpoint = t->endpoint ? strdup(t->endpoint) : NULL;
+    bool ended = t->ended;
+    pthread_mutex_unlock(&t->lock);
+    if (ended || !endpoint) {
+        free(endpoint);
+        return MCP_ECLOSED;
+    }
+    size_t len;
+    char *body = mcp_json_dump(msg, &len);
+    if (body)
+        client_trace_text(&t->base, MCP_TRACE_SENT, body, len);
+    CURL *e = curl_easy_init();
+    struct curl_slist *headers = NULL;
+    int rc = body && e ? http_target_headers(&t->target, NULL, &headers) : MCP_ENOMEM;
+    CURLcode c = rc == MCP_OK ? http_target_configure(&t->target, e) : CURLE_OUT_OF_MEMORY;
+    if (c == CURLE_OK)
+        c = curl_easy_setopt(e, CURLOPT_URL, endpoint);
+    if (c == CURLE_OK)
+        c = curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+    if (c == CURLE_OK)
+        c = curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    if (c == CURLE_OK)
+        c = curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+    if (c == CURLE_OK)
+        c = curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+    if (c == CURLE_OK)
+        c = curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    if (c == CURLE_OK)
+        c = curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)POST_TIMEOUT_MS);
+    if (c == CURLE_OK)
+        c = curl_easy_perform(e);
+    long status = 0;
+    if (c == CURLE_OK)
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    if (rc == MCP_OK)
+        rc = c != CURLE_OK                     ? MCP_EIO
+             : status == 401 || status == 403 ? MCP_EAUTH
+             : status >= 200 && status < 300  ? MCP_OK
+                                              : MCP_EIO;
+    if (rc != MCP_OK)
+        slog(t, MCP_LOG_WARNING, "POST to the endpoint failed (%s, HTTP %ld)",
+             c != CURLE_OK ? curl_easy_strerror(c) : "refused", status);
+    curl_slist_free_all(headers);
+    if (e)
+        curl_easy_cleanup(e);
+    free(body);
+    free(endpoint);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * The operations
+ * ------------------------------------------------------------------------ */
+
+static int op_start(client_transport_t *base, const json_t *request,
+                    const client_http_hints_t *hints, const client_exchange_events_t *ev,
+                    void *user, client_exchange_t **out)
+{
+    (void)hints; /* 2024-11-05 has no MCP headers */
+    sse_transport_t *t = (sse_transport_t *)base;
+    *out = NULL;
+    json_t *id = json_object_get(request, "id");
+    client_exchange_t *ex = calloc(1, sizeof *ex);
+    if (!ex)
+        return MCP_ENOMEM;
+    pthread_mutex_init(&ex->deliver, NULL);
+    ex->refs = 2;
+    ex->id = json_incref(id);
+    ex->ev = *ev;
+    ex->user = user;
+    pthread_mutex_lock(&t->lock);
+    int rc = t->ended ? MCP_ECLOSED : stdio_router_add(&t->router, id, ex);
+    pthread_mutex_unlock(&t->lock);
+    if (rc != MCP_OK) {
+        exchange_free(ex);
+        return rc == MCP_EEXIST ? MCP_EINVAL : rc;
+    }
+    rc = post(t, request);
+    if (rc != MCP_OK) {
+        pthread_mutex_lock(&t->lock);
+        bool ours = stdio_router_remove(&t->router, id) == ex;
+        pthread_mutex_unlock(&t->lock);
+        if (ours) {
+            exchange_free(ex);
+            return rc;
+        }
+    }
+    *out = ex;
+    return MCP_OK;
+}
+
+static void op_cancel(client_transport_t *base, client_exchange_t *ex, bool notify_peer)
+{
+    sse_transport_t *t = (sse_transport_t *)base;
+    pthread_mutex_lock(&t->lock);
+    bool was_pending = stdio_router_find(&t->router, ex->id) == ex;
+    if (was_pending)
+        stdio_router_remove(&t->router, ex->id);
+    pthread_mutex_unlock(&t->lock);
+    if (was_pending && notify_peer) {
+        json_t *note = mcp_jsonrpc_notification(
+            "notifications/cancelled",
+            json_pack("{s:O, s:s}", "requestId", ex->id, "reason", "cancelled by the client"));
+        if (note)
+            post(t, note);
+        json_decref(note);
+    }
+    deliver_done(ex, NULL, MCP_ECANCELED, "the request was cancelled");
+    if (was_pending)
+        unref(t, ex);
+}
+
+static void op_release(client_transport_t *base, client_exchange_t *ex)
+{
+    if (ex)
+        unref((sse_transport_t *)base, ex);
+}
+
+static int op_notify(client_transport_t *base, const json_t *msg,
+                     const client_http_hints_t *hints)
+{
+    (void)hints;
+    return post((sse_transport_t *)base, msg);
+}
+
+static void op_close(client_transport_t *base)
+{
+    sse_transport_t *t = (sse_transport_t *)base;
+    atomic_store(&t->closing, true);
+    if (t->has_reader) {
+        pthread_join(t->reader, NULL);
+        t->has_reader = false;
+    }
+    end_all(t, "the connection was closed");
+}
+
+static void op_free(client_transport_t *base)
+{
+    sse_transport_t *t = (sse_transport_t *)base;
+    if (!t)
+        return;
+    op_close(base);
+    stdio_router_clear(&t->router);
+    http_target_free(&t->target);
+    free(t->endpoint);
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->cond);
+    free(t);
+}
+
+static const client_transport_ops_t sse_ops = {
+    .start = op_start,
+    .cancel = op_cancel,
+    .release = op_release,
+    .notify = op_notify,
+    .close = op_close,
+    .free = op_free,
+};
+
+/* ------------------------------------------------------------------------
+ * Creating the transport
+ * ------------------------------------------------------------------------ */
+
+client_transport_t *client_http_sse_new(const mcp_http_target_t *target, mcp_log_fn log,
+                                        void *log_user, mcp_error_t *err)
+{
+    sse_transport_t *t = calloc(1, sizeof *t);
+    if (!t) {
+        mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+        return NULL;
+    }
+    t->base.ops = &sse_ops;
+    t->log = log;
+    t->log_user = log_user;
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&t->cond, &attr);
+    pthread_condattr_destroy(&attr);
+    stdio_router_init(&t->router);
+    if (http_target_init(&t->target, target, err) != MCP_OK) {
+        op_free(&t->base);
+        return NULL;
+    }
+    if (pthread_create(&t->reader, NULL, read_stream, t) != 0) {
+        mcp_error_set(err, MCP_EIO, 0, NULL, "cannot start the event stream reader");
+        op_free(&t->base);
+        return NULL;
+    }
+    t->has_reader = true;
+
+    /* Nothing can be sent before the server names its endpoint. */
+    int64_t wait = target->connect_timeout_ms > 0 ? target->connect_timeout_ms
+                                                  : DEFAULT_ENDPOINT_WAIT_MS;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += (time_t)(wait / 1000);
+    until.tv_nsec += (long)(wait % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&t->lock);
+    while (!t->endpoint && !t->ended)
+        if (pthread_cond_timedwait(&t->cond, &t->lock, &until) != 0)
+            break;
+    bool ready = t->endpoint != NULL && !t->ended;
+    char why[sizeof t->why];
+    snprintf(why, sizeof why, "%s", t->ended ? t->why : "no endpoint event in time");
+    pthread_mutex_unlock(&t->lock);
+    if (!ready) {
+        mcp_error_set(err, MCP_EPROTO, 0, NULL, "HTTP+SSE: %s", why);
+        op_free(&t->base);
+        return NULL;
+    }
+    slog(t, MCP_LOG_INFO, "HTTP+SSE endpoint: %s", t->endpoint);
+    return &t->base;
+}

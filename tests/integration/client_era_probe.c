@@ -1,0 +1,507 @@
+/*
+ * The era probe against peers that need nothing from npm:
+ *
+ *   - notes_server (libmcp, 2026-07-28) over stdio: modern;
+ *   - tests/integration/servers/legacy_stdio_server: a legacy server that
+ *     answers the probe -32601 (legacy), ignores it (timeout, legacy on the
+ *     same process), or exits on it (restarted, reconnect_legacy, its
+ *     stderr in the error when the era option is modern); then calls,
+ *     progress, a sampling request from the server, a subscription update,
+ *     ping and logging/setLevel through the public API;
+ *   - a scripted HTTP endpoint (a thread of this test) answering the probe
+ *     401, 429, 503 and 404 with -32601: each verdict asserted, and the
+ *     legacy session (Mcp-Session-Id, MCP-Protocol-Version, 404 =>
+ *     re-initialize, DELETE on close).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mcp/client.h"
+#include "mcp/mcp.h"
+
+/* client.h: transient failures are tried three times. */
+#define CLIENT_PROBE_ATTEMPTS_EXPECTED 3
+
+static mcp_client_t *client_new(mcp_client_era_t era, mcp_sample_fn sample)
+{
+    mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
+        .name = "era-test", .version = "1", .era = era, .timeout_ms = 10000,
+        .sample = sample}, NULL);
+    assert_non_null(c);
+    return c;
+}
+
+static int connect_legacy_server(mcp_client_t *c, const char *mode, int64_t probe_ms,
+                                 mcp_error_t *err)
+{
+    return mcp_client_connect_stdio(c, &(mcp_stdio_target_t){
+        .argv = (const char *const[]){LEGACY_STDIO_SERVER, mode, NULL},
+        .probe_timeout_ms = probe_ms}, err);
+}
+
+static void assert_verdict(mcp_client_t *c, mcp_verdict_kind_t kind, bool probed)
+{
+    mcp_client_verdict_t v;
+    assert_int_equal(mcp_client_verdict(c, &v), MCP_OK);
+    assert_int_equal(v.kind, kind);
+    assert_int_equal(v.probed, probed);
+    assert_non_null(v.reason);
+}
+
+/* ------------------------------------------------------------------------
+ * stdio
+ * ------------------------------------------------------------------------ */
+
+static void test_notes_server_is_modern(void **state)
+{
+    (void)state;
+    mcp_client_t *c = client_new(MCP_CLIENT_ERA_AUTO, NULL);
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_connect_stdio(c, &(mcp_stdio_target_t){
+        .argv = (const char *const[]){MCP_NOTES_SERVER, NULL}}, &err), MCP_OK);
+    assert_verdict(c, MCP_VERDICT_MODERN, true);
+    assert_int_equal(mcp_client_era(c), MCP_ERA_MODERN);
+    assert_int_equal(mcp_client_ping(c, NULL, &err), MCP_OK);
+    assert_int_equal(mcp_client_set_log_level(c, "debug", &err), MCP_OK);
+    mcp_client_free(c);
+}
+
+static void test_legacy_by_error(void **state)
+{
+    (void)state;
+    mcp_client_t *c = client_new(MCP_CLIENT_ERA_AUTO, NULL);
+    mcp_error_t err = {0};
+    assert_int_equal(connect_legacy_server(c, "error", 0, &err), MCP_OK);
+    assert_verdict(c, MCP_VERDICT_LEGACY, true);
+    assert_int_equal(mcp_client_era(c), MCP_ERA_LEGACY);
+    assert_string_equal(mcp_client_protocol_version(c), "2025-11-25");
+    assert_string_equal(json_string_value(json_object_get(mcp_client_server_info(c), "name")),
+                        "legacy-stdio");
+    /* server/discover does not exist there: an error that says so. */
+    json_t *r = NULL;
+    assert_int_equal(mcp_client_discover(c, NULL, &r, &err), MCP_EUNSUPPORTED);
+    mcp_client_free(c);
+}
+
+static void test_legacy_by_timeout(void **state)
+{
+    (void)state;
+    mcp_client_t *c = client_new(MCP_CLIENT_ERA_AUTO, NULL);
+    mcp_error_t err = {0};
+    assert_int_equal(connect_legacy_server(c, "ignore", 300, &err), MCP_OK);
+    assert_verdict(c, MCP_VERDICT_LEGACY, true);
+    mcp_client_verdict_t v;
+    mcp_client_verdict(c, &v);
+    assert_string_equal(v.reason, "timeout");
+    mcp_client_free(c);
+
+    /* A server that never answers at all: legacy, then initialize times
+     * out too. */
+    c = mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1",
+                                                .timeout_ms = 300}, NULL);
+    assert_int_equal(connect_legacy_server(c, "silent", 200, &err), MCP_ETIMEDOUT);
+    assert_int_equal(mcp_client_era(c), MCP_ERA_UNKNOWN);
+    assert_int_equal(mcp_client_verdict(c, &v), MCP_ESTATE);
+    mcp_error_clear(&err);
+    mcp_client_free(c);
+}
+
+static void test_exits_on_probe(void **state)
+{
+    (void)state;
+    mcp_client_t *c = client_new(MCP_CLIENT_ERA_AUTO, NULL);
+    mcp_error_t err = {0};
+    assert_int_equal(connect_legacy_server(c, "exit", 0, &err), MCP_OK);
+    assert_verdict(c, MCP_VERDICT_RECONNECT_LEGACY, true);
+    json_t *tools = NULL;
+    assert_int_equal(mcp_client_list_tools_all(c, NULL, &tools, &err), MCP_OK);
+    assert_int_equal(json_array_size(tools), 2);
+    json_decref(tools);
+    mcp_client_free(c);
+
+    /* The modern option refuses, and says why with the server's stderr. */
+    c = client_new(MCP_CLIENT_ERA_MODERN, NULL);
+    assert_int_equal(connect_legacy_server(c, "exit", 0, &err), MCP_EUNSUPPORTED);
+    assert_non_null(strstr(err.message, "legacy"));
+    assert_non_null(strstr(err.message, "unknown method server/discover"));
+    mcp_error_clear(&err);
+    mcp_client_free(c);
+}
+
+static void test_modern_refuses_legacy(void **state)
+{
+    (void)state;
+    mcp_client_t *c = client_new(MCP_CLIENT_ERA_MODERN, NULL);
+    mcp_error_t err = {0};
+    assert_int_equal(connect_legacy_server(c, "error", 0, &err), MCP_EUNSUPPORTED);
+    assert_non_null(strstr(err.message, "legacy"));
+    mcp_error_clear(&err);
+    mcp_client_free(c);
+}
+
+static void test_previous_verdict_skips_probe(void **state)
+{
+    (void)state;
+    /* "exit" would die on a probe: a previous legacy verdict sends
+     * initialize first. */
+    mcp_client_verdict_t prev = {.kind = MCP_VERDICT_LEGACY};
+    mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
+        .name = "t", .version = "1", .previous_verdict = &prev}, NULL);
+    mcp_error_t err = {0};
+    assert_int_equal(connect_legacy_server(c, "exit", 0, &err), MCP_OK);
+    assert_verdict(c, MCP_VERDICT_LEGACY, false);
+    mcp_client_free(c);
+
+    c = client_new(MCP_CLIENT_ERA_LEGACY, NULL);
+    assert_int_equal(connect_legacy_server(c, "exit", 0, &err), MCP_OK);
+    assert_verdict(c, MCP_VERDICT_LEGACY, false);
+    mcp_client_free(c);
+}
+
+static int sample(void *user, const json_t *params, json_t **result_out)
+{
+    (void)user;
+    assert_non_null(json_object_get(params, "messages"));
+    *result_out = json_pack("{s:s, s:{s:s, s:s}, s:s}", "role", "assistant", "content", "type",
+                            "text", "text", "sampled!", "model", "test-model");
+    return 0;
+}
+
+static int progress_calls;
+static void on_progress(void *user, double progress, double total, const char *message)
+{
+    (void)user, (void)message;
+    assert_true(progress == 1 && total == 2);
+    progress_calls++;
+}
+
+static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t events_cond = PTHREAD_COND_INITIALIZER;
+static int updates;
+
+static void on_event(void *user, const char *method, const json_t *params)
+{
+    (void)user;
+    pthread_mutex_lock(&events_lock);
+    if (strcmp(method, "notifications/resources/updated") == 0 &&
+        strcmp(json_string_value(json_object_get(params, "uri")), "note://a") == 0)
+        updates++;
+    pthread_cond_broadcast(&events_cond);
+    pthread_mutex_unlock(&events_lock);
+}
+
+static void test_legacy_calls(void **state)
+{
+    (void)state;
+    mcp_client_t *c = client_new(MCP_CLIENT_ERA_AUTO, sample);
+    mcp_error_t err = {0};
+    assert_int_equal(connect_legacy_server(c, "error", 0, &err), MCP_OK);
+
+    json_t *args = json_pack("{s:s}", "message", "hello legacy"), *r = NULL;
+    mcp_request_options_t ro = {.progress = on_progress};
+    assert_int_equal(mcp_client_call_tool(c, "echo", args, &ro, &r, &err), MCP_OK);
+    json_decref(args);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(r, "content"), 0), "text")),
+                        "hello legacy");
+    assert_int_equal(progress_calls, 1);
+    json_decref(r);
+
+    /* The server asks the client (sampling/createMessage) mid-call. */
+    assert_int_equal(mcp_client_call_tool(c, "ask", NULL, NULL, &r, &err), MCP_OK);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(r, "content"), 0), "text")),
+                        "sampled!");
+    json_decref(r);
+
+    assert_int_equal(mcp_client_ping(c, NULL, &err), MCP_OK);
+    assert_int_equal(mcp_client_set_log_level(c, "info", &err), MCP_OK);
+    assert_int_equal(mcp_client_set_log_level(c, "loud", &err), MCP_EINVAL);
+
+    /* listen: resources/subscribe, whose update the server sends at once. */
+    const char *uris[] = {"note://a"};
+    mcp_subscription_t *sub = NULL;
+    json_t *honoured = NULL;
+    assert_int_equal(mcp_client_listen(c, &(mcp_listen_filter_t){
+                         .tools_list_changed = true, .prompts_list_changed = true,
+                         .resource_uris = uris, .n_resource_uris = 1},
+                         on_event, NULL, NULL, &sub, &honoured, &err), MCP_OK);
+    /* tools.listChanged is promised, prompts are not. */
+    assert_true(json_is_true(json_object_get(honoured, "toolsListChanged")));
+    assert_null(json_object_get(honoured, "promptsListChanged"));
+    assert_int_equal(json_array_size(json_object_get(honoured, "resourceSubscriptions")), 1);
+    json_decref(honoured);
+    pthread_mutex_lock(&events_lock);
+    while (updates == 0)
+        pthread_cond_wait(&events_cond, &events_lock);
+    pthread_mutex_unlock(&events_lock);
+    mcp_subscription_close(sub);
+    mcp_client_free(c);
+}
+
+/* ------------------------------------------------------------------------
+ * A scripted HTTP endpoint
+ * ------------------------------------------------------------------------ */
+
+typedef struct endpoint {
+    int fd;
+    int port;
+    pthread_t thread;
+    /* What to answer server/discover. */
+    int discover_status;
+    const char *discover_body;
+    const char *discover_headers;
+    bool forget_session_once;
+    /* What came (under lock). */
+    pthread_mutex_t lock;
+    int discovers, initializes, lists, deletes, gets;
+    bool session_sent, version_sent;
+} endpoint_t;
+
+static void respond(int fd, int status, const char *headers, const char *body)
+{
+    char head[1024];
+    int n = snprintf(head, sizeof head,
+                     "HTTP/1.1 %d X\r\nContent-Length: %zu\r\nConnection: close\r\n%s%s\r\n",
+                     status, strlen(body), body[0] ? "Content-Type: application/json\r\n" : "",
+                     headers ? headers : "");
+    if (write(fd, head, (size_t)n) < 0 || write(fd, body, strlen(body)) < 0)
+        return;
+}
+
+static bool has_header(const char *req, const char *line)
+{
+    return strcasestr(req, line) != NULL;
+}
+
+static void serve_one(endpoint_t *e, int fd)
+{
+    char req[16384];
+    size_t len = 0;
+    ssize_t n;
+    const char *body = NULL;
+    while (len < sizeof req - 1 && (n = read(fd, req + len, sizeof req - 1 - len)) > 0) {
+        len += (size_t)n;
+        req[len] = '\0';
+        char *end = strstr(req, "\r\n\r\n");
+        if (!end)
+            continue;
+        const char *cl = strcasestr(req, "Content-Length:");
+        size_t want = cl ? strtoul(cl + 15, NULL, 10) : 0;
+        if (len - (size_t)(end + 4 - req) >= want) {
+            body = end + 4;
+            break;
+        }
+    }
+    if (!body)
+        return;
+    pthread_mutex_lock(&e->lock);
+    if (strncmp(req, "GET", 3) == 0) {
+        e->gets++;
+        pthread_mutex_unlock(&e->lock);
+        respond(fd, 405, "Allow: POST, DELETE\r\n", "");
+        return;
+    }
+    if (strncmp(req, "DELETE", 6) == 0) {
+        e->deletes++;
+        pthread_mutex_unlock(&e->lock);
+        respond(fd, 200, NULL, "");
+        return;
+    }
+    if (strstr(body, "\"server/discover\"")) {
+        e->discovers++;
+        pthread_mutex_unlock(&e->lock);
+        respond(fd, e->discover_status, e->discover_headers, e->discover_body);
+    } else if (strstr(body, "\"initialize\"")) {
+        e->initializes++;
+        pthread_mutex_unlock(&e->lock);
+        char sid[64];
+        snprintf(sid, sizeof sid, "Mcp-Session-Id: s%d\r\n", e->initializes);
+        const char *id = strstr(body, "\"id\":");
+        char answer[512];
+        snprintf(answer, sizeof answer,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"result\":{\"protocolVersion\":"
+                 "\"2025-06-18\",\"capabilities\":{\"tools\":{}},\"serverInfo\":"
+                 "{\"name\":\"scripted\",\"version\":\"1\"}}}",
+                 id ? strtol(id + 5, NULL, 10) : 0L);
+        respond(fd, 200, sid, answer);
+    } else if (!strstr(body, "\"id\"")) {
+        pthread_mutex_unlock(&e->lock);
+        respond(fd, 202, NULL, "");
+    } else {
+        e->lists++;
+        e->session_sent = has_header(req, "Mcp-Session-Id: s");
+        e->version_sent = has_header(req, "MCP-Protocol-Version: 2025-06-18");
+        bool forget = e->forget_session_once;
+        e->forget_session_once = false;
+        pthread_mutex_unlock(&e->lock);
+        if (forget) {
+            respond(fd, 404, NULL, "");
+            return;
+        }
+        const char *id = strstr(body, "\"id\":");
+        char answer[256];
+        snprintf(answer, sizeof answer, "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"result\":"
+                 "{\"tools\":[]}}", id ? strtol(id + 5, NULL, 10) : 0L);
+        respond(fd, 200, NULL, answer);
+    }
+}
+
+static void *serve(void *arg)
+{
+    endpoint_t *e = arg;
+    int fd;
+    while ((fd = accept(e->fd, NULL, NULL)) >= 0) {
+        serve_one(e, fd);
+        close(fd);
+    }
+    return NULL;
+}
+
+static void endpoint_start(endpoint_t *e)
+{
+    pthread_mutex_init(&e->lock, NULL);
+    e->fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    assert_int_equal(bind(e->fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(e->fd, 16), 0);
+    getsockname(e->fd, (struct sockaddr *)&a, &alen);
+    e->port = ntohs(a.sin_port);
+    pthread_create(&e->thread, NULL, serve, e);
+}
+
+static void endpoint_stop(endpoint_t *e)
+{
+    shutdown(e->fd, SHUT_RDWR);
+    close(e->fd);
+    pthread_join(e->thread, NULL);
+    pthread_mutex_destroy(&e->lock);
+}
+
+static int connect_http(mcp_client_t *c, endpoint_t *e, mcp_token_fn token, void *user,
+                        mcp_error_t *err)
+{
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", e->port);
+    return mcp_client_connect_http(c, &(mcp_http_target_t){.url = url, .token = token,
+                                                           .token_user = user}, err);
+}
+
+static int token_calls;
+static char last_challenge[128];
+
+static int give_token(void *user, const char *url, const char *challenge, char **token_out)
+{
+    (void)user, (void)url;
+    token_calls++;
+    snprintf(last_challenge, sizeof last_challenge, "%s", challenge ? challenge : "");
+    *token_out = strdup("t0ken");
+    return 0;
+}
+
+static void test_http_401(void **state)
+{
+    (void)state;
+    endpoint_t e = {.discover_status = 401, .discover_body = "",
+                    .discover_headers = "WWW-Authenticate: Bearer realm=\"mcp\"\r\n"};
+    endpoint_start(&e);
+    mcp_client_t *c = client_new(MCP_CLIENT_ERA_AUTO, NULL);
+    mcp_error_t err = {0};
+    assert_int_equal(connect_http(c, &e, NULL, NULL, &err), MCP_EAUTH);
+    assert_int_equal(e.discovers, 1);
+    mcp_client_free(c);
+
+    /* A token callback is asked again with the challenge, and the probe
+     * runs once more. */
+    c = client_new(MCP_CLIENT_ERA_AUTO, NULL);
+    assert_int_equal(connect_http(c, &e, give_token, NULL, &err), MCP_EAUTH);
+    assert_int_equal(e.discovers, 3);
+    assert_int_equal(token_calls, 2);
+    assert_string_equal(last_challenge, "Bearer realm=\"mcp\"");
+    assert_int_equal(e.initializes, 0); /* never taken for legacy */
+    mcp_error_clear(&err);
+    mcp_client_free(c);
+    endpoint_stop(&e);
+}
+
+static void test_http_transient(void **state)
+{
+    (void)state;
+    static const int statuses[] = {429, 503};
+    for (size_t i = 0; i < sizeof statuses / sizeof statuses[0]; i++) {
+        endpoint_t e = {.discover_status = statuses[i], .discover_body = ""};
+        endpoint_start(&e);
+        mcp_client_t *c = client_new(MCP_CLIENT_ERA_AUTO, NULL);
+        mcp_error_t err = {0};
+        assert_int_equal(connect_http(c, &e, NULL, NULL, &err), MCP_EIO);
+        assert_int_equal(e.discovers, CLIENT_PROBE_ATTEMPTS_EXPECTED);
+        assert_int_equal(e.initializes, 0); /* retry, never a downgrade */
+        assert_non_null(strstr(err.message, "not available"));
+        mcp_error_clear(&err);
+        mcp_client_free(c);
+        endpoint_stop(&e);
+    }
+}
+
+static void test_http_legacy_session(void **state)
+{
+    (void)state;
+    endpoint_t e = {.discover_status = 404,
+                    .discover_body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":"
+                                     "{\"code\":-32601,\"message\":\"Method not found\"}}"};
+    endpoint_start(&e);
+    mcp_client_t *c = client_new(MCP_CLIENT_ERA_AUTO, NULL);
+    mcp_error_t err = {0};
+    assert_int_equal(connect_http(c, &e, NULL, NULL, &err), MCP_OK);
+    assert_verdict(c, MCP_VERDICT_LEGACY, true);
+    assert_string_equal(mcp_client_protocol_version(c), "2025-06-18");
+    json_t *r = NULL;
+    assert_int_equal(mcp_client_list_tools(c, NULL, NULL, &r, &err), MCP_OK);
+    json_decref(r);
+    assert_true(e.session_sent);
+    assert_true(e.version_sent);
+
+    /* The server forgets the session: a new initialize, then the request
+     * again. */
+    pthread_mutex_lock(&e.lock);
+    e.forget_session_once = true;
+    pthread_mutex_unlock(&e.lock);
+    mcp_request_options_t fresh = {.bypass_cache = true};
+    assert_int_equal(mcp_client_list_tools(c, NULL, &fresh, &r, &err), MCP_OK);
+    json_decref(r);
+    assert_int_equal(e.initializes, 2);
+    mcp_client_free(c);
+    assert_int_equal(e.deletes, 1);
+    endpoint_stop(&e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_notes_server_is_modern),
+        cmocka_unit_test(test_legacy_by_error),
+        cmocka_unit_test(test_legacy_by_timeout),
+        cmocka_unit_test(test_exits_on_probe),
+        cmocka_unit_test(test_modern_refuses_legacy),
+        cmocka_unit_test(test_previous_verdict_skips_probe),
+        cmocka_unit_test(test_legacy_calls),
+        cmocka_unit_test(test_http_401),
+        cmocka_unit_test(test_http_transient),
+        cmocka_unit_test(test_http_legacy_session),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,159 @@
+/*
+ * A small legacy (2025-11-25) stdio server for the client's era tests,
+ * written straight on jansson so that it behaves exactly as the test
+ * needs. The first argument says how it treats a request other than
+ * initialize before the handshake (the era probe):
+ *
+ *   exit     writes "legacy_stdio_server: unknown method ..." to stderr and
+ *            exits 3 (a server that dies on the probe)
+ *   ignore   ignores it (a silent legacy server: the probe times out)
+ *   error    answers -32601
+ *
+ * After initialize it knows: ping, logging/setLevel, tools/list (echo and
+ * ask), tools/call echo (text back, after a progress notification when
+ * asked for progress) and ask (sends sampling/createMessage to the client
+ * and answers with the sampled text), resources/subscribe (answers, then
+ * sends notifications/resources/updated for the URI) and
+ * resources/unsubscribe.
+ */
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void send_json(json_t *msg)
+{
+    char *line = json_dumps(msg, JSON_COMPACT);
+    printf("%s\n", line);
+    fflush(stdout);
+    free(line);
+    json_decref(msg);
+}
+
+static void result(json_t *id, json_t *res)
+{
+    send_json(json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", res));
+}
+
+static void error(json_t *id, int code, const char *message)
+{
+    send_json(json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error",
+                        "code", code, "message", message));
+}
+
+static json_t *text(const char *t)
+{
+    return json_pack("{s:[{s:s, s:s}]}", "content", "type", "text", "text", t);
+}
+
+/* Reads the next message from stdin; NULL at EOF. */
+static json_t *read_message(void)
+{
+    static char line[1 << 16];
+    while (fgets(line, sizeof line, stdin)) {
+        json_t *msg = json_loads(line, 0, NULL);
+        if (msg)
+            return msg;
+    }
+    return NULL;
+}
+
+/* tools/call ask: a sampling request to the client, whose answer is the
+ * tool's result. */
+static void ask(json_t *id)
+{
+    send_json(json_pack("{s:s, s:s, s:s, s:{s:[{s:s, s:{s:s, s:s}}], s:i}}", "jsonrpc", "2.0",
+                        "id", "sample-1", "method", "sampling/createMessage", "params",
+                        "messages", "role", "user", "content", "type", "text", "text", "hi",
+                        "maxTokens", 10));
+    json_t *answer;
+    while ((answer = read_message())) {
+        const char *aid = json_string_value(json_object_get(answer, "id"));
+        if (aid && strcmp(aid, "sample-1") == 0 && !json_object_get(answer, "method"))
+            break;
+        json_decref(answer);
+    }
+    const char *sampled = json_string_value(json_object_get(
+        json_object_get(json_object_get(answer, "result"), "content"), "text"));
+    result(id, text(sampled ? sampled : "no sample"));
+    json_decref(answer);
+}
+
+static void call_tool(json_t *id, json_t *params)
+{
+    const char *name = json_string_value(json_object_get(params, "name"));
+    json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
+    if (name && strcmp(name, "ask") == 0) {
+        ask(id);
+        return;
+    }
+    if (!name || strcmp(name, "echo") != 0) {
+        error(id, -32602, "unknown tool");
+        return;
+    }
+    if (token)
+        send_json(json_pack("{s:s, s:s, s:{s:O, s:i, s:i}}", "jsonrpc", "2.0", "method",
+                            "notifications/progress", "params", "progressToken", token,
+                            "progress", 1, "total", 2));
+    const char *message = json_string_value(
+        json_object_get(json_object_get(params, "arguments"), "message"));
+    result(id, text(message ? message : ""));
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "error";
+    if (strcmp(mode, "silent") == 0) {
+        /* Reads and never answers. */
+        json_t *msg;
+        while ((msg = read_message()))
+            json_decref(msg);
+        return 0;
+    }
+    bool initialized = false;
+    json_t *msg;
+    while ((msg = read_message())) {
+        const char *method = json_string_value(json_object_get(msg, "method"));
+        json_t *id = json_object_get(msg, "id");
+        json_t *params = json_object_get(msg, "params");
+        if (!method || !id) {
+            json_decref(msg);
+            continue;
+        }
+        if (strcmp(method, "initialize") == 0) {
+            initialized = true;
+            result(id, json_pack("{s:s, s:{s:{}, s:{s:b}, s:{s:b, s:b}}, s:{s:s, s:s}}",
+                                 "protocolVersion", "2025-11-25", "capabilities", "logging",
+                                 "tools", "listChanged", 1, "resources", "subscribe", 1,
+                                 "listChanged", 0, "serverInfo", "name", "legacy-stdio",
+                                 "version", "1.0"));
+        } else if (!initialized) {
+            if (strcmp(mode, "exit") == 0) {
+                fprintf(stderr, "legacy_stdio_server: unknown method %s before initialize\n",
+                        method);
+                return 3;
+            }
+            if (strcmp(mode, "error") == 0)
+                error(id, -32601, "Method not found");
+        } else if (strcmp(method, "ping") == 0 || strcmp(method, "logging/setLevel") == 0 ||
+                   strcmp(method, "resources/unsubscribe") == 0) {
+            result(id, json_object());
+        } else if (strcmp(method, "resources/subscribe") == 0) {
+            result(id, json_object());
+            send_json(json_pack("{s:s, s:s, s:{s:O}}", "jsonrpc", "2.0", "method",
+                                "notifications/resources/updated", "params", "uri",
+                                json_object_get(params, "uri")));
+        } else if (strcmp(method, "tools/list") == 0) {
+            result(id, json_pack("{s:[{s:s, s:{s:s}}, {s:s, s:{s:s}}]}", "tools", "name",
+                                 "echo", "inputSchema", "type", "object", "name", "ask",
+                                 "inputSchema", "type", "object"));
+        } else if (strcmp(method, "tools/call") == 0) {
+            call_tool(id, params);
+        } else {
+            error(id, -32601, "Method not found");
+        }
+        json_decref(msg);
+    }
+    return 0;
+}

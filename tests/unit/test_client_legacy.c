@@ -1,0 +1,158 @@
+/*
+ * The legacy client's pure parts and its handshake against a scripted
+ * transport: what a legacy request looks like, which header version it
+ * carries, which notifications a subscription's filter lets through, and
+ * the probe -> initialize -> notifications/initialized sequence.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "client/legacy/legacy.h"
+#include "client_fake_transport.h"
+#include "mcp/mcp.h"
+
+static void test_request_build(void **state)
+{
+    (void)state;
+    json_t *params = json_pack("{s:s, s:{s:s, s:s, s:i}}", "name", "echo", "_meta",
+                               "io.modelcontextprotocol/protocolVersion", "2026-07-28",
+                               "traceparent", "00-abc", "progressToken", 99);
+    json_t *req = client_legacy_request_build(7, "tools/call", params, true);
+    json_t *meta = json_object_get(json_object_get(req, "params"), "_meta");
+    /* The envelope is gone, the caller's keys stay, the token is the id. */
+    assert_null(json_object_get(meta, "io.modelcontextprotocol/protocolVersion"));
+    assert_string_equal(json_string_value(json_object_get(meta, "traceparent")), "00-abc");
+    assert_int_equal(json_integer_value(json_object_get(meta, "progressToken")), 7);
+    assert_int_equal(json_integer_value(json_object_get(req, "id")), 7);
+    json_decref(req);
+
+    /* Without progress and without other keys, no _meta at all. */
+    json_t *bare = json_pack("{s:{s:s}}", "_meta", "io.modelcontextprotocol/logLevel", "info");
+    req = client_legacy_request_build(8, "tools/list", bare, false);
+    assert_null(json_object_get(json_object_get(req, "params"), "_meta"));
+    json_decref(req);
+    json_decref(bare);
+    json_decref(params);
+}
+
+static void test_header_version(void **state)
+{
+    (void)state;
+    assert_string_equal(client_legacy_header_version("2025-11-25"), "2025-11-25");
+    assert_string_equal(client_legacy_header_version("2025-06-18"), "2025-06-18");
+    assert_null(client_legacy_header_version("2025-03-26")); /* no such header then */
+    assert_null(client_legacy_header_version(NULL));
+    assert_true(client_legacy_method_unknown("server/discover"));
+    assert_true(client_legacy_method_unknown("subscriptions/listen"));
+    assert_false(client_legacy_method_unknown("tools/list"));
+}
+
+static void test_filter_matches(void **state)
+{
+    (void)state;
+    json_t *filter = json_pack("{s:b, s:[s]}", "toolsListChanged", 1, "resourceSubscriptions",
+                               "file:///a");
+    json_t *a = json_pack("{s:s}", "uri", "file:///a"), *b = json_pack("{s:s}", "uri", "file:///b");
+    static const struct {
+        const char *method;
+        bool uri_a;
+        bool want;
+    } rows[] = {
+        {"notifications/tools/list_changed", false, true},
+        {"notifications/prompts/list_changed", false, false},
+        {"notifications/resources/list_changed", false, false},
+        {"notifications/resources/updated", true, true},
+        {"notifications/resources/updated", false, false},
+        {"notifications/message", true, false},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        assert_int_equal(client_legacy_filter_matches(filter, rows[i].method,
+                                                      rows[i].uri_a ? a : b),
+                         rows[i].want);
+    json_decref(filter);
+    json_decref(a);
+    json_decref(b);
+}
+
+/* A legacy server on a scripted transport: -32601 to the probe, an
+ * InitializeResult naming `version`. */
+static json_t *legacy_server(void *user, fake_transport_t *ft, const json_t *req)
+{
+    (void)ft;
+    const char *method = fake_method(req);
+    if (strcmp(method, "server/discover") == 0)
+        return fake_error(req, -32601, "Method not found", NULL);
+    if (strcmp(method, "initialize") == 0) {
+        json_t *params = fake_params(req);
+        /* Legacy shape: no _meta envelope, the legacy capabilities. */
+        assert_null(json_object_get(params, "_meta"));
+        assert_string_equal(json_string_value(json_object_get(params, "protocolVersion")),
+                            "2025-11-25");
+        return fake_result(req, json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s}}", "protocolVersion",
+                                          (const char *)user, "capabilities", "tools",
+                                          "listChanged", 1, "serverInfo", "name", "old",
+                                          "version", "0.1"));
+    }
+    return fake_result(req, json_pack("{s:[]}", "tools"));
+}
+
+static void test_handshake(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *answered;
+        int rc;
+    } rows[] = {
+        {"2025-11-25", MCP_OK},
+        {"2025-03-26", MCP_OK},            /* an older legacy version we speak */
+        {"2024-11-05", MCP_EUNSUPPORTED},  /* one we do not: disconnect */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1"},
+                                         NULL);
+        fake_transport_t *ft = fake_transport_new(legacy_server, (void *)rows[i].answered);
+        mcp_error_t err = {0};
+        assert_int_equal(client_connect_transport(c, fake_transport_base(ft),
+                                                  MCP_TRANSPORT_STDIO, &err),
+                         rows[i].rc);
+        if (rows[i].rc == MCP_OK) {
+            assert_int_equal(mcp_client_era(c), MCP_ERA_LEGACY);
+            assert_string_equal(mcp_client_protocol_version(c), rows[i].answered);
+            json_t *requests = fake_requests(ft);
+            assert_string_equal(fake_method(json_array_get(requests, 0)), "server/discover");
+            assert_string_equal(fake_method(json_array_get(requests, 1)), "initialize");
+            json_decref(requests);
+            /* A later request is legacy-shaped. */
+            json_t *r = NULL;
+            assert_int_equal(mcp_client_list_tools(c, NULL, NULL, &r, &err), MCP_OK);
+            json_decref(r);
+            requests = fake_requests(ft);
+            json_t *hints = fake_hints(ft);
+            assert_null(json_object_get(fake_params(json_array_get(requests, 2)), "_meta"));
+            /* No Mcp-Method header (the fake records an absent hint as null). */
+            assert_true(json_is_null(json_object_get(json_array_get(hints, 2), "method")));
+            json_decref(requests);
+            json_decref(hints);
+        } else {
+            assert_int_equal(mcp_client_era(c), MCP_ERA_UNKNOWN);
+        }
+        mcp_error_clear(&err);
+        mcp_client_free(c);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_request_build),
+        cmocka_unit_test(test_header_version),
+        cmocka_unit_test(test_filter_matches),
+        cmocka_unit_test(test_handshake),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
