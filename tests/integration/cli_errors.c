@@ -321,11 +321,44 @@ static void test_config_servers(void **state)
                            "with-default, env, unset, remote)");
     proc_result_free(&r);
 
+    unlink(path);
+
+    /* Options of a server: era, timeoutMs, token(Env). */
+    snprintf(text, sizeof text,
+             "{\"mcpServers\": {\n"
+             "  \"legacy\": {\"command\": \"%s\", \"era\": \"legacy\"},\n"
+             "  \"hasty\": {\"command\": \"%s\", \"timeoutMs\": 300},\n"
+             "  \"tokened\": {\"url\": \"http://127.0.0.1:1/mcp\", \"tokenEnv\": \"MCP_CLI_TEST_UNSET\"},\n"
+             "  \"bad-era\": {\"command\": \"x\", \"era\": \"old\"}\n"
+             "}}\n",
+             MCP_NOTES_SERVER, CLI_TEST_SERVER);
+    path = config_file(text);
+    RAW_ENV(&r, env, "--config", path, "--json", "legacy", "info");
+    assert_status(&r, EXIT_OK);
+    assert_string_equal(jstr(r.json, "era"), "legacy");
+    assert_string_equal(jstr(r.json, "verdict/reason"), "era option");
+    proc_result_free(&r);
+    RAW_ENV(&r, env, "--config", path, "--era", "auto", "--json", "legacy", "info");
+    assert_string_equal(jstr(r.json, "era"), "modern"); /* the command line wins */
+    proc_result_free(&r);
+    RAW_ENV(&r, env, "--config", path, "hasty", "call", "slow", "ms=5000");
+    assert_status(&r, EXIT_CONNECTION);
+    assert_contains(r.err, "300 ms");
+    proc_result_free(&r);
+    RAW_ENV(&r, env, "--config", path, "tokened", "info");
+    assert_status(&r, EXIT_USAGE);
+    assert_contains(r.err, "tokenEnv: the environment variable MCP_CLI_TEST_UNSET is not set");
+    proc_result_free(&r);
+    RAW_ENV(&r, env, "--config", path, "bad-era", "info");
+    assert_status(&r, EXIT_USAGE);
+    assert_contains(r.err, "\"era\" must be \"auto\", \"modern\" or \"legacy\"");
+    proc_result_free(&r);
+
     /* $MCP_CONFIG names the file when --config does not. */
     char config_env[128];
     snprintf(config_env, sizeof config_env, "MCP_CONFIG=%s", path);
     const char *const env2[] = {config_env, NULL};
-    RAW_ENV(&r, env2, "notes", "ping");
+    RAW_ENV(&r, env2, "legacy", "ping");
     assert_status(&r, EXIT_OK);
     proc_result_free(&r);
     unlink(path);
@@ -335,7 +368,7 @@ static void test_config_servers(void **state)
     RAW_ENV(&r, no_config, "./my-server", "tools");
     assert_status(&r, EXIT_USAGE);
     assert_contains(r.err, "\"./my-server\" is not a URL, nor a configured server");
-    assert_contains(r.err, "/nonexistent/mcp/mcp.json");
+    assert_contains(r.err, "/nonexistent/mcp/servers.json");
     assert_contains(r.err, "put it after --");
     proc_result_free(&r);
 }

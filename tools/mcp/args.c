@@ -132,6 +132,7 @@ static int apply(cli_options_t *opt, const option_spec_t *spec, const char *valu
             opt->era = MCP_CLIENT_ERA_LEGACY;
         else
             return cli_usage_error("--era takes auto, modern or legacy, not \"%s\"", value);
+        opt->era_set = true;
         break;
     case O_JSON:
         opt->json = true;

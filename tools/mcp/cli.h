@@ -68,6 +68,7 @@ typedef struct cli_options {
 
     /* How to talk. */
     mcp_client_era_t era;
+    bool era_set;                  /* --era was given */
     bool json;
     bool verbose;
     cli_strings_t headers;         /* --header "Name: value" */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mcp/probe.h>
 #include <mcp/version.h>
 
 #include "cli.h"
@@ -63,10 +64,15 @@ static void print_human(cli_session_t *s)
                   title ? title : "", title ? ")" : "");
     else
         out_field("Server", "(the server did not say)");
-    out_field("Protocol", "%s (%s era)", protocol ? protocol : "?",
-              era_name(mcp_client_era(s->client)));
+    mcp_client_verdict_t verdict;
+    bool known = mcp_client_verdict(s->client, &verdict) == MCP_OK;
+    out_field("Protocol", "%s (%s era%s%s)", protocol ? protocol : "?",
+              era_name(mcp_client_era(s->client)), known && verdict.probed ? "; probe: " : "",
+              known && verdict.probed && verdict.reason ? verdict.reason : "");
     if (json_is_string(s->target_json)) {
-        out_field("Transport", "Streamable HTTP, %s", json_string_value(s->target_json));
+        out_field("Transport", "%s, %s",
+                  known && verdict.http_sse ? "HTTP+SSE (2024-11-05)" : "Streamable HTTP",
+                  json_string_value(s->target_json));
     } else {
         target = json_dumps(s->target_json, JSON_COMPACT);
         out_field("Transport", "stdio, %s", target ? target : "");
@@ -87,15 +93,21 @@ int cmd_info(cli_session_t *s)
     const json_t *caps = mcp_client_server_capabilities(s->client);
     const json_t *info = mcp_client_server_info(s->client);
     const char *instructions = mcp_client_instructions(s->client);
+    mcp_client_verdict_t verdict;
+    json_t *how = NULL;
+    if (mcp_client_verdict(s->client, &verdict) == MCP_OK)
+        how = json_pack("{s:s, s:b, s:b, s:s?}", "kind", mcp_verdict_name(verdict.kind),
+                        "probed", verdict.probed, "httpSse", verdict.http_sse, "reason",
+                        verdict.reason);
     json_t *doc = json_pack(
-        "{s:s, s:O, s:s, s:s?, s:O?, s:O?, s:s?}", "transport",
+        "{s:s, s:O, s:s, s:s?, s:O?, s:O?, s:s?, s:o?}", "transport",
         s->transport == MCP_TRANSPORT_HTTP ? "http" : "stdio", "target", s->target_json, "era",
         era_name(mcp_client_era(s->client)), "protocolVersion",
         mcp_client_protocol_version(s->client), "serverInfo", info, "capabilities", caps,
-        "instructions", instructions);
+        "instructions", instructions, "verdict", how);
     /* Every key is always there: null when the server did not say. */
     static const char *const keys[] = {"protocolVersion", "serverInfo", "capabilities",
-                                       "instructions"};
+                                       "instructions", "verdict"};
     for (size_t i = 0; doc && i < sizeof keys / sizeof keys[0]; i++)
         if (!json_object_get(doc, keys[i]))
             json_object_set_new(doc, keys[i], json_null());

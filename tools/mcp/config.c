@@ -19,9 +19,9 @@ const char *config_default_path(char *buf, size_t cap)
     if (explicit && explicit[0])
         snprintf(buf, cap, "%s", explicit);
     else if (xdg && xdg[0])
-        snprintf(buf, cap, "%s/mcp/mcp.json", xdg);
+        snprintf(buf, cap, "%s/mcp/servers.json", xdg);
     else
-        snprintf(buf, cap, "%s/.config/mcp/mcp.json", home && home[0] ? home : ".");
+        snprintf(buf, cap, "%s/.config/mcp/servers.json", home && home[0] ? home : ".");
     return buf;
 }
 
@@ -35,6 +35,7 @@ void config_server_clear(config_server_t *s)
     }
     free(s->cwd);
     free(s->url);
+    free(s->token);
     memset(s, 0, sizeof *s);
 }
 
@@ -201,6 +202,47 @@ static bool read_pairs(const where_t *w, const json_t *entry, const char *field,
     return true;
 }
 
+/* "era", "timeoutMs", "token" and "tokenEnv", as the host reads them. */
+static bool read_options(const where_t *w, const json_t *entry, config_server_t *out)
+{
+    const json_t *era = json_object_get(entry, "era");
+    const json_t *timeout = json_object_get(entry, "timeoutMs");
+    const json_t *token = json_object_get(entry, "token");
+    const json_t *token_env = json_object_get(entry, "tokenEnv");
+    if (era) {
+        static const char *const names[] = {"auto", "modern", "legacy"};
+        static const mcp_client_era_t eras[] = {MCP_CLIENT_ERA_AUTO, MCP_CLIENT_ERA_MODERN,
+                                                MCP_CLIENT_ERA_LEGACY};
+        for (size_t i = 0; i < 3 && !out->has_era; i++)
+            if (json_is_string(era) && strcmp(json_string_value(era), names[i]) == 0) {
+                out->era = eras[i];
+                out->has_era = true;
+            }
+        if (!out->has_era)
+            return fail(w, "\"era\" must be \"auto\", \"modern\" or \"legacy\"");
+    }
+    if (timeout && !(json_is_integer(timeout) && json_integer_value(timeout) > 0))
+        return fail(w, "\"timeoutMs\" must be a number of milliseconds above 0");
+    out->timeout_ms = timeout ? json_integer_value(timeout) : 0;
+    if (token && token_env)
+        return fail(w, "give \"token\" or \"tokenEnv\", not both");
+    if (token && !json_is_string(token))
+        return fail(w, "\"token\" must be a string");
+    if (token)
+        return (out->token = expand(w, "token", json_string_value(token))) != NULL;
+    if (token_env) {
+        const char *value = json_is_string(token_env) ? getenv(json_string_value(token_env)) : NULL;
+        if (!json_is_string(token_env))
+            return fail(w, "\"tokenEnv\" must be the name of an environment variable");
+        if (!value || !value[0])
+            return fail(w, "tokenEnv: the environment variable %s is not set",
+                        json_string_value(token_env));
+        if (!(out->token = strdup(value)))
+            return fail(w, "out of memory");
+    }
+    return true;
+}
+
 static bool read_entry(const where_t *w, const json_t *entry, config_server_t *out)
 {
     if (!json_is_object(entry))
@@ -219,6 +261,8 @@ static bool read_entry(const where_t *w, const json_t *entry, config_server_t *o
     if (type && (strcmp(type, "stdio") == 0) != has_command)
         return fail(w, "\"type\" \"%s\" does not match %s", type,
                     has_command ? "\"command\"" : "\"url\"");
+    if (!read_options(w, entry, out))
+        return false;
     if (has_command) {
         const json_t *cwd = json_object_get(entry, "cwd");
         if (cwd && !json_is_string(cwd))

@@ -9,18 +9,25 @@
  *
  * A stdio server has "command" (and optionally "args", "env", "cwd"); an
  * HTTP server has "url" (and optionally "headers"). A "type" member, when
- * present, must agree ("stdio", "http" or "streamable-http"). In every
- * string, ${VAR} is replaced by the environment variable VAR (an error when
- * it is not set) and ${VAR:-default} by VAR or else the default.
+ * present, must agree ("stdio", "http" or "streamable-http"). As in libmcp's
+ * host configuration (include/mcp/host.h), a server may also say "era"
+ * ("auto", "modern", "legacy"), "timeoutMs", and "token" or "tokenEnv"
+ * (the name of a variable holding a bearer token); the command line
+ * overrides them. Other members are ignored. In every string, ${VAR} is
+ * replaced by the environment variable VAR (an error when it is not set)
+ * and ${VAR:-default} by VAR or else the default.
  *
  * Where: --config FILE, else $MCP_CONFIG, else
- * $XDG_CONFIG_HOME/mcp/mcp.json (~/.config/mcp/mcp.json).
+ * $XDG_CONFIG_HOME/mcp/servers.json (~/.config/mcp/servers.json).
  */
 #ifndef MCP_CLI_CONFIG_H
 #define MCP_CLI_CONFIG_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include <mcp/client.h>
 
 /* One server of the file. Lists are NULL-terminated; unused ones NULL. */
 typedef struct config_server {
@@ -29,6 +36,10 @@ typedef struct config_server {
     char *cwd;      /* stdio: working directory, or NULL */
     char *url;      /* HTTP */
     char **headers; /* HTTP: "Name: value" */
+    char *token;    /* HTTP: bearer token ("token", or "tokenEnv"'s value), or NULL */
+    bool has_era;   /* "era" was given: */
+    mcp_client_era_t era;
+    int64_t timeout_ms; /* "timeoutMs", or 0 */
 } config_server_t;
 
 /* The file to read when --config is not given, written into buf. */

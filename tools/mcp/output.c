@@ -158,12 +158,23 @@ void out_table_print(const out_table_t *t, const char *empty)
 
 void out_field(const char *label, const char *fmt, ...)
 {
-    printf("%s%-13s%s ", term_sgr(stdout, TERM_BOLD), label, term_sgr(stdout, TERM_RESET));
+    char *value = NULL;
     va_list ap;
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    int n = vasprintf(&value, fmt, ap);
     va_end(ap);
-    fputc('\n', stdout);
+    if (n < 0)
+        return;
+    printf("%s%-13s%s ", term_sgr(stdout, TERM_BOLD), label, term_sgr(stdout, TERM_RESET));
+    /* A value of several lines keeps to its column. */
+    for (const char *line = value; line;) {
+        const char *nl = strchr(line, '\n');
+        if (line != value && nl != line)
+            printf("%14s", "");
+        printf("%.*s\n", (int)(nl ? (size_t)(nl - line) : strlen(line)), line);
+        line = nl ? nl + 1 : NULL;
+    }
+    free(value);
 }
 
 const char *out_size(size_t bytes, char *buf, size_t cap)

@@ -19,6 +19,9 @@
 
 struct target_state {
     config_server_t config;     /* a configured server */
+    /* The options in force: the command line's, else the configuration's. */
+    mcp_client_era_t era;
+    int64_t timeout_ms;         /* 0: the default */
     server_stderr_t *stderr_lines;
     elicit_policy_t policy;
     json_t *roots;              /* ListRootsResult for --root, or NULL */
@@ -66,6 +69,10 @@ static int resolve(const cli_options_t *opt, struct target_state *st, place_t *w
                         "\"%s\" is not a URL, nor a configured server: %s%s", opt->target, why,
                         hint);
     }
+    if (!opt->era_set && st->config.has_era)
+        st->era = st->config.era;
+    if (!(opt->timeout_s > 0))
+        st->timeout_ms = st->config.timeout_ms;
     where->argv = (const char *const *)st->config.argv;
     where->env = (const char *const *)st->config.env;
     where->cwd = st->config.cwd;
@@ -98,8 +105,8 @@ static mcp_client_t *new_client(const cli_options_t *opt, struct target_state *s
         .name = "mcp",
         .version = MCP_LIB_VERSION,
         .title = "mcp, the libmcp command-line client",
-        .era = opt->era,
-        .timeout_ms = opt->timeout_s > 0 ? (int64_t)(opt->timeout_s * 1000.0) : 0,
+        .era = st->era,
+        .timeout_ms = st->timeout_ms,
         .log_level = opt->log_level,
         .elicit = elicit_answer,
         .elicit_modes = MCP_ELICIT_FORM | MCP_ELICIT_URL,
@@ -118,10 +125,11 @@ static mcp_client_t *new_client(const cli_options_t *opt, struct target_state *s
     return client;
 }
 
-/* The bearer token of --token or --token-env, or NULL. */
-static int token_of(const cli_options_t *opt, const char **token)
+/* The bearer token of --token or --token-env, else of the configuration,
+ * or NULL. */
+static int token_of(const cli_options_t *opt, const struct target_state *st, const char **token)
 {
-    *token = opt->token;
+    *token = opt->token ? opt->token : st->config.token;
     if (opt->token_env) {
         *token = getenv(opt->token_env);
         if (!*token || !**token)
@@ -135,7 +143,7 @@ static int connect_http(cli_session_t *s, const place_t *where)
 {
     const cli_options_t *opt = s->opt;
     const char *token;
-    int status = token_of(opt, &token);
+    int status = token_of(opt, s->state, &token);
     if (status == CLI_EXIT_OK)
         status = gather_headers(opt, where, s->state);
     if (status != CLI_EXIT_OK)
@@ -147,7 +155,7 @@ static int connect_http(cli_session_t *s, const place_t *where)
         .url = where->url,
         .headers = s->state->headers,
         .bearer_token = token,
-        .connect_timeout_ms = opt->timeout_s > 0 ? (int64_t)(opt->timeout_s * 1000.0) : 0,
+        .connect_timeout_ms = s->state->timeout_ms,
         .insecure = opt->insecure,
     }, &err);
     if (rc != MCP_OK) {
@@ -205,6 +213,8 @@ int target_open(cli_session_t *s, const cli_options_t *opt)
         .decline = opt->decline,
         .interactive = isatty(STDIN_FILENO) && isatty(STDERR_FILENO),
     };
+    st->era = opt->era;
+    st->timeout_ms = opt->timeout_s > 0 ? (int64_t)(opt->timeout_s * 1000.0) : 0;
     char why[1024];
     if (opt->roots.n && !(st->roots = roots_result(opt->roots.v, opt->roots.n, why, sizeof why)))
         return cli_fail(opt, CLI_EXIT_USAGE, NULL, "%s", why);
