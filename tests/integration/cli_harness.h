@@ -24,24 +24,31 @@ enum {
     EXIT_INTERRUPTED = 130
 };
 
-/* Where mcp connects: a URL, or a server command line (after "--"). */
+/* Where mcp connects: a URL, or a server command line (after "--"); and
+ * options every run gets (NULL-terminated, or NULL). */
 typedef struct cli_target {
     const char *url;
     const char *const *server;
+    const char *const *options;
 } cli_target_t;
 
-/* mcp's argv: MCP_CLI, the URL (if any), the words, "--" and the server
- * command (if any). A new array of borrowed strings. */
+/* mcp's argv: MCP_CLI, the target's options, the URL (if any), the
+ * words, "--" and the server command (if any). A new array of borrowed
+ * strings. */
 static inline const char **cli_argv(const cli_target_t *t, const char *const *words)
 {
-    size_t n_words = 0, n_server = 0;
+    size_t n_words = 0, n_server = 0, n_options = 0;
     while (words[n_words])
         n_words++;
     while (t && t->server && t->server[n_server])
         n_server++;
-    const char **argv = calloc(n_words + n_server + 4, sizeof *argv);
+    while (t && t->options && t->options[n_options])
+        n_options++;
+    const char **argv = calloc(n_words + n_server + n_options + 4, sizeof *argv);
     size_t n = 0;
     argv[n++] = MCP_CLI;
+    for (size_t i = 0; i < n_options; i++)
+        argv[n++] = t->options[i];
     if (t && t->url)
         argv[n++] = t->url;
     for (size_t i = 0; i < n_words; i++)

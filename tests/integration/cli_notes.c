@@ -1,12 +1,13 @@
 /*
- * The mcp command against libmcp's example server (examples/notes_server)
- * over stdio and over Streamable HTTP: every command, its --json document
- * checked field by field and its human output checked for what a person
- * needs to see.
+ * The mcp command against libmcp's example server (examples/notes_server),
+ * which serves both eras, over stdio and over Streamable HTTP, in the
+ * modern era and (with --era legacy) the legacy one: every command, its
+ * --json document checked field by field and its human output checked for
+ * what a person needs to see.
  *
- * Each test runs once per transport (two cmocka groups). Over stdio every
- * mcp run starts its own server; over HTTP all runs share one, so the
- * tests that change notes use names of their own.
+ * Each test runs once per transport and era (four cmocka groups). Over
+ * stdio every mcp run starts its own server; over HTTP all runs of a group
+ * share one, so the tests that change notes use names of their own.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -22,33 +23,41 @@ typedef struct fixture {
     cli_target_t target;
     http_server_t http;
     bool over_http;
+    bool legacy;
 } fixture_t;
 
-static int setup_stdio(void **state)
+static const char *const notes_argv[] = {MCP_NOTES_SERVER, NULL};
+static const char *const legacy_options[] = {"--era", "legacy", NULL};
+static fixture_t fixtures[4];
+
+/* Group n: bit 0 is HTTP, bit 1 the legacy era. */
+static int setup(void **state, int n)
 {
-    static const char *const server[] = {MCP_NOTES_SERVER, NULL};
-    static fixture_t f;
-    memset(&f, 0, sizeof f);
-    f.target.server = server;
-    *state = &f;
+    fixture_t *f = &fixtures[n];
+    memset(f, 0, sizeof *f);
+    f->over_http = n & 1;
+    f->legacy = n & 2;
+    if (f->over_http) {
+        http_server_start(&f->http, MCP_NOTES_SERVER);
+        f->target.url = f->http.url;
+    } else {
+        f->target.server = notes_argv;
+    }
+    f->target.options = f->legacy ? legacy_options : NULL;
+    *state = f;
     return 0;
 }
 
-static int setup_http(void **state)
-{
-    static fixture_t f;
-    memset(&f, 0, sizeof f);
-    http_server_start(&f.http, MCP_NOTES_SERVER);
-    f.target.url = f.http.url;
-    f.over_http = true;
-    *state = &f;
-    return 0;
-}
+static int setup_stdio(void **state) { return setup(state, 0); }
+static int setup_http(void **state) { return setup(state, 1); }
+static int setup_stdio_legacy(void **state) { return setup(state, 2); }
+static int setup_http_legacy(void **state) { return setup(state, 3); }
 
-static int teardown_http(void **state)
+static int teardown(void **state)
 {
     fixture_t *f = *state;
-    http_server_stop(&f->http);
+    if (f->over_http)
+        http_server_stop(&f->http);
     return 0;
 }
 
@@ -68,8 +77,13 @@ static void test_info(void **state)
         assert_string_equal(jstr(r.json, "target"), f->http.url);
     else
         assert_string_equal(jstr(r.json, "target/0"), MCP_NOTES_SERVER);
-    assert_string_equal(jstr(r.json, "era"), "modern");
-    assert_string_equal(jstr(r.json, "protocolVersion"), "2026-07-28");
+    assert_string_equal(jstr(r.json, "era"), f->legacy ? "legacy" : "modern");
+    assert_string_equal(jstr(r.json, "protocolVersion"), f->legacy ? "2025-11-25" : "2026-07-28");
+    /* How the era was decided: the probe, or the option. */
+    assert_string_equal(jstr(r.json, "verdict/kind"), f->legacy ? "legacy" : "modern");
+    assert_int_equal(json_is_true(jpath(r.json, "verdict/probed")), !f->legacy);
+    assert_string_equal(jstr(r.json, "verdict/reason"),
+                        f->legacy ? "era option" : "server/discover succeeded");
     assert_string_equal(jstr(r.json, "serverInfo/name"), "notes-server");
     assert_string_equal(jstr(r.json, "serverInfo/title"), "Notes");
     assert_true(json_is_string(jpath(r.json, "serverInfo/version")));
@@ -82,7 +96,8 @@ static void test_info(void **state)
     CLI(&r, &f->target, "info");
     assert_status(&r, EXIT_OK);
     assert_contains(r.out, "notes-server");
-    assert_contains(r.out, "2026-07-28 (modern era)");
+    assert_contains(r.out, f->legacy ? "2025-11-25 (legacy era)"
+                                     : "2026-07-28 (modern era; probe: server/discover succeeded)");
     assert_contains(r.out, "resources (listChanged, subscribe)");
     assert_contains(r.out, f->over_http ? "Streamable HTTP" : "stdio");
     assert_contains(r.out, "Keeps short notes");
@@ -206,6 +221,7 @@ static void test_call(void **state)
     assert_status(&r, EXIT_OK);
     assert_string_equal(jstr(r.json, "content/0/type"), "text");
     assert_string_equal(jstr(r.json, "content/0/text"), "hello, MCP");
+    /* Legacy results too (the client adds resultType). */
     assert_string_equal(jstr(r.json, "resultType"), "complete");
     assert_false(json_is_true(jpath(r.json, "isError")));
     proc_result_free(&r);
@@ -364,13 +380,14 @@ static void test_ping(void **state)
     CLI(&r, &f->target, "--json", "ping");
     assert_status(&r, EXIT_OK);
     /* A modern server has no ping: server/discover stands in. */
-    assert_string_equal(jstr(r.json, "method"), "server/discover");
+    assert_string_equal(jstr(r.json, "method"), f->legacy ? "ping" : "server/discover");
     assert_true(json_number_value(jpath(r.json, "milliseconds")) >= 0);
     proc_result_free(&r);
 
     CLI(&r, &f->target, "ping");
     assert_status(&r, EXIT_OK);
-    assert_contains(r.out, "notes-server answered server/discover in");
+    assert_contains(r.out, f->legacy ? "notes-server answered ping in"
+                                     : "notes-server answered server/discover in");
     proc_result_free(&r);
 }
 
@@ -471,7 +488,8 @@ static void test_verbose_shows_the_wire(void **state)
     assert_status(&r, EXIT_OK);
     assert_string_equal(r.out, "traced\n");
     /* Each request and its answer, with its direction. */
-    assert_contains(r.err, "\"method\":\"server/discover\"");
+    assert_contains(r.err, f->legacy ? "\"method\":\"initialize\""
+                                     : "\"method\":\"server/discover\"");
     assert_contains(r.err, "\"method\":\"tools/list\"");
     assert_contains(r.err, "\"method\":\"tools/call\"");
     assert_contains(r.err, "\"text\":\"traced\"");
@@ -504,7 +522,9 @@ int main(void)
         BOTH(test_listen_timeout),
         BOTH(test_verbose_shows_the_wire),
     };
-    int failed = cmocka_run_group_tests_name("stdio", tests, setup_stdio, NULL);
-    failed += cmocka_run_group_tests_name("http", tests, setup_http, teardown_http);
+    int failed = cmocka_run_group_tests_name("stdio", tests, setup_stdio, teardown);
+    failed += cmocka_run_group_tests_name("http", tests, setup_http, teardown);
+    failed += cmocka_run_group_tests_name("stdio, legacy era", tests, setup_stdio_legacy, teardown);
+    failed += cmocka_run_group_tests_name("http, legacy era", tests, setup_http_legacy, teardown);
     return failed;
 }
