@@ -127,6 +127,7 @@ static void test_url_elicitation(void **state)
     assert_string_equal(r.out, "accept\n");
     assert_contains(r.err, "Sign in to continue");
     assert_contains(r.err, "https://example.com/login?session=42");
+    assert_contains(r.err, "the page is on example.com");
     proc_result_free(&r);
 
     CLI(&r, &target, "call", "visit", "--decline");

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -3,6 +3,7 @@
  */
 #include "elicit.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,9 +30,32 @@ static void announce(const json_t *params)
     term_stderr_unlock();
 }
 
+/* Says which site a URL leads to, so that a look-alike stands out. */
+static void show_site(const char *url)
+{
+    const char *start = strstr(url, "://");
+    if (!start)
+        return;
+    start += 3;
+    size_t len = strcspn(start, "/?#");
+    const char *at = memchr(start, '@', len); /* user@host: the host is what counts */
+    if (at) {
+        len -= (size_t)(at + 1 - start);
+        start = at + 1;
+    }
+    char host[256];
+    snprintf(host, sizeof host, "%.*s", (int)len, start);
+    term_notef("the page is on %s%s%s%s", term_sgr(stderr, TERM_BOLD), host,
+               term_sgr(stderr, TERM_RESET),
+               strstr(host, "xn--") ? " (an internationalized name: check it letter by letter)"
+                                    : "");
+}
+
 static int answer_url(const elicit_policy_t *p, const json_t *params, json_t **result_out)
 {
     const char *url = json_string_value(json_object_get(params, "url"));
+    if (url)
+        show_site(url);
     if (p->yes) {
         term_notef("accepted with --yes; continue at %s", url ? url : "(no URL)");
         *result_out = action("accept");
@@ -163,9 +187,12 @@ static int answer_form(const elicit_policy_t *p, const json_t *params, json_t **
     return *result_out ? 0 : -1;
 }
 
-int elicit_answer(void *user, const json_t *params, json_t **result_out)
+/* A legacy server's requests are answered on threads of their own: one
+ * question at a time. */
+static pthread_mutex_t one_at_a_time = PTHREAD_MUTEX_INITIALIZER;
+
+static int answer(const elicit_policy_t *p, const json_t *params, json_t **result_out)
 {
-    const elicit_policy_t *p = user;
     announce(params);
     if (p->decline) {
         term_notef("declined with --decline");
@@ -176,4 +203,12 @@ int elicit_answer(void *user, const json_t *params, json_t **result_out)
     if (mode && strcmp(mode, "url") == 0)
         return answer_url(p, params, result_out);
     return answer_form(p, params, result_out);
+}
+
+int elicit_answer(void *user, const json_t *params, json_t **result_out)
+{
+    pthread_mutex_lock(&one_at_a_time);
+    int rc = answer(user, params, result_out);
+    pthread_mutex_unlock(&one_at_a_time);
+    return rc;
 }
