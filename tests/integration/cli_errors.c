@@ -12,11 +12,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "cli_harness.h"
+
+static const char *config_file(const char *text);
 
 static const char *const notes_argv[] = {MCP_NOTES_SERVER, NULL};
 static const cli_target_t notes = {.server = notes_argv};
@@ -68,6 +74,88 @@ static void test_server_that_cannot_start_or_exits(void **state)
     assert_true(r.status == EXIT_CONNECTION || r.status == EXIT_PROTOCOL);
     assert_contains(r.err, "cannot connect");
     proc_result_free(&r);
+}
+
+/* Reads the request head a client sends to a listening socket (the
+ * headers, up to the blank line) and refuses it with 401. */
+static void read_request_head(int listener, char *buf, size_t cap)
+{
+    struct pollfd p = {listener, POLLIN, 0};
+    assert_true(poll(&p, 1, 20000) == 1);
+    int fd = accept(listener, NULL, NULL);
+    assert_true(fd >= 0);
+    size_t len = 0;
+    while (len + 1 < cap && !strstr(buf, "\r\n\r\n")) {
+        p = (struct pollfd){fd, POLLIN, 0};
+        if (poll(&p, 1, 20000) != 1)
+            break;
+        ssize_t n = read(fd, buf + len, cap - len - 1);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        buf[len] = '\0';
+    }
+    static const char refusal[] = "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n"
+                                  "Connection: close\r\n\r\n";
+    assert_int_equal(write(fd, refusal, sizeof refusal - 1), (ssize_t)(sizeof refusal - 1));
+    close(fd);
+}
+
+/* --header, --token, --token-env and a configured server's headers reach
+ * the server. */
+static void test_http_headers_and_tokens(void **state)
+{
+    int listener = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(listener, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(listener, 8), 0);
+    getsockname(listener, (struct sockaddr *)&a, &len);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", ntohs(a.sin_port));
+
+    proc_t p;
+    proc_start(&p, (const char *const[]){MCP_CLI, url, "info", "--header", "X-Team: blue",
+                                        "-H", "X-Extra:1", "--token", "s3cret", NULL},
+               NULL, NULL);
+    char head[8192] = "";
+    read_request_head(listener, head, sizeof head);
+    proc_result_t r;
+    proc_finish(&p, &r, 30000);
+    assert_contains(head, "POST /mcp");
+    assert_contains(head, "X-Team: blue\r\n");
+    assert_contains(head, "X-Extra:1\r\n");
+    assert_contains(head, "Authorization: Bearer s3cret\r\n");
+    assert_status(&r, EXIT_CONNECTION);
+    assert_contains(r.err, "the server requires authorization");
+    proc_result_free(&r);
+
+    const char *const env[] = {"MCP_CLI_TEST_TOKEN=from-the-environment", NULL};
+    proc_start(&p, (const char *const[]){MCP_CLI, url, "info", "--token-env",
+                                        "MCP_CLI_TEST_TOKEN", NULL},
+               env, NULL);
+    head[0] = '\0';
+    read_request_head(listener, head, sizeof head);
+    proc_finish(&p, &r, 30000);
+    assert_contains(head, "Authorization: Bearer from-the-environment\r\n");
+    proc_result_free(&r);
+
+    char text[512];
+    snprintf(text, sizeof text,
+             "{\"mcpServers\": {\"remote\": {\"url\": \"%s\", \"headers\": "
+             "{\"X-From\": \"${MCP_CLI_TEST_TOKEN}\"}, \"token\": \"configured\"}}}",
+             url);
+    const char *path = config_file(text);
+    proc_start(&p, (const char *const[]){MCP_CLI, "--config", path, "remote", "info", NULL}, env,
+               NULL);
+    head[0] = '\0';
+    read_request_head(listener, head, sizeof head);
+    proc_finish(&p, &r, 30000);
+    unlink(path);
+    assert_contains(head, "X-From: from-the-environment\r\n");
+    assert_contains(head, "Authorization: Bearer configured\r\n");
+    proc_result_free(&r);
+    close(listener);
 }
 
 /* ------------------------------------------------------------------------
@@ -431,6 +519,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unreachable_url),
         cmocka_unit_test(test_server_that_cannot_start_or_exits),
+        cmocka_unit_test(test_http_headers_and_tokens),
         cmocka_unit_test(test_unknown_tool),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_bad_command_lines),

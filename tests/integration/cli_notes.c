@@ -474,6 +474,15 @@ static void test_listen_timeout(void **state)
     assert_status(&r, EXIT_CONNECTION);
     assert_contains(r.err, "only 0 of 1 notifications");
     proc_result_free(&r);
+
+    /* Ctrl-C is how listening ends: a success. */
+    proc_t listener;
+    cli_start(&listener, &f->target, NULL, (const char *const[]){"listen", NULL});
+    assert_true(proc_wait_for(&listener, PROC_STDERR, "listening for", 20000));
+    proc_signal(&listener, SIGINT);
+    proc_finish(&listener, &r, 20000);
+    assert_status(&r, EXIT_OK);
+    proc_result_free(&r);
 }
 
 /* ------------------------------------------------------------------------
