@@ -3,7 +3,9 @@
  * cli_test_server.c, over stdio), without a terminal: elicitation forms
  * and URLs answered by --answer, --yes and --decline; sampling through
  * --sample-command; roots from --root; server logs; tool errors, binary
- * resources, timeouts, a server that dies, and Ctrl-C.
+ * resources, timeouts, a server that dies, and Ctrl-C. Twice: in the
+ * modern era (input_required rounds) and in the legacy one (the server's
+ * own requests).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -17,7 +19,23 @@
 #include "cli_harness.h"
 
 static const char *const server[] = {CLI_TEST_SERVER, NULL};
-static const cli_target_t target = {.server = server};
+static const char *const legacy_options[] = {"--era", "legacy", NULL};
+/* The server, in the era of the group running. */
+static cli_target_t target = {.server = server};
+
+static int setup_modern(void **state)
+{
+    target.options = NULL;
+    return 0;
+}
+
+/* The same answers through a legacy session, where the server sends real
+ * requests (elicitation/create, sampling/createMessage, roots/list). */
+static int setup_legacy(void **state)
+{
+    target.options = legacy_options;
+    return 0;
+}
 
 /* The JSON the tool answered with (its first text block), new reference. */
 static json_t *tool_json(const proc_result_t *r)
@@ -174,13 +192,16 @@ static void test_sampling(void **state)
     assert_string_equal(jstr(request, "params/messages/0/content/text"), "What is 6 times 7?");
     json_decref(request);
 
+    /* A command that fails: the call fails (a legacy server is told, and
+     * answers the call with an error of its own). */
+    int failed = target.options ? EXIT_PROTOCOL : EXIT_USAGE;
     CLI(&r, &target, "call", "think", "--sample-command", "echo not json");
-    assert_status(&r, EXIT_USAGE);
+    assert_status(&r, failed);
     assert_contains(r.err, "--sample-command did not print a JSON object");
     proc_result_free(&r);
 
     CLI(&r, &target, "call", "think", "--sample-command", "exit 7");
-    assert_status(&r, EXIT_USAGE);
+    assert_status(&r, failed);
     assert_contains(r.err, "--sample-command failed (exit status 7)");
     proc_result_free(&r);
 }
@@ -333,5 +354,7 @@ int main(void)
         cmocka_unit_test(test_server_dies_mid_call),
         cmocka_unit_test(test_interrupted),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name("modern", tests, setup_modern, NULL);
+    failed += cmocka_run_group_tests_name("legacy era", tests, setup_legacy, NULL);
+    return failed;
 }
