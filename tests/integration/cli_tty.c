@@ -60,6 +60,18 @@ static void test_confirmation_typed(void **state)
     assert_int_equal(pty_finish(&p, PATIENCE_MS), EXIT_OK);
     pty_free(&p);
 
+    /* The same through a legacy session: the server's own request. */
+    start(&p, no_colour_env, MCP_NOTES_SERVER,
+          (const char *const[]){"--era", "legacy", "call", "delete_note", "name=welcome", NULL});
+    EXPECT(&p, "Really delete the note \"welcome\"?");
+    EXPECT(&p, "[y/n]");
+    pty_send(&p, "yes\n");
+    EXPECT(&p, "Send this answer?");
+    pty_send(&p, "\n");
+    EXPECT(&p, "Deleted the note \"welcome\".");
+    assert_int_equal(pty_finish(&p, PATIENCE_MS), EXIT_OK);
+    pty_free(&p);
+
     /* "n" at the end declines. */
     start(&p, no_colour_env, MCP_NOTES_SERVER,
           (const char *const[]){"call", "delete_note", "name=welcome", NULL});
