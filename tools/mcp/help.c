@@ -31,7 +31,7 @@ void help_print(void)
     printf("\n");
     heading("Options:");
     printf("  -c, --config FILE         servers by name, in the \"mcpServers\" JSON format\n"
-           "                            (default: $MCP_CONFIG, else ~/.config/mcp/servers.json)\n"
+           "                            (default $MCP_CONFIG, ~/.config/mcp/servers.json)\n"
            "      --era auto|modern|legacy\n"
            "                            protocol era (default auto: probe, then fall back)\n"
            "  -j, --json                machine-readable output on stdout\n"
