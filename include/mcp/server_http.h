@@ -153,6 +153,12 @@ typedef struct mcp_http_options {
      * or while writing a response that is not waiting on a handler);
      * 0 picks 30. Slow clients cannot hold a thread: I/O is non-blocking. */
     unsigned connection_timeout_s;
+    /* Largest request head (request line and headers) in bytes; a larger
+     * one is refused with 431. 0 picks 8192. Every open connection keeps a
+     * buffer of about this size, roughly half of it resident, so it sets
+     * what an idle connection or listen stream costs: raise it only for
+     * clients that send large tokens. */
+    size_t max_header_bytes;
     /* On stop, how long requests in flight may finish before they are
      * cancelled; 0 picks 5000, negative cancels at once. */
     int shutdown_grace_ms;

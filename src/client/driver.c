@@ -4,7 +4,10 @@
  *
  *   - a fresh cached result answers at once (unless bypassed);
  *   - -32022 with a mutual modern version in data.supported: retried once
- *     with that version, which the client keeps using;
+ *     with that version, which the client keeps using -- even when it is the
+ *     version just refused: the server says it speaks it, and a refusal
+ *     that contradicts the list (one node of a fleet not upgraded yet, a
+ *     proxy) may not recur; once bounds the cost when it does;
  *   - -32020 about an Mcp-Param-* header (HTTP tools/call): tools/list is
  *     refetched once and the call retried with the new annotations;
  *   - resultType "input_required": the inputs are gathered through the
@@ -96,17 +99,19 @@ static int send_once(mcp_client_t *c, const char *method, const json_t *params,
     return rc;
 }
 
-/* -32022: switch to a mutual version other than the one just refused. */
+/* -32022: switch to the mutual version the server lists (digest 1.5), if
+ * there is one. */
 static bool switch_version(mcp_client_t *c, const json_t *error, const char *refused)
 {
     const json_t *supported = json_object_get(json_object_get(error, "data"), "supported");
     const char *pick = mcp_version_pick_json(supported, c->versions, c->n_versions);
-    if (!pick || strcmp(pick, refused) == 0)
+    if (!pick)
         return false;
     pthread_mutex_lock(&c->lock);
     c->version = pick;
     pthread_mutex_unlock(&c->lock);
-    client_log(c, MCP_LOG_INFO, "the server refused version %s; using %s", refused, pick);
+    client_log(c, MCP_LOG_INFO, "the server refused version %s; retrying with %s", refused,
+               pick);
     return true;
 }
 

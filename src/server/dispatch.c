@@ -103,9 +103,31 @@ void mcp_conn_cancel_all(mcp_conn_t *conn)
     conn_cancel(conn, false);
 }
 
-void conn_end_streams(mcp_conn_t *conn)
+void conn_end_streams(mcp_conn_t *conn, bool graceful)
 {
-    conn_cancel(conn, true);
+    if (!graceful) {
+        conn_cancel(conn, true);
+        return;
+    }
+    /* Each stream gets its listen result (mcp_exchange_end_stream). */
+    pthread_mutex_lock(&conn->lock);
+    size_t n = 0;
+    for (mcp_exchange_t *ex = conn->inflight; ex; ex = ex->conn_next)
+        n++;
+    mcp_exchange_t **items = calloc(n ? n : 1, sizeof *items);
+    size_t k = 0;
+    for (mcp_exchange_t *ex = conn->inflight; ex && items; ex = ex->conn_next) {
+        if (ex->listen) {
+            exchange_ref(ex);
+            items[k++] = ex;
+        }
+    }
+    pthread_mutex_unlock(&conn->lock);
+    for (size_t i = 0; i < k; i++) {
+        mcp_exchange_end_stream(items[i]);
+        exchange_unref(items[i]);
+    }
+    free(items);
 }
 
 void mcp_conn_free(mcp_conn_t *conn)

@@ -120,19 +120,30 @@ void exchange_unref(mcp_exchange_t *ex)
 
 void exchange_cancel(mcp_exchange_t *ex)
 {
+    /* on_cancel is read under the lock it is set under (listen.c), so a
+     * cancellation either finds it or is seen by whoever sets it. */
     pthread_mutex_lock(&ex->wait_lock);
     atomic_store(&ex->cancelled, true);
     pthread_cond_broadcast(&ex->wait_cond);
+    void (*on_cancel)(mcp_exchange_t *) = ex->on_cancel;
     pthread_mutex_unlock(&ex->wait_lock);
     /* A listen stream has no handler to notice: end it now. */
-    if (ex->on_cancel && !atomic_exchange(&ex->cancel_handled, true))
-        ex->on_cancel(ex);
+    if (on_cancel && !atomic_exchange(&ex->cancel_handled, true))
+        on_cancel(ex);
 }
 
-void exchange_release_sink(mcp_exchange_t *ex)
+/* Marks the exchange released, under the send lock: a send in progress
+ * (a publisher delivering to a listen stream, on its own thread) finishes
+ * first, and none starts afterwards. True for the one caller that must
+ * then release the sink. */
+static bool close_sends_locked(mcp_exchange_t *ex)
 {
-    if (atomic_exchange(&ex->released, true))
-        return;
+    return !atomic_exchange(&ex->released, true);
+}
+
+/* The release proper, once sends are closed. */
+static void release_now(mcp_exchange_t *ex)
+{
     /* Unlink from the connection first: once released, a later
      * notifications/cancelled must not find this request. */
     mcp_conn_t *conn = ex->conn;
@@ -148,6 +159,15 @@ void exchange_release_sink(mcp_exchange_t *ex)
         pthread_mutex_unlock(&conn->lock);
     }
     ex->sink->release(ex->sink);
+}
+
+void exchange_release_sink(mcp_exchange_t *ex)
+{
+    pthread_mutex_lock(&ex->send_lock);
+    bool first = close_sends_locked(ex);
+    pthread_mutex_unlock(&ex->send_lock);
+    if (first)
+        release_now(ex);
 }
 
 int exchange_notify(mcp_exchange_t *ex, json_t *notification_new)
@@ -212,12 +232,16 @@ int exchange_send_event(mcp_exchange_t *ex, const json_t *msg, const char *event
 
 void exchange_finish(mcp_exchange_t *ex, json_t *response_new, int http_status)
 {
+    /* The response and the closing of sends in one hold of the lock: an
+     * event for a listen stream must not slip in after its result. */
     pthread_mutex_lock(&ex->send_lock);
-    if (response_new && !atomic_load(&ex->cancelled) && !atomic_load(&ex->released))
+    bool first = close_sends_locked(ex);
+    if (first && response_new && !atomic_load(&ex->cancelled))
         ex->sink->send(ex->sink, MCP_OUT_RESPONSE, response_new, http_status);
     pthread_mutex_unlock(&ex->send_lock);
     json_decref(response_new);
-    exchange_release_sink(ex);
+    if (first)
+        release_now(ex);
 }
 
 void exchange_fail(mcp_exchange_t *ex, const mcp_error_t *err, bool before_dispatch)

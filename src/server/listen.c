@@ -302,7 +302,10 @@ static bool read_filter(const json_t *filter, subscription_t *sub, mcp_error_t *
             return false;
         }
         json_array_foreach(uris, i, u) {
-            if (!json_is_string(u) || json_string_length(u) == 0) {
+            /* Matching compares C strings: a URI with a NUL inside would
+             * be cut short, so it is refused like an empty one. */
+            if (!json_is_string(u) || json_string_length(u) == 0 ||
+                strlen(json_string_value(u)) != json_string_length(u)) {
                 mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
                               "notifications.resourceSubscriptions must be an array of URIs");
                 return false;
@@ -353,8 +356,10 @@ void listen_open(mcp_server_t *srv, mcp_exchange_t *ex)
 
     sub->ex = ex;
     ex->listen = sub;
-    ex->on_cancel = listen_cancelled;
 
+    /* Once linked, the stream may be ended by another thread (the server
+     * closing it drops the core's reference): hold one of our own. */
+    exchange_ref(ex);
     /* The acknowledgement must be the stream's first message: hold the
      * send lock while the subscription becomes visible to publishers, so
      * any event they deliver waits until the ack is out. */
@@ -372,9 +377,16 @@ void listen_open(mcp_server_t *srv, mcp_exchange_t *ex)
     pthread_mutex_unlock(&ex->send_lock);
     json_decref(ack);
 
-    /* The client left before we could acknowledge: end it now. */
-    if (rc < 0)
+    /* Only now, with the record linked, may a cancellation end the stream
+     * (and free the record). One that came earlier found no handler: it is
+     * caught up here, as is a client that left before the ack. */
+    pthread_mutex_lock(&ex->wait_lock);
+    ex->on_cancel = listen_cancelled;
+    bool cancelled = atomic_load(&ex->cancelled);
+    pthread_mutex_unlock(&ex->wait_lock);
+    if (rc < 0 || cancelled)
         exchange_cancel(ex);
+    exchange_unref(ex);
     return;
 fail:
     if (sub)
@@ -389,32 +401,33 @@ void listen_close_all(struct listen_hub *hub)
     if (!hub)
         return;
     /* Detach every stream under the lock, keeping a reference to each
-     * exchange; the subscription records belong to whoever ends the
-     * stream (here, or a client cancellation racing with us). */
+     * exchange. The subscription records belong to whoever ends the
+     * stream -- here, or a client cancellation racing with us, which may
+     * free its record as soon as the lock is released -- so only the
+     * exchanges are kept, and a record is read only once it is ours. */
     pthread_mutex_lock(&hub->lock);
     size_t n = hub->count;
-    subscription_t **subs = n ? calloc(n, sizeof *subs) : NULL;
+    mcp_exchange_t **streams = n ? calloc(n, sizeof *streams) : NULL;
     size_t k = 0;
-    for (subscription_t *sub = hub->head; sub && subs; sub = sub->next) {
+    while (hub->head && streams) {
+        subscription_t *sub = hub->head;
         exchange_ref(sub->ex);
-        subs[k++] = sub;
+        streams[k++] = sub->ex;
+        unlink_locked(hub, sub);
     }
-    for (size_t i = 0; i < k; i++)
-        unlink_locked(hub, subs[i]);
     pthread_mutex_unlock(&hub->lock);
 
     for (size_t i = 0; i < k; i++) {
-        subscription_t *sub = subs[i];
-        mcp_exchange_t *ex = sub->ex;
+        mcp_exchange_t *ex = streams[i];
         if (!atomic_exchange(&ex->cancel_handled, true)) {
             send_listen_result(ex);
-            subscription_free(sub);
+            subscription_free(ex->listen);
             exchange_unref(ex); /* the core's reference to the listen request */
         }
         /* else: a cancellation won; it frees the record. */
         exchange_unref(ex);
     }
-    free(subs);
+    free(streams);
 }
 
 /* The graceful end of one stream: its result closes it. */
@@ -442,6 +455,15 @@ void listen_close_one(mcp_exchange_t *ex)
     send_listen_result(ex);
     subscription_free(sub);
     exchange_unref(ex); /* the core's reference to the listen request */
+}
+
+size_t listen_count(mcp_server_t *srv)
+{
+    struct listen_hub *hub = srv->hub;
+    pthread_mutex_lock(&hub->lock);
+    size_t n = hub->count;
+    pthread_mutex_unlock(&hub->lock);
+    return n;
 }
 
 void mcp_exchange_end_stream(mcp_exchange_t *ex)

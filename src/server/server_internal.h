@@ -189,9 +189,9 @@ struct mcp_conn {
 
 void conn_ref(mcp_conn_t *conn);
 void conn_unref(mcp_conn_t *conn);
-/* Cancels the connection's listen streams (its client is gone: they can
- * never finish by themselves). */
-void conn_end_streams(mcp_conn_t *conn);
+/* Ends the connection's listen streams: with their listen result when
+ * `graceful` (the server stops), silently otherwise (the client is gone). */
+void conn_end_streams(mcp_conn_t *conn, bool graceful);
 /* Registers a request on its connection (false: the id is in flight). */
 bool conn_track(mcp_conn_t *conn, mcp_exchange_t *ex);
 /* Cancels the request of `id` in flight on the connection, if any. */
@@ -230,7 +230,7 @@ struct mcp_exchange {
      * publishes an event. */
     pthread_mutex_t send_lock;
     /* Called once when the exchange is cancelled (a listen stream ends
-     * then); NULL for ordinary requests. */
+     * then); NULL for ordinary requests. Set and read under wait_lock. */
     void (*on_cancel)(mcp_exchange_t *ex);
     atomic_bool cancel_handled;
     struct subscription *listen; /* the subscription of a listen request */
@@ -287,6 +287,8 @@ void listen_close_all(struct listen_hub *hub);
 /* Ends one listen stream gracefully; no-op for other exchanges and for a
  * stream that already ended. */
 void listen_close_one(mcp_exchange_t *ex);
+/* The number of open listen streams (tests and diagnostics). */
+size_t listen_count(mcp_server_t *srv);
 
 /* ------------------------------------------------------------------------
  * Legacy clients (legacy_serve.c, bridge.c, session.c)

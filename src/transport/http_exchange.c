@@ -665,6 +665,13 @@ int mcp_http_end(mcp_http_exchange_t *x)
     size_t mlen;
     mcp_header_trim(method, &m, &mlen);
     x->long_lived = method && mlen == 20 && memcmp(m, "subscriptions/listen", 20) == 0;
+    if (x->long_lived && !x->accept.sse) {
+        /* A listen stream is an event stream, or nothing at all. */
+        send_error_locked(x, 406, MCP_INVALID_REQUEST,
+                          "Not Acceptable: subscriptions/listen answers with text/event-stream");
+        pthread_mutex_unlock(&x->lock);
+        return MCP_OK;
+    }
     pthread_mutex_unlock(&x->lock);
 
     http_timeouts_arm(x);

@@ -50,12 +50,20 @@
 #define DEFAULT_CONNECTION_LIMIT 1024
 #define DEFAULT_CONNECTION_TIMEOUT_S 30
 #define DEFAULT_GRACE_MS 5000
-/* Headers and read buffer per connection. libmicrohttpd clears it for every
- * request on a keep-alive connection and it stays resident for every open
- * stream: 64 KiB cost 60% of the requests/s and 54 KiB per listen stream.
- * 16 KiB still takes about 8 KiB of request headers. */
-#define CONNECTION_MEMORY ((size_t)16 * 1024)
-#define STREAM_BLOCK 4096 /* bytes the reader hands out at a time (events are small) */
+#define DEFAULT_MAX_HEADER_BYTES 8192
+/* libmicrohttpd's per-connection memory pool holds the request head, the
+ * read buffer and the write buffer. It is sized from the largest head we
+ * accept (plus room for libmicrohttpd's bookkeeping and our response
+ * head), because it is what every connection costs: libmicrohttpd lends
+ * half of it to the read buffer, and zeroes what it takes back, so that
+ * much stays resident as long as the connection lives -- a listen stream
+ * for hours. Bodies never need it: they pass through in chunks to the
+ * endpoint's own buffer. */
+#define POOL_MARGIN 1024
+/* The buffer libmicrohttpd allocates for each streamed response. HTTP/1.1
+ * streams are chunked and read into the connection's write buffer instead,
+ * so only HTTP/1.0 clients read through this one: keep it small. */
+#define STREAM_BLOCK 1024
 #define MAX_TLS_FILE ((off_t)1024 * 1024)
 
 struct mcp_http_server {
@@ -296,6 +304,12 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *out, size_t max)
         n = (ssize_t)(avail < max ? avail : max);
         memcpy(out, req->buf + req->off, (size_t)n);
         req->off += (size_t)n;
+        if (req->off == req->len) {
+            /* All handed out: an idle stream keeps no buffer. */
+            free(req->buf);
+            req->buf = NULL;
+            req->len = req->off = req->cap = 0;
+        }
     } else if (req->finished) {
         n = req->complete ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
     } else if (req->gone || !park_locked(req)) {
@@ -618,7 +632,9 @@ static int start_daemon(mcp_http_server_t *http, const mcp_http_options_t *o,
         MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned int)(o->connection_timeout_s ? o->connection_timeout_s
                                                : DEFAULT_CONNECTION_TIMEOUT_S),
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)((o->max_header_bytes ? o->max_header_bytes : DEFAULT_MAX_HEADER_BYTES) +
+                 POOL_MARGIN),
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, (void *)NULL,
         MHD_OPTION_ARRAY, http->tls_cert ? tls : tls + 2,
         MHD_OPTION_END);

@@ -243,6 +243,7 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
     char *buf = malloc(READ_CHUNK);
     size_t cap = READ_CHUNK, used = 0;
     bool discarding = false; /* inside an over-long line, skipping to its end */
+    bool stopped = false;    /* ended by mcp_server_stop_stdio, not by EOF */
     int rc = MCP_OK;
     if (!w || !conn || !buf) {
         rc = MCP_ENOMEM;
@@ -258,8 +259,10 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
             rc = MCP_EIO;
             break;
         }
-        if (fds[1].revents)
-            break; /* mcp_server_stop_stdio() */
+        if (fds[1].revents) {
+            stopped = true; /* mcp_server_stop_stdio(): the client is still there */
+            break;
+        }
         pthread_mutex_lock(&w->lock);
         bool broken = w->broken;
         pthread_mutex_unlock(&w->lock);
@@ -319,10 +322,11 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
         }
     }
 
-    /* The client is gone: its listen streams end now; other work in flight
-     * may finish within the grace period, then is cancelled and the
+    /* Listen streams end now: gracefully when the server stops (the client
+     * still reads), silently at EOF (the client is gone). Other work in
+     * flight may finish within the grace period, then is cancelled and the
      * handlers get a moment to notice. */
-    conn_end_streams(conn);
+    conn_end_streams(conn, stopped);
     if (!writer_wait_idle(w, grace_ms)) {
         mcp_conn_cancel_all(conn);
         writer_wait_idle(w, CANCEL_WAIT_MS);

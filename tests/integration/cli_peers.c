@@ -2,7 +2,7 @@
  * The mcp command against real peers from npm (tests/interop/package.json):
  *
  *   TypeScript SDK v2 server over stdio  (interop/ts2_stdio_server.mjs)  modern
- *   TypeScript SDK v2 server over HTTP   (interop/ts2_http_server.mjs)   modern
+ *   TypeScript SDK v2 server over HTTP   (interop/ts2_http_cli_server.mjs) modern
  *   server-everything over stdio                                         legacy
  *   server-everything over Streamable HTTP                               legacy
  *
@@ -33,7 +33,7 @@
 #define MODULES INTEROP_DIR "/node_modules"
 #define EVERYTHING MODULES "/@modelcontextprotocol/server-everything/dist/index.js"
 #define TS2_STDIO INTEROP_DIR "/ts2_stdio_server.mjs"
-#define TS2_HTTP INTEROP_DIR "/ts2_http_server.mjs"
+#define TS2_HTTP INTEROP_DIR "/ts2_http_cli_server.mjs"
 #define LOOPBACK "--import=file://" INTEROP_DIR "/loopback_only.mjs"
 #define PATIENCE_MS 30000
 

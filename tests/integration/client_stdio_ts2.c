@@ -3,8 +3,9 @@
  * TypeScript SDK v2 (tests/interop/ts2_stdio_server.mjs): discover, list,
  * call, an MRTR elicitation and a listen event.
  *
- * The peer comes from npm (tests/interop); without node or the installed
- * package the test reports itself skipped (exit 77).
+ * The peer comes from npm (tests/interop, installed by
+ * scripts/install-deps.sh check): without node or the installed package the
+ * test fails and says so -- make check must prove interop, not skip it.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -190,9 +191,10 @@ static void test_listen_event(void **state)
 int main(void)
 {
     if (access(PEER_PACKAGE, R_OK) != 0 || system("node --version > /dev/null 2>&1") != 0) {
-        fprintf(stderr, "skipped: node or %s is missing (npm install in tests/interop)\n",
+        fprintf(stderr, "client_stdio_ts2: FAILED: node or %s is missing; "
+                        "run scripts/install-deps.sh check (npm ci in tests/interop)\n",
                 PEER_PACKAGE);
-        return 77;
+        return 1;
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_discover_list_call),

@@ -420,6 +420,53 @@ static void test_body_limit(void **state)
 }
 
 /* ------------------------------------------------------------------------
+ * Request heads (431) and large bodies
+ * ------------------------------------------------------------------------ */
+
+/* The status of a server/discover request with an extra header of `pad`
+ * bytes and a body of `body_size` bytes (0: the plain request). */
+static long discover_padded(const char *base, size_t pad, size_t body_size)
+{
+    char *extra = malloc(pad + 8);
+    assert_non_null(extra);
+    memcpy(extra, "X-Pad: ", 7);
+    memset(extra + 7, 'x', pad);
+    extra[7 + pad] = '\0';
+    const char *headers[] = {STD, "Mcp-Method: server/discover", extra, NULL};
+    char *body = body_size ? padded_discover(body_size)
+                           : mcp_text(1, "server/discover", NULL, NULL);
+    http_response_t resp;
+    http_call(&(http_request_t){.base = base, .headers = headers, .body = body}, &resp);
+    long status = resp.status;
+    if (status == 200) {
+        json_t *msgs = mcp_messages(&resp);
+        assert_non_null(msgs);
+        MCP_ASSERT_SCHEMA_VALID(json_array_get(msgs, 0), "server/discover", REVISION);
+        json_decref(msgs);
+    }
+    http_response_free(&resp);
+    free(body);
+    free(extra);
+    return status;
+}
+
+/* max_header_bytes bounds the request head (8 KiB by default), never the
+ * body, which passes through to the endpoint's own buffer. */
+static void test_header_limit(void **state)
+{
+    fixture_t *f = start(NULL);
+    assert_int_equal(discover_padded(f->base, 7 * 1024, 0), 200);
+    assert_int_equal(discover_padded(f->base, 10 * 1024, 0), 431);
+    assert_int_equal(discover_padded(f->base, 7 * 1024, 1024 * 1024), 200);
+    assert_int_equal(discover_padded(f->base, 0, 4 * 1024 * 1024), 200);
+    stop(f);
+    f = start(&(mcp_http_options_t){.max_header_bytes = 64 * 1024});
+    assert_int_equal(discover_padded(f->base, 60 * 1024, 0), 200);
+    assert_int_equal(discover_padded(f->base, 70 * 1024, 0), 431);
+    stop(f);
+}
+
+/* ------------------------------------------------------------------------
  * Authentication
  * ------------------------------------------------------------------------ */
 
@@ -614,6 +661,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rules),
         cmocka_unit_test(test_body_limit),
+        cmocka_unit_test(test_header_limit),
         cmocka_unit_test(test_auth),
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_connection_limits),

@@ -1,24 +1,31 @@
-// A server on the TypeScript SDK v2 (@modelcontextprotocol/server with the
-// Node adapter @modelcontextprotocol/node) over Streamable HTTP, for the mcp
-// command's interop test (tests/integration/cli_ts2.c):
-//   echo {text}      returns its text
-//   confirm {what}   asks for confirmation through an elicitation (MRTR)
-//   touch {uri}      tells listeners that a resource changed
-//   memo://note      a text resource
-//   greet {name}     a prompt
-// Usage: node ts2_http_server.mjs [PORT]   (0 or none: any free port)
-// It listens on 127.0.0.1 only and prints its URL on stdout when ready.
-import http from 'node:http';
-import { McpServer, createMcpHandler, inputRequired, acceptedContent } from '@modelcontextprotocol/server';
+// A small server on the TypeScript SDK v2 (@modelcontextprotocol/server
+// createMcpHandler, served by node:http through @modelcontextprotocol/node),
+// over Streamable HTTP, for the C client's interop test
+// (tests/integration/client_http_ts2.c). The tools are those of
+// ts2_stdio_server.mjs:
+//   echo      returns its text
+//   confirm   asks for confirmation through an elicitation (MRTR)
+//   add_tool  registers a new tool, which tells listeners the list changed
+//
+//   node ts2_http_server.mjs
+// listens on a free port of 127.0.0.1 and names its URL on stderr; SIGTERM
+// stops it.
+//
+// createMcpHandler builds a fresh server per HTTP request, so the added
+// tools live in this module, and listeners hear of them through the
+// handler's notify facade.
+import { createServer } from 'node:http';
+import { McpServer, acceptedContent, createMcpHandler, inputRequired } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import * as z from 'zod';
 
-let handler;
+const confirmation = z.object({ confirm: z.boolean() });
+let added = 0;
 
-function newServer() {
+function buildServer() {
     const server = new McpServer(
-        { name: 'ts2-http', version: '1.0.0' },
-        { capabilities: { tools: { listChanged: true }, resources: { subscribe: true } } }
+        { name: 'ts2-interop-http', version: '1.0.0' },
+        { capabilities: { tools: { listChanged: true } } }
     );
 
     server.registerTool(
@@ -27,7 +34,6 @@ function newServer() {
         async ({ text }) => ({ content: [{ type: 'text', text }] })
     );
 
-    const confirmation = z.object({ confirm: z.boolean() });
     server.registerTool(
         'confirm',
         { description: 'Ask the user to confirm', inputSchema: z.object({ what: z.string() }) },
@@ -47,32 +53,43 @@ function newServer() {
     );
 
     server.registerTool(
-        'touch',
-        { description: 'Tell listeners that a resource changed', inputSchema: z.object({ uri: z.string() }) },
-        async ({ uri }) => {
-            handler.notify.resourceUpdated(uri);
-            return { content: [{ type: 'text', text: `touched ${uri}` }] };
+        'add_tool',
+        { description: 'Register one more tool', inputSchema: z.object({}) },
+        async () => {
+            added += 1;
+            handler.notify.toolsChanged();
+            return { content: [{ type: 'text', text: `added extra_${added}` }] };
         }
     );
 
-    server.registerResource('note', 'memo://note', { mimeType: 'text/plain', description: 'A memo' }, async uri => ({
-        contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'remember the milk' }]
-    }));
-
-    server.registerPrompt(
-        'greet',
-        { description: 'Greet someone', argsSchema: z.object({ name: z.string() }) },
-        ({ name }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Say hello to ${name}.` } }] })
-    );
+    for (let i = 1; i <= added; i++) {
+        const name = `extra_${i}`;
+        server.registerTool(name, { description: 'An added tool', inputSchema: z.object({}) }, async () => ({
+            content: [{ type: 'text', text: name }]
+        }));
+    }
     return server;
 }
 
-handler = createMcpHandler(newServer);
-const server = http.createServer(toNodeHandler(handler));
-server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
-    console.log(`http://127.0.0.1:${server.address().port}/mcp`);
+const handler = createMcpHandler(buildServer, { onerror: (e) => console.error(`ts2_http_server: ${e.message}`) });
+const serve = toNodeHandler(handler);
+const http = createServer((req, res) => {
+    if (new URL(req.url, 'http://localhost').pathname !== '/mcp') {
+        res.writeHead(404).end();
+        return;
+    }
+    serve(req, res).catch((e) => {
+        console.error(`ts2_http_server: ${e.stack}`);
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+    });
 });
-process.on('SIGTERM', () => {
-    server.closeAllConnections?.();
-    server.close(() => process.exit(0));
+
+http.listen(0, '127.0.0.1', () => {
+    console.error(`ts2_http_server: serving http://127.0.0.1:${http.address().port}/mcp`);
+});
+
+process.on('SIGTERM', async () => {
+    await handler.close();
+    process.exit(0);
 });

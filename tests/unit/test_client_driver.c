@@ -443,11 +443,41 @@ static void test_unsupported_version_retried_once(void **state)
     json_decref(refused);
     json_decref(retried);
 
-    /* Refused again with no other mutual version: the error surfaces. */
+    /* Refused although the server lists the version: retried once with it
+     * (the refusal may not recur)... */
+    f->server.version_refusals = 1;
+    assert_int_equal(mcp_client_call_tool(f->c, "t", NULL, NULL, &r, &err), MCP_OK);
+    json_decref(r);
+    assert_int_equal(n_requests(f), 5);
+    retried = request_at(f, 4);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(fake_params(retried),
+                                                                          "_meta"),
+                                                          MCP_META_PROTOCOL_VERSION)),
+                        "2026-07-28");
+    json_decref(retried);
+
+    /* ...but only once: refused again, the error surfaces. */
     f->server.version_refusals = 2;
     assert_int_equal(mcp_client_call_tool(f->c, "t", NULL, NULL, &r, &err), MCP_ERPC);
     assert_int_equal(err.code, -32022);
-    assert_int_equal(n_requests(f), 4);
+    assert_int_equal(n_requests(f), 7);
+    mcp_error_clear(&err);
+}
+
+/* A refusal that lists no version the client speaks is final. */
+static void test_unsupported_version_without_mutual_version(void **state)
+{
+    fixture_t *f = *state;
+    f->server.version_refusals = 1;
+    f->c->versions[0] = "2027-03-01";
+    f->c->n_versions = 1;
+    f->c->version = "2027-03-01";
+    json_t *r = NULL;
+    mcp_error_t err = {0};
+    size_t before = n_requests(f);
+    assert_int_equal(mcp_client_call_tool(f->c, "t", NULL, NULL, &r, &err), MCP_ERPC);
+    assert_int_equal(err.code, -32022);
+    assert_int_equal(n_requests(f), before + 1);
     mcp_error_clear(&err);
 }
 
@@ -884,6 +914,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mrtr_undeclared_sampling_abandons, setup, teardown),
         cmocka_unit_test(test_input_required_only_where_allowed),
         cmocka_unit_test_setup_teardown(test_unsupported_version_retried_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unsupported_version_without_mutual_version, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_param_headers_and_mismatch_retry, setup_http,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_stdio_does_not_fetch_annotations, setup, teardown),
