@@ -104,6 +104,7 @@ typedef struct cli_session {
     mcp_transport_kind_t transport;
     /* What was connected to, for `info`: the URL, or the command line. */
     json_t *target_json;           /* a string (URL) or an array (argv) */
+    bool connected;                /* target_open() succeeded */
     /* Per-request options every request uses (Ctrl-C cancels). */
     mcp_request_options_t request;
     /* What target.c keeps for the connection's callbacks. */

@@ -24,7 +24,9 @@ static int run(const cli_options_t *opt)
     if (status == CLI_EXIT_OK)
         status = opt->command->run(&s);
     progress_done();
-    target_close(&s, status == CLI_EXIT_CONNECTION);
+    /* A connection that broke after it was made: what the server last said
+     * explains it (a failed connect says so in its own message). */
+    target_close(&s, status == CLI_EXIT_CONNECTION && s.connected);
     /* Whatever broke after Ctrl-C broke because of it. */
     if (status != CLI_EXIT_OK && signals_interrupted())
         status = CLI_EXIT_INTERRUPTED;

@@ -2,7 +2,8 @@
  * What a stdio server writes on its stderr. Servers log there freely, so
  * mcp keeps quiet about it: with --verbose each line is shown as it comes;
  * otherwise the last lines are kept, and shown only when the connection
- * fails -- which is when they explain something ("cannot open database").
+ * breaks -- which is when they explain something ("cannot open database").
+ * (When connecting fails, libmcp's error message carries them already.)
  */
 #ifndef MCP_CLI_SERVER_STDERR_H
 #define MCP_CLI_SERVER_STDERR_H

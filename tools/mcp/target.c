@@ -225,7 +225,9 @@ int target_open(cli_session_t *s, const cli_options_t *opt)
         return status;
     if (!(s->client = new_client(opt, st)))
         return CLI_EXIT_USAGE;
-    return where.url ? connect_http(s, &where) : connect_stdio(s, &where);
+    status = where.url ? connect_http(s, &where) : connect_stdio(s, &where);
+    s->connected = status == CLI_EXIT_OK;
+    return status;
 }
 
 void target_close(cli_session_t *s, bool show_server_stderr)
