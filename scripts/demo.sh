@@ -1,40 +1,136 @@
 #!/usr/bin/env bash
-# make demo: a short tour of libmcp, built in BUILD_DIR.
+# make demo: a tour of libmcp through its command-line client, mcp.
 #
-# Drives the example server (examples/notes_server.c) over stdio with a
-# scripted 2026-07-28 session and shows each request next to what came back.
+#   scripts/demo.sh [BUILD_DIR]     (default build/release)
+#
+# Starts the example server (examples/notes_server.c) over HTTP on a free
+# port and runs mcp against it: what the server is, its tools, a call with
+# a progress bar, a listener that receives an update, a tool that asks for
+# confirmation (answered with --yes); then the same server over stdio.
+# Every step is bounded in time, the server is stopped at the end whatever
+# happens, and colour is used only on a terminal and never with NO_COLOR.
 set -euo pipefail
 build=${1:-build/release}
+mcp_bin="$build/tools/mcp/mcp"
 server="$build/examples/notes_server"
-
-bold=; dim=; reset=
-if [[ -t 1 && -z ${NO_COLOR:-} ]]; then bold=$'\e[1m'; dim=$'\e[2m'; reset=$'\e[0m'; fi
-
-meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"demo","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}'
-requests=(
-  "server/discover|{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{$meta}}"
-  "tools/call echo|{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"hello, MCP\"},$meta}}"
-  "tools/call add (structured output)|{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"add\",\"arguments\":{\"a\":2,\"b\":40},$meta}}"
-  "tools/call add_note|{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"add_note\",\"arguments\":{\"name\":\"groceries\",\"text\":\"milk, bread\"},$meta}}"
-  "resources/read note://groceries (a template)|{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/read\",\"params\":{\"uri\":\"note://groceries\",$meta}}"
-  "completion/complete prompt argument|{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"completion/complete\",\"params\":{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"summarize_notes\"},\"argument\":{\"name\":\"style\",\"value\":\"b\"},$meta}}"
-  "tools/call delete_note (asks the user first: input_required)|{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"delete_note\",\"arguments\":{\"name\":\"groceries\"},$meta}}"
-  "ping (removed in 2026-07-28)|{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\",\"params\":{$meta}}"
-)
-
-echo "${bold}libmcp tour: the notes example server over stdio (protocol 2026-07-28)${reset}"
-echo
-coproc SERVER { "$server" 2>/dev/null; }
-for entry in "${requests[@]}"; do
-  title=${entry%%|*}; line=${entry#*|}
-  echo "${bold}> $title${reset}"
-  echo "${dim}  $line${reset}"
-  printf '%s\n' "$line" >&"${SERVER[1]}"
-  IFS= read -r reply <&"${SERVER[0]}"
-  echo "  < $reply"
-  echo
+for program in "$mcp_bin" "$server"; do
+  if [[ ! -x $program ]]; then
+    echo "demo: $program is missing; build first (make demo does)" >&2
+    exit 1
+  fi
 done
-exec {SERVER[1]}>&-
-wait "$SERVER_PID" 2>/dev/null || true
-echo "${bold}Done.${reset} Each request carried its protocol version and capabilities in _meta;"
-echo "there was no initialize handshake."
+
+bold=; dim=; cyan=; reset=
+if [[ -t 1 && -z ${NO_COLOR:-} && ${TERM:-} != dumb ]]; then
+  bold=$'\e[1m'; dim=$'\e[2m'; cyan=$'\e[36m'; reset=$'\e[0m'
+fi
+
+tmp=$(mktemp -d)
+server_pid=
+listen_pid=
+cleanup() {
+  for pid in $listen_pid $server_pid; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# No step may take long: mcp waits at most 15 s for an answer, and the
+# process itself is stopped after 30 s.
+mcp() { timeout 30 "$mcp_bin" --timeout 15 "$@"; }
+
+chapter() { printf '\n%s%s%s\n' "$bold" "$1" "$reset"; }
+say() { printf '%s\n' "$*"; }
+# A word as it would be typed in a shell: text='milk, bread'.
+quoted() {
+  local word=$1
+  if [[ $word =~ ^[A-Za-z0-9_./:@%+,=-]*$ && $word != *,* ]]; then
+    printf '%s' "$word"
+  elif [[ $word =~ ^([A-Za-z0-9_-]+=)(.*)$ ]]; then
+    printf "%s'%s'" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+  else
+    printf "'%s'" "$word"
+  fi
+}
+# Shows a command the way a reader would type it, then runs it.
+run() {
+  local shown=mcp word
+  for word in "$@"; do shown+=" $(quoted "$word")"; done
+  printf '\n%s$ %s%s\n' "$cyan" "$shown" "$reset"
+  mcp "$@"
+}
+# Waits (up to $2 seconds) until file $1 contains $3.
+wait_for() {
+  local deadline=$((SECONDS + $2))
+  until grep -q "$3" "$1" 2>/dev/null; do
+    if ((SECONDS >= deadline)); then
+      echo "demo: timed out waiting for \"$3\" in $1:" >&2
+      cat "$1" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+}
+
+chapter "libmcp tour: the mcp command against the notes example server"
+say "mcp talks to any MCP server, over HTTP or stdio. (Here, mcp is $mcp_bin.)"
+
+# ---------------------------------------------------------------------------
+chapter "1. Over Streamable HTTP"
+"$server" --http 0 >"$tmp/server.log" 2>&1 &
+server_pid=$!
+wait_for "$tmp/server.log" 10 'http://[0-9.]*:[0-9]*/mcp'
+url=$(grep -o 'http://[0-9.]*:[0-9]*/mcp' "$tmp/server.log" | head -n1)
+say "notes_server is serving $url"
+
+run "$url" info
+run "$url" tools
+
+say ""
+say "${dim}Arguments are typed by the tool's input schema: a and b are numbers.${reset}"
+run "$url" call add a=2 b=40
+
+say ""
+say "${dim}countdown reports progress: mcp draws it on stderr.${reset}"
+run "$url" call countdown seconds=3
+
+say ""
+say "${dim}A listener subscribes to the index of notes (in the background)...${reset}"
+printf '%s$ mcp %s listen --subscribe notes://index --count 1 &%s\n' "$cyan" "$url" "$reset"
+mcp "$url" listen --subscribe notes://index --count 1 >"$tmp/listen.out" 2>"$tmp/listen.err" &
+listen_pid=$!
+wait_for "$tmp/listen.err" 15 'listening for'
+sed 's/^/  /' "$tmp/listen.err"
+say "${dim}...and another mcp adds a note, which changes the index:${reset}"
+run "$url" call add_note name=groceries text="milk, bread"
+wait "$listen_pid" || { echo "demo: the listener failed" >&2; cat "$tmp/listen.err" >&2; exit 1; }
+listen_pid=
+say "${dim}The listener received:${reset}"
+sed 's/^/  /' "$tmp/listen.out"
+
+run "$url" read note://groceries
+
+say ""
+say "${dim}delete_note asks the user to confirm first; --yes answers for a script.${reset}"
+run "$url" call delete_note name=groceries --yes
+
+kill "$server_pid"
+wait "$server_pid" 2>/dev/null || true
+server_pid=
+
+# ---------------------------------------------------------------------------
+chapter "2. Over stdio"
+say "After --, mcp starts the server itself and talks to it over its stdin and stdout."
+run call echo text="hello over stdio" -- "$server"
+run complete prompt summarize_notes style=b -- "$server"
+
+say ""
+say "${dim}--verbose shows every message on the wire: no initialize handshake; each${reset}"
+say "${dim}request carries its protocol version and capabilities in _meta.${reset}"
+run --verbose ping -- "$server"
+
+chapter "Done."
+say "Next: mcp --help, man tools/mcp/mcp.1, and the examples in examples/."

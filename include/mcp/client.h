@@ -105,6 +105,28 @@ typedef void (*mcp_server_log_fn)(void *user, const char *level, const char *log
 /* A line the stdio server wrote to its stderr (without the newline). */
 typedef void (*mcp_stderr_fn)(void *user, const char *line);
 
+/* Which way a traced message went. */
+typedef enum mcp_trace_direction {
+    MCP_TRACE_SENT = 0,    /* from the client to the server */
+    MCP_TRACE_RECEIVED = 1 /* from the server to the client */
+} mcp_trace_direction_t;
+
+/*
+ * Sees every message on the wire, for debugging (`mcp --verbose` prints
+ * them). `text` (NUL-terminated, `len` bytes, valid only during the call)
+ * is one JSON-RPC message: over stdio the line as written or read, without
+ * its newline; over HTTP the body of a POST, or a message of the reply (the
+ * JSON document or one event of its stream, as compact JSON). An HTTP reply
+ * that carries no JSON-RPC message is described instead, e.g.
+ * "HTTP 404 (text/html): <the start of the body>". Messages are traced
+ * before they are written and as soon as they are read, so the order seen
+ * is the order on the wire for each direction. Called on the thread that
+ * sends or reads, possibly on several threads at once: return quickly and
+ * do not call the client.
+ */
+typedef void (*mcp_trace_fn)(void *user, mcp_trace_direction_t direction, const char *text,
+                             size_t len);
+
 /* ------------------------------------------------------------------------
  * Creating a client
  * ------------------------------------------------------------------------ */
@@ -200,6 +222,10 @@ typedef struct mcp_client_options {
     /* Library diagnostics (NULL: none). */
     mcp_log_fn log;
     void *log_user;
+
+    /* Every message on the wire (NULL: none); see mcp_trace_fn. */
+    mcp_trace_fn trace;
+    void *trace_user;
 } mcp_client_options_t;
 
 /* Creates a client (not connected). `opts` is copied. NULL with *err on a

@@ -150,6 +150,8 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
     c->on_closed_user = opts->on_closed_user;
     c->log = opts->log;
     c->log_user = opts->log_user;
+    c->trace = opts->trace;
+    c->trace_user = opts->trace_user;
 
     unsigned modes = opts->elicit_modes ? opts->elicit_modes : MCP_ELICIT_FORM;
     mcp_client_caps_spec_t spec = {

@@ -186,6 +186,8 @@ struct mcp_client {
     void *on_closed_user;
     mcp_log_fn log;
     void *log_user;
+    mcp_trace_fn trace;
+    void *trace_user;
 
     const char *legacy_version;  /* initialize asks for it (static storage) */
     bool has_previous_verdict;

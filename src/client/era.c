@@ -45,6 +45,8 @@ void client_swap_transport(mcp_client_t *c, client_transport_t *t)
     t->on_unrouted = client_on_unrouted;
     t->on_closed = client_on_closed;
     t->user = c;
+    t->trace = c->trace;
+    t->trace_user = c->trace_user;
     c->transport = t;
     if (old) {
         old->ops->close(old);

@@ -144,7 +144,18 @@ struct client_transport {
      * reason). May be NULL. */
     void (*on_closed)(void *user, int rc, const char *why);
     void *user;
+    /* Sees every message sent or received (the client's trace option), or
+     * NULL. Set with the callbacks above, before the first request. */
+    mcp_trace_fn trace;
+    void *trace_user;
 };
+
+/* Report a message to t->trace, if set: as text (`len` bytes), or as JSON
+ * (dumped compactly). wire_trace.c. */
+void client_trace_text(const client_transport_t *t, mcp_trace_direction_t direction,
+                       const char *text, size_t len);
+void client_trace_json(const client_transport_t *t, mcp_trace_direction_t direction,
+                       const json_t *msg);
 
 /* The stdio transport: spawns target->argv. NULL with *err on failure. */
 client_transport_t *client_stdio_new(const mcp_stdio_target_t *target, mcp_log_fn log,

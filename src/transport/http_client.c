@@ -114,6 +114,7 @@ void http_client_exchange_unref(client_exchange_t *ex)
 static void forward_notification(void *user, const json_t *msg)
 {
     client_exchange_t *ex = user;
+    client_trace_json(&ex->t->base, MCP_TRACE_RECEIVED, msg);
     if (ex->ev.on_notification)
         ex->ev.on_notification(ex->user, msg);
 }
@@ -122,6 +123,7 @@ static void forward_other(void *user, const json_t *msg)
 {
     client_exchange_t *ex = user;
     http_client_t *t = ex->t;
+    client_trace_json(&t->base, MCP_TRACE_RECEIVED, msg);
     if (t->base.on_unrouted)
         t->base.on_unrouted(t->base.user, msg);
     else
@@ -203,6 +205,8 @@ int http_client_exchange_new(http_client_t *t, const json_t *msg, const json_t *
     int rc = http_reply_init(&ex->reply, id, &t->limits.reply, &reply_events);
     if (rc == MCP_OK && msg && !(ex->body = mcp_json_dump(msg, &ex->body_len)))
         rc = MCP_ENOMEM;
+    if (rc == MCP_OK && msg)
+        client_trace_text(&t->base, MCP_TRACE_SENT, ex->body, ex->body_len);
     if (rc == MCP_OK)
         rc = http_target_headers(&t->target, hints, &ex->headers);
     if (rc == MCP_OK)
@@ -343,6 +347,28 @@ static void unlink_active(http_client_t *t, client_exchange_t *ex)
     ex->prev = ex->next = NULL;
 }
 
+/* Traces the end of a reply: its JSON-RPC response, or what came instead
+ * (an HTTP status without one). Notifications of an event stream were
+ * traced as they arrived. */
+static void trace_reply(http_client_t *t, const client_outcome_t *out)
+{
+    if (!t->base.trace)
+        return;
+    if (out->response) {
+        client_trace_json(&t->base, MCP_TRACE_RECEIVED, out->response);
+        return;
+    }
+    if (out->http_status == 0 || (out->http_status >= 200 && out->http_status < 300))
+        return; /* no answer at all (the transfer failed), or a notification's 2xx */
+    char line[512];
+    int n = snprintf(line, sizeof line, "HTTP %d (%s)%s%.*s", out->http_status,
+                     out->content_type ? out->content_type : "no content type",
+                     out->body_len ? ": " : "", (int)(out->body_len < 300 ? out->body_len : 300),
+                     out->body ? out->body : "");
+    client_trace_text(&t->base, MCP_TRACE_RECEIVED, line,
+                      n < (int)sizeof line ? (size_t)n : sizeof line - 1);
+}
+
 /*
  * Delivers the outcome. `forced` outcomes (cancel, close, a failed start)
  * carry rc and why as given; otherwise the reply decides, given the
@@ -358,6 +384,7 @@ static void deliver(http_client_t *t, client_exchange_t *ex, bool forced, int rc
         out.why = why;
     } else {
         http_reply_finish(&ex->reply, rc, why, &out);
+        trace_reply(t, &out);
     }
     out.www_authenticate = ex->www_authenticate;
     if (out.rc == MCP_EAUTH)

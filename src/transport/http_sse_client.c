@@ -154,6 +154,7 @@ static void on_message(void *user, const char *data, size_t len)
     sse_transport_t *t = user;
     stdio_route_t route;
     mcp_error_t why = {0};
+    client_trace_text(&t->base, MCP_TRACE_RECEIVED, data, len);
     stdio_route_parse(data, len, &route, &why);
     pthread_mutex_lock(&t->lock);
     stdio_route_resolve(&t->router, &route, &why);
@@ -288,6 +289,8 @@ static int post(sse_transport_t *t, const json_t *msg)
     }
     size_t len;
     char *body = mcp_json_dump(msg, &len);
+    if (body)
+        client_trace_text(&t->base, MCP_TRACE_SENT, body, len);
     CURL *e = curl_easy_init();
     struct curl_slist *headers = NULL;
     int rc = body && e ? http_target_headers(&t->target, NULL, &headers) : MCP_ENOMEM;

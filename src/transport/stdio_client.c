@@ -225,6 +225,7 @@ static int write_message(stdio_transport_t *t, const json_t *msg)
     char *line = mcp_json_dump(msg, &len);
     if (!line)
         return MCP_ENOMEM;
+    client_trace_text(&t->base, MCP_TRACE_SENT, line, len);
     line[len] = '\n'; /* replaces the NUL: the dump is written with its newline */
     pthread_mutex_lock(&t->write_lock);
     int rc = t->child.in_fd >= 0 ? write_all(t->child.in_fd, line, len + 1) : MCP_ECLOSED;
@@ -403,6 +404,7 @@ static void handle_line(stdio_transport_t *t, const char *line, size_t len)
 {
     if (len == 0)
         return;
+    client_trace_text(&t->base, MCP_TRACE_RECEIVED, line, len);
     stdio_route_t route;
     mcp_error_t why = {0};
     stdio_route_parse(line, len, &route, &why);
@@ -590,6 +592,27 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
     return false;
 }
 
+/* Reads what the server's stderr still holds, without waiting: its last
+ * words (why it exited) are often there when the connection ends. */
+static void drain_stderr(stdio_transport_t *t, line_buffer_t *err, char *chunk)
+{
+    pthread_mutex_lock(&t->lock);
+    int err_fd = t->child.err_fd;
+    pthread_mutex_unlock(&t->lock);
+    struct pollfd p = {err_fd, POLLIN, 0};
+    while (err_fd >= 0 && poll(&p, 1, 0) > 0) {
+        ssize_t n = read(err_fd, chunk, READ_CHUNK);
+        if (n <= 0)
+            break;
+        feed(t, err, chunk, (size_t)n, MAX_STDERR_LINE, false, handle_stderr_line);
+    }
+    if (err->len > 0) { /* a last line without its newline */
+        err->data[err->len] = '\0';
+        handle_stderr_line(t, err->data, err->len);
+        err->len = 0;
+    }
+}
+
 static void *io_main(void *arg)
 {
     stdio_transport_t *t = arg;
@@ -610,8 +633,10 @@ static void *io_main(void *arg)
         struct pollfd p[3] = {{t->wake[0], POLLIN, 0}, {out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
         if (poll(p, 3, -1) < 0 && errno != EINTR)
             break;
-        if (p[0].revents)
-            break; /* close() */
+        if (p[0].revents) {
+            drain_stderr(t, &err, chunk); /* close() stopped the server */
+            break;
+        }
         if (p[2].revents) {
             ssize_t n = read(err_fd, chunk, READ_CHUNK);
             if (n > 0) {
@@ -631,6 +656,7 @@ static void *io_main(void *arg)
             } else if (n == 0 || errno != EINTR) {
                 out.len = 0;
                 out.discarding = false;
+                drain_stderr(t, &err, chunk);
                 if (!server_ended(t, &quick_deaths))
                     break;
             }

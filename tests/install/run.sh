@@ -24,4 +24,9 @@ cmake -S "$here/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
       -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" >/dev/null
 cmake --build "$tmp/consumer" >/dev/null
 LD_LIBRARY_PATH=$libdir "$tmp/consumer/hello" | grep -q '^hello from libmcp'
-echo "install: pkg-config and find_package consumers built and ran"
+
+# 3. The mcp command runs from the prefix (it finds libmcp beside it) and
+#    has its man page.
+"$prefix/bin/mcp" --version | grep -q '^mcp (libmcp) '
+test -f "$prefix/share/man/man1/mcp.1"
+echo "install: pkg-config and find_package consumers built and ran; mcp and mcp(1) installed"

@@ -1,0 +1,66 @@
+/*
+ * Ctrl-C: a thread that waits for SIGINT and SIGTERM.
+ */
+#include "signals.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static atomic_bool interrupted;
+static mcp_cancel_t *cancel;
+static int wake[2] = {-1, -1};
+
+static void *watch(void *arg)
+{
+    sigset_t *set = arg;
+    for (;;) {
+        int sig;
+        if (sigwait(set, &sig) != 0)
+            continue;
+        if (atomic_exchange(&interrupted, true))
+            _exit(CLI_EXIT_INTERRUPTED); /* the second one: stop now */
+        mcp_cancel_trigger(cancel);
+        char b = 1;
+        ssize_t n = write(wake[1], &b, 1);
+        (void)n; /* a full pipe is readable already */
+    }
+    return NULL;
+}
+
+bool signals_start(void)
+{
+    static sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
+        return false;
+    cancel = mcp_cancel_new();
+    if (!cancel || pipe2(wake, O_CLOEXEC) != 0)
+        return false;
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, watch, &set) != 0)
+        return false;
+    pthread_detach(thread);
+    return true;
+}
+
+bool signals_interrupted(void)
+{
+    return atomic_load(&interrupted);
+}
+
+mcp_cancel_t *signals_cancel(void)
+{
+    return cancel;
+}
+
+int signals_fd(void)
+{
+    return wake[0];
+}

@@ -1,0 +1,251 @@
+/*
+ * Connecting to the server the command line names.
+ */
+#include "target.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "diagnostics.h"
+#include "elicit.h"
+#include "failure.h"
+#include "roots.h"
+#include "sample.h"
+#include "server_stderr.h"
+#include "signals.h"
+
+struct target_state {
+    config_server_t config;     /* a configured server */
+    /* The options in force: the command line's, else the configuration's. */
+    mcp_client_era_t era;
+    int64_t timeout_ms;         /* 0: the default */
+    server_stderr_t *stderr_lines;
+    elicit_policy_t policy;
+    json_t *roots;              /* ListRootsResult for --root, or NULL */
+    const char **headers;       /* the HTTP headers, NULL-terminated */
+};
+
+static bool is_url(const char *s)
+{
+    return strncmp(s, "http://", 7) == 0 || strncmp(s, "https://", 8) == 0;
+}
+
+/* Where the server is: stdio argv (and env, cwd) or a URL (and headers). */
+typedef struct place {
+    const char *const *argv;
+    const char *const *env;
+    const char *cwd;
+    const char *url;
+    const char *const *config_headers;
+} place_t;
+
+static int resolve(const cli_options_t *opt, struct target_state *st, place_t *where)
+{
+    memset(where, 0, sizeof *where);
+    if (opt->server_argv) {
+        where->argv = (const char *const *)opt->server_argv;
+        return CLI_EXIT_OK;
+    }
+    if (is_url(opt->target)) {
+        where->url = opt->target;
+        return CLI_EXIT_OK;
+    }
+    char path[4096], why[1024];
+    if (!opt->config_path)
+        config_default_path(path, sizeof path);
+    else
+        snprintf(path, sizeof path, "%s", opt->config_path);
+    config_status_t found = config_load_server(path, opt->target, &st->config, why, sizeof why);
+    if (found == CONFIG_BAD)
+        return cli_fail(opt, CLI_EXIT_USAGE, NULL, "%s", why);
+    if (found != CONFIG_OK) {
+        const char *hint = strchr(opt->target, '/') || strchr(opt->target, ' ')
+                               ? " (to run a server command, put it after --)"
+                               : "";
+        return cli_fail(opt, CLI_EXIT_USAGE, NULL,
+                        "\"%s\" is not a URL, nor a configured server: %s%s", opt->target, why,
+                        hint);
+    }
+    if (!opt->era_set && st->config.has_era)
+        st->era = st->config.era;
+    if (!(opt->timeout_s > 0))
+        st->timeout_ms = st->config.timeout_ms;
+    where->argv = (const char *const *)st->config.argv;
+    where->env = (const char *const *)st->config.env;
+    where->cwd = st->config.cwd;
+    where->url = st->config.url;
+    where->config_headers = (const char *const *)st->config.headers;
+    return CLI_EXIT_OK;
+}
+
+/* The headers of the configuration, then those of --header. */
+static int gather_headers(const cli_options_t *opt, const place_t *where,
+                          struct target_state *st)
+{
+    size_t n = 0;
+    while (where->config_headers && where->config_headers[n])
+        n++;
+    st->headers = calloc(n + opt->headers.n + 1, sizeof *st->headers);
+    if (!st->headers)
+        return cli_fail(opt, CLI_EXIT_CONNECTION, NULL, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        st->headers[i] = where->config_headers[i];
+    for (size_t i = 0; i < opt->headers.n; i++)
+        st->headers[n + i] = opt->headers.v[i];
+    return CLI_EXIT_OK;
+}
+
+static mcp_client_t *new_client(const cli_options_t *opt, struct target_state *st)
+{
+    mcp_error_t err = {0};
+    mcp_client_t *client = mcp_client_new(&(mcp_client_options_t){
+        .name = "mcp",
+        .version = MCP_LIB_VERSION,
+        .title = "mcp, the libmcp command-line client",
+        .era = st->era,
+        .timeout_ms = st->timeout_ms,
+        .log_level = opt->log_level,
+        .elicit = elicit_answer,
+        .elicit_modes = MCP_ELICIT_FORM | MCP_ELICIT_URL,
+        .elicit_user = &st->policy,
+        .sample = opt->sample_command ? sample_with_command : NULL,
+        .sample_user = (void *)opt->sample_command,
+        .roots = st->roots ? roots_list : NULL,
+        .roots_user = st->roots,
+        .on_log = diagnostics_server_log,
+        .log = opt->verbose ? diagnostics_library_log : NULL,
+        .trace = opt->verbose ? diagnostics_trace : NULL,
+    }, &err);
+    if (!client)
+        cli_fail(opt, CLI_EXIT_USAGE, NULL, "%s", err.message);
+    mcp_error_clear(&err);
+    return client;
+}
+
+/* The bearer token of --token or --token-env, else of the configuration,
+ * or NULL. */
+static int token_of(const cli_options_t *opt, const struct target_state *st, const char **token)
+{
+    *token = opt->token ? opt->token : st->config.token;
+    if (opt->token_env) {
+        *token = getenv(opt->token_env);
+        if (!*token || !**token)
+            return cli_fail(opt, CLI_EXIT_USAGE, NULL,
+                            "--token-env %s: the variable is not set", opt->token_env);
+    }
+    return CLI_EXIT_OK;
+}
+
+static int connect_http(cli_session_t *s, const place_t *where)
+{
+    const cli_options_t *opt = s->opt;
+    const char *token;
+    int status = token_of(opt, s->state, &token);
+    if (status == CLI_EXIT_OK)
+        status = gather_headers(opt, where, s->state);
+    if (status != CLI_EXIT_OK)
+        return status;
+    s->transport = MCP_TRANSPORT_HTTP;
+    s->target_json = json_string(where->url);
+    mcp_error_t err = {0};
+    int rc = mcp_client_connect_http(s->client, &(mcp_http_target_t){
+        .url = where->url,
+        .headers = s->state->headers,
+        .bearer_token = token,
+        .connect_timeout_ms = s->state->timeout_ms,
+        .insecure = opt->insecure,
+    }, &err);
+    if (rc != MCP_OK) {
+        char what[1100];
+        snprintf(what, sizeof what, "cannot connect to %s", where->url);
+        status = cli_fail_call(opt, what, rc, &err);
+    }
+    mcp_error_clear(&err);
+    return status;
+}
+
+static int connect_stdio(cli_session_t *s, const place_t *where)
+{
+    const cli_options_t *opt = s->opt;
+    if (opt->headers.n || opt->token || opt->token_env || opt->insecure)
+        return cli_fail(opt, CLI_EXIT_USAGE, NULL,
+                        "--header, --token, --token-env and --insecure are for HTTP servers; "
+                        "this one runs over stdio");
+    s->transport = MCP_TRANSPORT_STDIO;
+    s->target_json = json_array();
+    for (size_t i = 0; where->argv[i]; i++)
+        json_array_append_new(s->target_json, json_string(where->argv[i]));
+    if (!(s->state->stderr_lines = server_stderr_new(opt->verbose)))
+        return cli_fail(opt, CLI_EXIT_CONNECTION, NULL, "out of memory");
+    mcp_error_t err = {0};
+    int rc = mcp_client_connect_stdio(s->client, &(mcp_stdio_target_t){
+        .argv = where->argv,
+        .env = where->env,
+        .cwd = where->cwd,
+        .on_stderr = server_stderr_line,
+        .stderr_user = s->state->stderr_lines,
+    }, &err);
+    int status = CLI_EXIT_OK;
+    if (rc != MCP_OK) {
+        char what[1100];
+        snprintf(what, sizeof what, "cannot connect to the server %s", where->argv[0]);
+        status = cli_fail_call(opt, what, rc, &err);
+    }
+    mcp_error_clear(&err);
+    return status;
+}
+
+int target_open(cli_session_t *s, const cli_options_t *opt)
+{
+    memset(s, 0, sizeof *s);
+    s->opt = opt;
+    s->request.cancel = signals_cancel();
+    struct target_state *st = s->state = calloc(1, sizeof *s->state);
+    if (!st)
+        return cli_fail(opt, CLI_EXIT_CONNECTION, NULL, "out of memory");
+    st->policy = (elicit_policy_t){
+        .answers = opt->answers.v,
+        .n_answers = opt->answers.n,
+        .yes = opt->yes,
+        .decline = opt->decline,
+        .interactive = isatty(STDIN_FILENO) && isatty(STDERR_FILENO),
+    };
+    st->era = opt->era;
+    st->timeout_ms = opt->timeout_s > 0 ? (int64_t)(opt->timeout_s * 1000.0) : 0;
+    char why[1024];
+    if (opt->roots.n && !(st->roots = roots_result(opt->roots.v, opt->roots.n, why, sizeof why)))
+        return cli_fail(opt, CLI_EXIT_USAGE, NULL, "%s", why);
+
+    place_t where;
+    int status = resolve(opt, st, &where);
+    if (status != CLI_EXIT_OK)
+        return status;
+    if (!(s->client = new_client(opt, st)))
+        return CLI_EXIT_USAGE;
+    status = where.url ? connect_http(s, &where) : connect_stdio(s, &where);
+    s->connected = status == CLI_EXIT_OK;
+    return status;
+}
+
+void target_close(cli_session_t *s, bool show_server_stderr)
+{
+    /* The client first: it stops the server and reads its output to the
+     * end, so that its last words are in. */
+    mcp_client_free(s->client);
+    s->client = NULL;
+    struct target_state *st = s->state;
+    if (st) {
+        if (show_server_stderr)
+            server_stderr_show(st->stderr_lines);
+        config_server_clear(&st->config);
+        server_stderr_free(st->stderr_lines);
+        json_decref(st->roots);
+        free(st->headers);
+        free(st);
+    }
+    json_decref(s->target_json);
+    memset(s, 0, sizeof *s);
+}
