@@ -8,7 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include <mcp/host.h>
+
 #include "diagnostics.h"
 #include "elicit.h"
 #include "failure.h"
@@ -18,7 +19,7 @@
 #include "signals.h"
 
 struct target_state {
-    config_server_t config;     /* a configured server */
+    mcp_server_config_t config; /* a configured server (libmcp's host parser) */
     /* The options in force: the command line's, else the configuration's. */
     mcp_client_era_t era;
     int64_t timeout_ms;         /* 0: the default */
@@ -42,6 +43,14 @@ typedef struct place {
     const char *const *config_headers;
 } place_t;
 
+/* Warnings about the configuration file (unknown keys) go to stderr. */
+static void warn_config(void *user, mcp_log_level_t level, const char *msg)
+{
+    (void)user;
+    (void)level;
+    fprintf(stderr, "mcp: warning: %s\n", msg);
+}
+
 static int resolve(const cli_options_t *opt, struct target_state *st, place_t *where)
 {
     memset(where, 0, sizeof *where);
@@ -53,23 +62,31 @@ static int resolve(const cli_options_t *opt, struct target_state *st, place_t *w
         where->url = opt->target;
         return CLI_EXIT_OK;
     }
-    char path[4096], why[1024];
-    if (!opt->config_path)
-        config_default_path(path, sizeof path);
-    else
-        snprintf(path, sizeof path, "%s", opt->config_path);
-    config_status_t found = config_load_server(path, opt->target, &st->config, why, sizeof why);
-    if (found == CONFIG_BAD)
-        return cli_fail(opt, CLI_EXIT_USAGE, NULL, "%s", why);
-    if (found != CONFIG_OK) {
+    /* The same file format and the same parser as libmcp's host. */
+    char *path = opt->config_path ? strdup(opt->config_path) : mcp_server_configs_default_path();
+    if (!path)
+        return cli_fail(opt, CLI_EXIT_USAGE, NULL,
+                        "no configuration file: give --config FILE (no home directory is known)");
+    mcp_error_t err = {0};
+    int found = mcp_server_configs_load_one(path, opt->target, &st->config, warn_config,
+                                            (void *)opt, &err);
+    free(path);
+    if (found == MCP_EINVAL) {
+        int rc = cli_fail(opt, CLI_EXIT_USAGE, NULL, "%s", err.message);
+        mcp_error_clear(&err);
+        return rc;
+    }
+    if (found != MCP_OK) {
         const char *hint = strchr(opt->target, '/') || strchr(opt->target, ' ')
                                ? " (to run a server command, put it after --)"
                                : "";
-        return cli_fail(opt, CLI_EXIT_USAGE, NULL,
-                        "\"%s\" is not a URL, nor a configured server: %s%s", opt->target, why,
-                        hint);
+        int rc = cli_fail(opt, CLI_EXIT_USAGE, NULL,
+                          "\"%s\" is not a URL, nor a configured server: %s%s", opt->target,
+                          err.message, hint);
+        mcp_error_clear(&err);
+        return rc;
     }
-    if (!opt->era_set && st->config.has_era)
+    if (!opt->era_set && st->config.era != MCP_CLIENT_ERA_AUTO)
         st->era = st->config.era;
     if (!(opt->timeout_s > 0))
         st->timeout_ms = st->config.timeout_ms;
@@ -240,7 +257,7 @@ void target_close(cli_session_t *s, bool show_server_stderr)
     if (st) {
         if (show_server_stderr)
             server_stderr_show(st->stderr_lines);
-        config_server_clear(&st->config);
+        mcp_server_config_clear(&st->config);
         server_stderr_free(st->stderr_lines);
         json_decref(st->roots);
         free(st->headers);
