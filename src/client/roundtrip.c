@@ -116,7 +116,8 @@ static void on_done(void *user, client_outcome_t *outcome)
     pthread_mutex_unlock(&w->lock);
 }
 
-static const client_exchange_events_t events = {on_notification, on_done};
+static const client_exchange_events_t events = {.on_notification = on_notification,
+                                                .on_done = on_done};
 
 static void deadline_at(struct timespec *ts, int64_t ms)
 {

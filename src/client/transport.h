@@ -64,6 +64,10 @@ typedef struct client_exchange_events {
     void (*on_notification)(void *user, const json_t *msg);
     /* The outcome; called exactly once per successful start(). */
     void (*on_done)(void *user, client_outcome_t *outcome);
+    /* HTTP only, and optional (NULL): the final status line and headers
+     * arrived, so a stream the server keeps open is open now. At most once,
+     * before any notification and before on_done. */
+    void (*on_open)(void *user, int http_status);
 } client_exchange_events_t;
 
 /* What an HTTP request needs beyond its body (ignored by stdio). */

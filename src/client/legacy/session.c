@@ -7,7 +7,9 @@
  * The GET stream is watched by a thread of its own: when it breaks it is
  * opened again (with Last-Event-ID, after the server's retry delay or a
  * growing backoff); a server that offers none (405, or any other refusal)
- * is left alone, as the spec allows.
+ * is left alone, as the spec allows. The handshake waits until the server
+ * answered the first GET: a server may send its requests there the moment
+ * the session is up (and drop them while no stream is open).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,9 @@
 /* A stream that keeps breaking before it carried anything is given up
  * after this many attempts in a row. */
 #define STREAM_MAX_BARREN 8
+/* How long the handshake waits for the server to answer the GET; a server
+ * slower than this still gets its stream, only later. */
+#define STREAM_OPEN_WAIT_MS 5000
 
 struct client_legacy {
     pthread_mutex_t lock;        /* guards everything below */
@@ -37,6 +42,8 @@ struct client_legacy {
     client_exchange_t *stream_ex;
     bool stream_done;
     bool stream_heard;           /* a message arrived since it opened */
+    bool stream_ready;           /* the first GET since start_stream was
+                                    answered (or failed, or was not sent) */
     int stream_status;
     int stream_rc;
     char *stream_last_event_id;
@@ -159,12 +166,23 @@ static void stream_message(void *user, const json_t *msg)
     client_legacy_on_message(c, msg);
 }
 
+static void stream_open(void *user, int http_status)
+{
+    mcp_client_t *c = user;
+    client_legacy_t *l = c->legacy;
+    pthread_mutex_lock(&l->lock);
+    l->stream_ready = true;
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+}
+
 static void stream_done(void *user, client_outcome_t *out)
 {
     mcp_client_t *c = user;
     client_legacy_t *l = c->legacy;
     pthread_mutex_lock(&l->lock);
     l->stream_done = true;
+    l->stream_ready = true;
     l->stream_status = out->http_status;
     l->stream_rc = out->rc;
     l->stream_retry_ms = out->retry_ms;
@@ -176,7 +194,8 @@ static void stream_done(void *user, client_outcome_t *out)
     pthread_mutex_unlock(&l->lock);
 }
 
-static const client_exchange_events_t stream_events = {stream_message, stream_done};
+static const client_exchange_events_t stream_events = {
+    .on_notification = stream_message, .on_done = stream_done, .on_open = stream_open};
 
 static void deadline_in(struct timespec *ts, int64_t ms)
 {
@@ -248,11 +267,14 @@ static void *watch_stream(void *arg)
         while (!l->stream_stop && pthread_cond_timedwait(&l->cond, &l->lock, &until) == 0)
             ;
     }
+    l->stream_ready = true;
+    pthread_cond_broadcast(&l->cond);
     pthread_mutex_unlock(&l->lock);
     return NULL;
 }
 
-/* Starts the watcher unless one runs (the transport has a GET stream). */
+/* Starts the watcher unless one runs (the transport has a GET stream),
+ * and waits until the server answered its first GET. */
 static void start_stream(mcp_client_t *c)
 {
     client_legacy_t *l = c->legacy;
@@ -263,7 +285,15 @@ static void start_stream(mcp_client_t *c)
         pthread_mutex_unlock(&l->lock);
         return;
     }
+    l->stream_ready = false;
     l->has_stream_thread = pthread_create(&l->stream_thread, NULL, watch_stream, c) == 0;
+    struct timespec until;
+    deadline_in(&until, STREAM_OPEN_WAIT_MS);
+    while (l->has_stream_thread && !l->stream_ready &&
+           pthread_cond_timedwait(&l->cond, &l->lock, &until) == 0)
+        ;
+    if (l->has_stream_thread && !l->stream_ready)
+        client_log(c, MCP_LOG_DEBUG, "the GET stream is not open yet; going on without it");
     pthread_mutex_unlock(&l->lock);
 }
 
