@@ -4,7 +4,13 @@
  *
  *   - connecting waits until the server answered the GET for its own
  *     stream, so that a request the server sends there right after the
- *     handshake is not lost (servers drop what they cannot deliver).
+ *     handshake is not lost (servers drop what they cannot deliver);
+ *   - a call whose POST stream ends before its response, after an event ID
+ *     and a `retry` field, is resumed with a GET carrying Last-Event-ID,
+ *     no sooner than the retry delay (the spec: the client MUST respect
+ *     it), and gets its response there;
+ *   - a call whose timeout comes before the retry delay fails with
+ *     MCP_ETIMEDOUT when it expires, without resuming.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -282,10 +288,62 @@ static void test_connect_waits_for_the_get_stream(void **state)
     server_stop(&s);
 }
 
+static void test_resume_after_the_retry_delay(void **state)
+{
+    (void)state;
+    static server_t s;
+    s = (server_t){.retry_ms = 400};
+    server_start(&s);
+    mcp_client_t *c = connect_client(&s);
+    json_t *result = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_call_tool(c, "cut", NULL, NULL, &result, &err), MCP_OK);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(result, "content"), 0), "text")),
+                        "resumed");
+    json_decref(result);
+    pthread_mutex_lock(&s.lock);
+    char last_event_id[64];
+    snprintf(last_event_id, sizeof last_event_id, "%s", s.last_event_id);
+    int64_t paused = s.resumed_ms - s.cut_ms;
+    pthread_mutex_unlock(&s.lock);
+    assert_string_equal(last_event_id, "e1");
+    assert_true(paused >= s.retry_ms);
+    mcp_client_free(c);
+    server_stop(&s);
+}
+
+static void test_timeout_before_the_retry_delay(void **state)
+{
+    (void)state;
+    static server_t s;
+    s = (server_t){.retry_ms = 5000};
+    server_start(&s);
+    mcp_client_t *c = connect_client(&s);
+    json_t *result = NULL;
+    mcp_error_t err = {0};
+    int64_t start = now_ms();
+    assert_int_equal(mcp_client_call_tool(c, "cut", NULL,
+                                          &(mcp_request_options_t){.timeout_ms = 300}, &result,
+                                          &err),
+                     MCP_ETIMEDOUT);
+    assert_null(result);
+    int64_t took = now_ms() - start;
+    assert_true(took >= 300 && took < s.retry_ms);
+    pthread_mutex_lock(&s.lock);
+    int64_t resumed = s.resumed_ms;
+    pthread_mutex_unlock(&s.lock);
+    assert_int_equal(resumed, 0);
+    mcp_client_free(c);
+    server_stop(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_connect_waits_for_the_get_stream),
+        cmocka_unit_test(test_resume_after_the_retry_delay),
+        cmocka_unit_test(test_timeout_before_the_retry_delay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
