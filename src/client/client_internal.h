@@ -241,6 +241,9 @@ void client_on_unrouted(void *user, const json_t *msg);
 /* The connection ended by itself (the transport's on_closed). */
 void client_on_closed(void *user, int rc, const char *why);
 
+/* The transport restarted the server (its on_restarted). */
+void client_on_restarted(void *user);
+
 /* Keeps what an Implementation/capabilities/instructions triple says about
  * the server (each borrowed, may be NULL). */
 void client_adopt_server(mcp_client_t *c, const json_t *info, const json_t *caps,

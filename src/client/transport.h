@@ -147,6 +147,12 @@ struct client_transport {
     /* The connection ended by itself (stdio: the server exited; rc and a
      * reason). May be NULL. */
     void (*on_closed)(void *user, int rc, const char *why);
+    /* stdio with restart: the server exited (every exchange failed with
+     * MCP_ECLOSED) and a new process runs, which knows nothing the old one
+     * did. Called on the transport's thread before it reads the new
+     * process's output, so it must not wait for an exchange; it may start
+     * some on another thread. May be NULL. */
+    void (*on_restarted)(void *user);
     void *user;
 };
 

@@ -46,9 +46,25 @@ uint64_t client_legacy_generation(mcp_client_t *c);
  */
 int client_legacy_reinitialize(mcp_client_t *c, uint64_t generation, mcp_error_t *err);
 
+/*
+ * The transport restarted the (stdio) server: the new process must be
+ * initialized. Marks the session stale, so that calls wait
+ * (client_legacy_await_session), and has the keeper thread run the
+ * handshake, then logging/setLevel and resources/subscribe for the open
+ * subscriptions. Called on the transport's thread with c->lock held (so
+ * that close cannot free the session meanwhile); it only starts the work.
+ * False when it cannot (closing, or no thread).
+ */
+bool client_legacy_restarted(mcp_client_t *c);
+
+/* Before a legacy request: waits while a restarted server is being
+ * initialized, within the call's timeout and cancellation. */
+int client_legacy_await_session(mcp_client_t *c, const client_call_opts_t *o, mcp_error_t *err);
+
 /* Ends the legacy side of the connection before the transport closes: the
- * GET stream, the threads answering server requests, the session (DELETE).
- * Frees c->legacy. NULL-safe for modern clients. */
+ * keeper of a restarted server, the GET stream, the threads answering
+ * server requests, the session (DELETE). Frees c->legacy. NULL-safe for
+ * modern clients. */
 void client_legacy_close(mcp_client_t *c);
 
 /* ------------------------------------------------------------------------
@@ -108,6 +124,11 @@ int client_legacy_listen_subscribe(mcp_client_t *c, const json_t *honoured, mcp_
  * (an array of {"notifications": filter}) still wants. Failures are
  * logged. */
 void client_legacy_listen_close(mcp_client_t *c, const json_t *params, const json_t *others);
+
+/* resources/subscribe again for the URIs of every open subscription (a
+ * restarted server knows none of them), each URI once, with `opts`.
+ * Failures are logged. */
+void client_legacy_listen_renew(mcp_client_t *c, const mcp_request_options_t *opts);
 
 /* Does a subscription with (honoured) `filter` want `method`/`params`? */
 bool client_legacy_filter_matches(const json_t *filter, const char *method,
