@@ -97,10 +97,26 @@ bool client_legacy_method_unknown(const char *method);
  * answered on a thread of its own; notifications are delivered. */
 void client_legacy_on_message(mcp_client_t *c, const json_t *msg);
 
-/* Counts a thread answering a server request in (false once closing:
- * then it must not start) and out (session.c). */
-bool client_legacy_inbound_enter(mcp_client_t *c);
-void client_legacy_inbound_leave(mcp_client_t *c);
+/* A request of the server being answered (on a thread of its own). */
+typedef struct client_inbound {
+    struct client_inbound *next;
+    mcp_client_t *client;
+    json_t *request;
+    bool cancelled;              /* the server withdrew it; under the session's lock */
+} client_inbound_t;
+
+/* Lists a request being answered (false once closing: then its thread
+ * must not start) and unlists it when its thread is done (session.c). */
+bool client_legacy_inbound_enter(mcp_client_t *c, client_inbound_t *in);
+void client_legacy_inbound_leave(mcp_client_t *c, client_inbound_t *in);
+
+/* The server cancelled its request `request_id` (notifications/cancelled):
+ * marks the listed request with that id. False when none is listed (it
+ * was answered already, or never came). */
+bool client_legacy_inbound_cancel(mcp_client_t *c, const json_t *request_id);
+
+/* Has the server cancelled `in`? */
+bool client_legacy_inbound_cancelled(mcp_client_t *c, const client_inbound_t *in);
 
 /* Waits until every thread answering a server request has finished, and
  * lets no new one start (at close). */

@@ -39,7 +39,7 @@ struct client_legacy {
     pthread_cond_t cond;
     uint64_t generation;         /* bumped by every re-initialize */
     bool closing;                /* no new threads for server requests */
-    int inbound;                 /* threads answering server requests */
+    client_inbound_t *answering; /* server requests being answered */
     bool stream_stop;            /* the watcher is asked to stop */
 
     /* The GET stream. */
@@ -545,27 +545,56 @@ int client_legacy_await_session(mcp_client_t *c, const client_call_opts_t *o, mc
 }
 
 /* ------------------------------------------------------------------------
- * Threads answering server requests (inbound.c counts them here)
+ * Server requests being answered (inbound.c lists them here)
  * ------------------------------------------------------------------------ */
 
-bool client_legacy_inbound_enter(mcp_client_t *c)
+bool client_legacy_inbound_enter(mcp_client_t *c, client_inbound_t *in)
 {
     client_legacy_t *l = c->legacy;
     pthread_mutex_lock(&l->lock);
     bool ok = !l->closing;
-    if (ok)
-        l->inbound++;
+    if (ok) {
+        in->next = l->answering;
+        l->answering = in;
+    }
     pthread_mutex_unlock(&l->lock);
     return ok;
 }
 
-void client_legacy_inbound_leave(mcp_client_t *c)
+void client_legacy_inbound_leave(mcp_client_t *c, client_inbound_t *in)
 {
     client_legacy_t *l = c->legacy;
     pthread_mutex_lock(&l->lock);
-    l->inbound--;
+    for (client_inbound_t **p = &l->answering; *p; p = &(*p)->next)
+        if (*p == in) {
+            *p = in->next;
+            break;
+        }
     pthread_cond_broadcast(&l->cond);
     pthread_mutex_unlock(&l->lock);
+}
+
+bool client_legacy_inbound_cancel(mcp_client_t *c, const json_t *request_id)
+{
+    client_legacy_t *l = c->legacy;
+    bool found = false;
+    pthread_mutex_lock(&l->lock);
+    for (client_inbound_t *in = l->answering; in && request_id; in = in->next)
+        if (json_equal(json_object_get(in->request, "id"), request_id)) {
+            in->cancelled = true;
+            found = true;
+        }
+    pthread_mutex_unlock(&l->lock);
+    return found;
+}
+
+bool client_legacy_inbound_cancelled(mcp_client_t *c, const client_inbound_t *in)
+{
+    client_legacy_t *l = c->legacy;
+    pthread_mutex_lock(&l->lock);
+    bool cancelled = in->cancelled;
+    pthread_mutex_unlock(&l->lock);
+    return cancelled;
 }
 
 void client_legacy_drain_inbound(mcp_client_t *c)
@@ -573,7 +602,7 @@ void client_legacy_drain_inbound(mcp_client_t *c)
     client_legacy_t *l = c->legacy;
     pthread_mutex_lock(&l->lock);
     l->closing = true;
-    while (l->inbound > 0)
+    while (l->answering)
         pthread_cond_wait(&l->cond, &l->lock);
     pthread_mutex_unlock(&l->lock);
 }
