@@ -206,6 +206,50 @@ static int scenario_tools_call(session_t *s)
     return rc == MCP_OK ? 0 : 1;
 }
 
+/* initialize (legacy revisions): the handshake happened in connect; then
+ * the tools are listed and the first one, if any, is called, as any client
+ * would after connecting. */
+static int scenario_initialize(session_t *s)
+{
+    json_t *tools = NULL;
+    if (list_tools(s, &tools) != MCP_OK)
+        return 1;
+    const char *first = json_string_value(json_object_get(json_array_get(tools, 0), "name"));
+    int rc = first ? call_tool(s, first, NULL, NULL) : MCP_OK;
+    json_decref(tools);
+    return rc == MCP_OK ? 0 : 1;
+}
+
+/* elicitation-sep1034-client-defaults: a tool whose call makes the server
+ * ask for a form whose every field has a default; accept_with_defaults
+ * answers with them. */
+static int scenario_elicitation_defaults(session_t *s)
+{
+    json_t *tools = NULL;
+    if (list_tools(s, &tools) != MCP_OK)
+        return 1;
+    json_decref(tools);
+    json_t *result = NULL;
+    int rc = call_tool(s, "test_client_elicitation_defaults", NULL, &result);
+    if (rc == MCP_OK && !strstr(first_text(result), "Elicitation completed"))
+        rc = wrong(s, "test_client_elicitation_defaults", "the server did not get the form");
+    json_decref(result);
+    return rc == MCP_OK ? 0 : 1;
+}
+
+/* sse-retry: the server closes the call's event stream before answering,
+ * after an event ID and a retry delay; the client resumes with a GET and
+ * Last-Event-ID once the delay passed, and gets the answer there. */
+static int scenario_sse_retry(session_t *s)
+{
+    json_t *tools = NULL;
+    if (list_tools(s, &tools) != MCP_OK)
+        return 1;
+    json_decref(tools);
+    return call_tool_expecting(s, "test_reconnection",
+                               "Reconnection test completed successfully") == MCP_OK ? 0 : 1;
+}
+
 /* request-metadata: the server refuses the first request's version; the
  * client retries with one the server lists, then goes on with tools/list. */
 static int scenario_request_metadata(session_t *s)
@@ -373,7 +417,10 @@ typedef struct scenario {
 } scenario_t;
 
 static const scenario_t scenarios[] = {
+    {"initialize", scenario_initialize},
     {"tools_call", scenario_tools_call},
+    {"elicitation-sep1034-client-defaults", scenario_elicitation_defaults},
+    {"sse-retry", scenario_sse_retry},
     {"request-metadata", scenario_request_metadata},
     {"sep-2322-client-request-state", scenario_mrtr},
     {"http-standard-headers", scenario_standard_headers},

@@ -259,8 +259,12 @@ typedef struct mcp_stdio_target {
      * machine, and short enough that such a silent server costs a few
      * seconds once -- pass the verdict to later clients to skip it. */
     int64_t probe_timeout_ms;
-    /* Restart the server and re-open listen streams if it exits
-     * unexpectedly (calls in flight still fail with MCP_ECLOSED). */
+    /* Restart the server if it exits unexpectedly. Calls in flight fail
+     * with MCP_ECLOSED, and so do calls made before the new process runs.
+     * Modern: the listen streams are re-opened. Legacy: the new process is
+     * initialized again, told the log level, and subscribed again to the
+     * resources of the open subscriptions; calls made meanwhile wait for
+     * its handshake. */
     bool restart;
 } mcp_stdio_target_t;
 
@@ -333,11 +337,13 @@ MCP_API int mcp_client_verdict(const mcp_client_t *client, mcp_client_verdict_t 
 /* The protocol version in use ("2026-07-28", "2025-11-25", ...), or NULL. */
 MCP_API const char *mcp_client_protocol_version(const mcp_client_t *client);
 
-/* The server's Implementation (borrowed; valid until the client is freed
- * or reconnects), or NULL when unknown. */
+/* The server's Implementation (borrowed; valid until the client is freed,
+ * or until a legacy server initialized again -- after an HTTP 404 or a
+ * stdio restart -- describes itself differently), or NULL when unknown. */
 MCP_API const json_t *mcp_client_server_info(const mcp_client_t *client);
 
-/* The server's capabilities (borrowed), or NULL. */
+/* The server's capabilities (borrowed, valid as long as the server info),
+ * or NULL. */
 MCP_API const json_t *mcp_client_server_capabilities(const mcp_client_t *client);
 
 /* The server's instructions (borrowed), or NULL. */

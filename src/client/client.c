@@ -249,18 +249,44 @@ void client_on_closed(void *user, int rc, const char *why)
         c->on_closed(c->on_closed_user, rc, why ? why : mcp_strerror(rc));
 }
 
+/* A modern server needs nothing (its listen streams re-open by
+ * themselves); a legacy one is initialized again. */
+void client_on_restarted(void *user)
+{
+    mcp_client_t *c = user;
+    pthread_mutex_lock(&c->lock);
+    bool legacy = c->era == MCP_ERA_LEGACY && c->legacy;
+    bool renewing = legacy && client_legacy_restarted(c);
+    pthread_mutex_unlock(&c->lock);
+    if (legacy && !renewing)
+        client_log(c, MCP_LOG_ERROR, "the server was restarted but cannot be initialized");
+}
+
 /* ------------------------------------------------------------------------
  * Connecting
  * ------------------------------------------------------------------------ */
 
+/* Replaces *slot with a copy of `v` (an object, or NULL) unless it says the
+ * same: a server initialized again usually does, and then the pointers
+ * handed out before stay valid. */
+static void adopt_object(json_t **slot, const json_t *v)
+{
+    if (!json_is_object(v))
+        v = NULL;
+    if ((!v && !*slot) || (v && *slot && json_equal(*slot, v)))
+        return;
+    json_decref(*slot);
+    *slot = v ? json_deep_copy(v) : NULL;
+}
+
 void client_adopt_server(mcp_client_t *c, const json_t *info, const json_t *caps,
                          const char *instructions)
 {
-    json_decref(c->server_info);
-    json_decref(c->server_caps);
+    adopt_object(&c->server_info, info);
+    adopt_object(&c->server_caps, caps);
+    if (instructions && c->instructions && strcmp(instructions, c->instructions) == 0)
+        return;
     free(c->instructions);
-    c->server_info = json_is_object(info) ? json_deep_copy(info) : NULL;
-    c->server_caps = json_is_object(caps) ? json_deep_copy(caps) : NULL;
     c->instructions = instructions ? strdup(instructions) : NULL;
 }
 

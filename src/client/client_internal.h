@@ -247,6 +247,9 @@ void client_on_unrouted(void *user, const json_t *msg);
 /* The connection ended by itself (the transport's on_closed). */
 void client_on_closed(void *user, int rc, const char *why);
 
+/* The transport restarted the server (its on_restarted). */
+void client_on_restarted(void *user);
+
 /* Keeps what an Implementation/capabilities/instructions triple says about
  * the server (each borrowed, may be NULL). */
 void client_adopt_server(mcp_client_t *c, const json_t *info, const json_t *caps,
@@ -317,6 +320,8 @@ typedef struct client_wire {
     char *body;                  /* raw body when there was no response */
     size_t body_len;
     char *last_event_id;         /* a legacy event stream's last event ID */
+    int64_t retry_ms;            /* with last_event_id: the stream's retry
+                                    delay, -1 when it named none */
 } client_wire_t;
 
 void client_wire_clear(client_wire_t *w);
@@ -324,7 +329,7 @@ void client_wire_clear(client_wire_t *w);
 /* client_roundtrip() that also fills *wire (may be NULL; clear it after
  * use, whatever the result). A legacy POST stream that ends before its
  * response, after naming an event ID, is resumed with a GET and
- * Last-Event-ID (at most twice). */
+ * Last-Event-ID (at most twice), once the stream's retry delay passed. */
 int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
                           const client_http_hints_t *hints, const client_call_opts_t *o,
                           json_t **response_out, client_wire_t *wire, mcp_error_t *err);

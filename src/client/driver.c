@@ -31,11 +31,15 @@
 
 /* A legacy request: no envelope, and of the HTTP headers only
  * MCP-Protocol-Version (the transport adds the session). A server that
- * forgot the session (404) gets a new handshake and the request again. */
+ * forgot the session (404) gets a new handshake and the request again; a
+ * restarted stdio server is initialized before the request goes out. */
 static int send_legacy(mcp_client_t *c, const char *method, const json_t *params,
                        const client_call_opts_t *o, json_t **response_out, mcp_error_t *err)
 {
     for (int attempt = 0;; attempt++) {
+        int rc = client_legacy_await_session(c, o, err);
+        if (rc != MCP_OK)
+            return rc;
         pthread_mutex_lock(&c->lock);
         json_int_t id = c->next_id++;
         const char *version = c->version;
@@ -46,7 +50,7 @@ static int send_legacy(mcp_client_t *c, const char *method, const json_t *params
         if (!request)
             return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
         client_wire_t wire = {0};
-        int rc = client_roundtrip_wire(c, request, &hints, o, response_out, &wire, err);
+        rc = client_roundtrip_wire(c, request, &hints, o, response_out, &wire, err);
         json_decref(request);
         bool gone = rc != MCP_OK && wire.http_status == 404 && c->transport->ops->session_active &&
                     c->transport->ops->session_active(c->transport);

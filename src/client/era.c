@@ -44,6 +44,7 @@ void client_swap_transport(mcp_client_t *c, client_transport_t *t)
     client_transport_t *old = c->transport;
     t->on_unrouted = client_on_unrouted;
     t->on_closed = client_on_closed;
+    t->on_restarted = client_on_restarted;
     t->user = c;
     t->trace = c->trace;
     t->trace_user = c->trace_user;

@@ -159,7 +159,8 @@ static void on_done(void *user, client_outcome_t *outcome)
     pthread_mutex_unlock(&sub->lock);
 }
 
-static const client_exchange_events_t events = {on_notification, on_done};
+static const client_exchange_events_t events = {.on_notification = on_notification,
+                                                .on_done = on_done};
 
 /* ------------------------------------------------------------------------
  * Opening and ending streams (the opener's or the supervisor's thread)

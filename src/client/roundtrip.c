@@ -111,12 +111,14 @@ static void on_done(void *user, client_outcome_t *outcome)
     w->wire.body_len = w->wire.body ? outcome->body_len : 0;
     if (outcome->last_event_id && outcome->last_event_id[0])
         w->wire.last_event_id = strdup(outcome->last_event_id);
+    w->wire.retry_ms = outcome->retry_ms;
     w->done = true;
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
 }
 
-static const client_exchange_events_t events = {on_notification, on_done};
+static const client_exchange_events_t events = {.on_notification = on_notification,
+                                                .on_done = on_done};
 
 static void deadline_at(struct timespec *ts, int64_t ms)
 {
@@ -160,6 +162,42 @@ static int wait_for(client_transport_t *t, client_exchange_t *ex, waiter_t *w,
     client_cancel_unwatch(o->cancel, &cw);
     t->ops->release(t, ex);
     return stopped;
+}
+
+/* Is `a` earlier than `b`? */
+static bool before(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* Waits `ms` before resuming a stream, as the server's retry field asks
+ * (the spec: the client MUST respect it), unless the call's deadline or
+ * its cancellation comes first. Returns MCP_OK when the delay passed. */
+static int pause_before_resuming(waiter_t *w, const client_call_opts_t *o,
+                                 const struct timespec *deadline, int64_t ms)
+{
+    struct timespec until;
+    deadline_at(&until, ms);
+    bool capped = o->timeout_ms >= 0 && before(deadline, &until);
+    if (capped)
+        until = *deadline;
+    client_cancel_waiter_t cw = {&w->lock, &w->cond, NULL};
+    client_cancel_watch(o->cancel, &cw);
+    int rc = MCP_OK;
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        if (mcp_cancel_triggered(o->cancel)) {
+            rc = MCP_ECANCELED;
+            break;
+        }
+        if (pthread_cond_timedwait(&w->cond, &w->lock, &until) == ETIMEDOUT) {
+            rc = capped ? MCP_ETIMEDOUT : MCP_OK;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&w->lock);
+    client_cancel_unwatch(o->cancel, &cw);
+    return rc;
 }
 
 /* A legacy POST stream ended before its response, after naming an event
@@ -212,7 +250,14 @@ int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
         w->wire.last_event_id = NULL;
         w->done = false;
         client_log(c, MCP_LOG_INFO, "the event stream broke before the response; resuming "
-                                    "after event %s", last);
+                                    "after event %s in %lld ms", last,
+                   (long long)(w->wire.retry_ms > 0 ? w->wire.retry_ms : 0));
+        if (w->wire.retry_ms > 0 &&
+            (stopped = pause_before_resuming(w, o, &deadline, w->wire.retry_ms)) != MCP_OK) {
+            free(last);
+            w->done = true;
+            break;
+        }
         int src = t->ops->open_stream(t, hints ? hints->protocol_version : NULL, last,
                                       json_object_get(request, "id"), &events, w, &ex);
         if (src != MCP_OK) {

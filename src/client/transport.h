@@ -64,6 +64,10 @@ typedef struct client_exchange_events {
     void (*on_notification)(void *user, const json_t *msg);
     /* The outcome; called exactly once per successful start(). */
     void (*on_done)(void *user, client_outcome_t *outcome);
+    /* HTTP only, and optional (NULL): the final status line and headers
+     * arrived, so a stream the server keeps open is open now. At most once,
+     * before any notification and before on_done. */
+    void (*on_open)(void *user, int http_status);
 } client_exchange_events_t;
 
 /* What an HTTP request needs beyond its body (ignored by stdio). */
@@ -143,6 +147,12 @@ struct client_transport {
     /* The connection ended by itself (stdio: the server exited; rc and a
      * reason). May be NULL. */
     void (*on_closed)(void *user, int rc, const char *why);
+    /* stdio with restart: the server exited (every exchange failed with
+     * MCP_ECLOSED) and a new process runs, which knows nothing the old one
+     * did. Called on the transport's thread before it reads the new
+     * process's output, so it must not wait for an exchange; it may start
+     * some on another thread. May be NULL. */
+    void (*on_restarted)(void *user);
     void *user;
     /* Sees every message sent or received (the client's trace option), or
      * NULL. Set with the callbacks above, before the first request. */

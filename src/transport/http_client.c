@@ -274,14 +274,33 @@ static size_t on_body(char *bytes, size_t size, size_t n, void *user)
     return state == HTTP_REPLY_STOPPED ? CURL_WRITEFUNC_ERROR : len;
 }
 
+/* The blank line after the headers of the final response: whoever waits
+ * for a stream to be open may go on (a server need not send anything on a
+ * stream it opens). */
+static void headers_done(client_exchange_t *ex)
+{
+    long status = 0;
+    curl_easy_getinfo(ex->easy, CURLINFO_RESPONSE_CODE, &status);
+    if (status < 200 || ex->opened)
+        return; /* an interim response (100 Continue): the real one follows */
+    ex->opened = true;
+    if (ex->ev.on_open)
+        ex->ev.on_open(ex->user, (int)status);
+}
+
 /* Keeps the WWW-Authenticate challenges of the final response (several
- * headers are joined with ", ", as HTTP allows). */
+ * headers are joined with ", ", as HTTP allows), and tells when the
+ * headers are complete. */
 static size_t on_header(char *line, size_t size, size_t n, void *user)
 {
     client_exchange_t *ex = user;
     size_t len = size * n;
     static const char name[] = "WWW-Authenticate:";
     const size_t name_len = sizeof name - 1;
+    if ((len == 2 && line[0] == '\r' && line[1] == '\n') || (len == 1 && line[0] == '\n')) {
+        headers_done(ex);
+        return len;
+    }
     if (len >= 5 && memcmp(line, "HTTP/", 5) == 0) {
         /* A new response (after a 100 Continue, say): forget the last. */
         free(ex->www_authenticate);
@@ -666,7 +685,7 @@ static int http_notify(client_transport_t *base, const json_t *notification,
         return MCP_EINVAL;
     bool wait = !on_transport_thread(t);
     notify_wait_t w = {.done = false, .rc = MCP_OK};
-    client_exchange_events_t ev = {NULL, wait ? notify_waited : notify_unwaited};
+    client_exchange_events_t ev = {.on_done = wait ? notify_waited : notify_unwaited};
     client_exchange_t *ex;
     int rc = exchange_new(t, notification, NULL, hints, &ev, wait ? (void *)&w : (void *)t,
                           (long)t->limits.notify_timeout_ms, &ex);

@@ -46,6 +46,7 @@ struct client_exchange {
     char *www_authenticate;
 
     /* Transport thread only. */
+    bool opened;                     /* ev.on_open ran */
     exchange_phase_t phase;
     int64_t drain_deadline;
     size_t drained;

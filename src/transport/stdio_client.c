@@ -16,8 +16,9 @@
  *
  * When the server exits unexpectedly every exchange fails with MCP_ECLOSED;
  * with `restart` the I/O thread starts a new server (with backoff when it
- * keeps dying) and the core re-opens its listen streams, whose exchanges
- * failed with the rest.
+ * keeps dying) and tells the core (on_restarted), which initializes it when
+ * the session is legacy; modern listen streams, whose exchanges failed
+ * with the rest, are re-opened by their supervisors.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -585,6 +586,8 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
     pthread_mutex_unlock(&t->lock);
     if (again) {
         tlog(t, MCP_LOG_INFO, "restarted the server");
+        if (t->base.on_restarted)
+            t->base.on_restarted(t->base.user);
         return true;
     }
     if (t->base.on_closed)

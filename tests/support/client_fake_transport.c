@@ -21,7 +21,7 @@ struct fake_transport {
     void *user;
     pthread_mutex_t lock;
     client_exchange_t *exchanges;
-    json_t *requests, *hints, *cancels;
+    json_t *requests, *hints, *cancels, *notes;
 };
 
 static client_exchange_t *find(fake_transport_t *ft, json_int_t id)
@@ -97,6 +97,10 @@ static void op_release(client_transport_t *base, client_exchange_t *ex)
 
 static int op_notify(client_transport_t *base, const json_t *n, const client_http_hints_t *h)
 {
+    fake_transport_t *ft = (fake_transport_t *)base;
+    pthread_mutex_lock(&ft->lock);
+    json_array_append(ft->notes, (json_t *)n);
+    pthread_mutex_unlock(&ft->lock);
     return MCP_OK;
 }
 
@@ -127,6 +131,7 @@ static void op_free(client_transport_t *base)
     json_decref(ft->requests);
     json_decref(ft->hints);
     json_decref(ft->cancels);
+    json_decref(ft->notes);
     pthread_mutex_destroy(&ft->lock);
     free(ft);
 }
@@ -150,6 +155,7 @@ fake_transport_t *fake_transport_new(fake_responder_fn responder, void *user)
     ft->requests = json_array();
     ft->hints = json_array();
     ft->cancels = json_array();
+    ft->notes = json_array();
     return ft;
 }
 
@@ -200,6 +206,7 @@ static json_t *copy_of(fake_transport_t *ft, json_t *a)
 json_t *fake_requests(fake_transport_t *ft) { return copy_of(ft, ft->requests); }
 json_t *fake_hints(fake_transport_t *ft) { return copy_of(ft, ft->hints); }
 json_t *fake_cancels(fake_transport_t *ft) { return copy_of(ft, ft->cancels); }
+json_t *fake_notes(fake_transport_t *ft) { return copy_of(ft, ft->notes); }
 
 size_t fake_outstanding(fake_transport_t *ft)
 {

@@ -32,10 +32,12 @@ void fake_unrouted(fake_transport_t *ft, const json_t *msg);
 /* What the core did. Each returns a new reference to a JSON array:
  * the requests, in order; the hints of each request
  * ({"version","method","name"?,"params":{name:value}}); the ids it cancelled
- * ({"id", "notify"}). */
+ * ({"id", "notify"}); the messages it sent with notify() (notifications,
+ * and legacy answers to the server's requests), in order. */
 json_t *fake_requests(fake_transport_t *ft);
 json_t *fake_hints(fake_transport_t *ft);
 json_t *fake_cancels(fake_transport_t *ft);
+json_t *fake_notes(fake_transport_t *ft);
 /* Number of exchanges started and not yet released. */
 size_t fake_outstanding(fake_transport_t *ft);
 

@@ -1,9 +1,11 @@
 /*
  * The legacy client's pure parts and its handshake against a scripted
  * transport: what a legacy request looks like, which header version it
- * carries, which notifications a subscription's filter lets through, and
- * the probe -> initialize -> notifications/initialized sequence.
+ * carries, which notifications a subscription's filter lets through, the
+ * probe -> initialize -> notifications/initialized sequence, and a server
+ * request the server cancels while the client answers it.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -146,6 +148,82 @@ static void test_handshake(void **state)
     }
 }
 
+/* An elicitation callback that waits until the test lets it answer. */
+static pthread_mutex_t elicit_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t elicit_cond = PTHREAD_COND_INITIALIZER;
+static int elicit_calls;
+static bool elicit_go;
+
+static int held_elicit(void *user, const json_t *params, json_t **result_out)
+{
+    (void)user, (void)params;
+    pthread_mutex_lock(&elicit_lock);
+    elicit_calls++;
+    pthread_cond_broadcast(&elicit_cond);
+    while (!elicit_go)
+        pthread_cond_wait(&elicit_cond, &elicit_lock);
+    pthread_mutex_unlock(&elicit_lock);
+    *result_out = json_pack("{s:s}", "action", "decline");
+    return 0;
+}
+
+/* The answers the client sent for the server's request `id`. */
+static size_t answers_to(const json_t *notes, const char *id)
+{
+    size_t n = 0, i;
+    json_t *note;
+    json_array_foreach(notes, i, note) {
+        const char *answered = json_string_value(json_object_get(note, "id"));
+        if (!json_object_get(note, "method") && answered && strcmp(answered, id) == 0)
+            n++;
+    }
+    return n;
+}
+
+static void test_server_cancels_its_request(void **state)
+{
+    (void)state;
+    mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
+        .name = "t", .version = "1", .elicit = held_elicit}, NULL);
+    fake_transport_t *ft = fake_transport_new(legacy_server, (void *)"2025-11-25");
+    mcp_error_t err = {0};
+    assert_int_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
+                                              &err),
+                     MCP_OK);
+
+    /* The server asks, and cancels while the callback runs. */
+    json_t *ask = json_pack("{s:s, s:s, s:s, s:{s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", "e-1",
+                            "method", "elicitation/create", "params", "message", "name?",
+                            "requestedSchema", "type", "object");
+    fake_unrouted(ft, ask);
+    pthread_mutex_lock(&elicit_lock);
+    while (elicit_calls == 0)
+        pthread_cond_wait(&elicit_cond, &elicit_lock);
+    pthread_mutex_unlock(&elicit_lock);
+    json_t *cancel = json_pack("{s:s, s:s, s:{s:s, s:s}}", "jsonrpc", "2.0", "method",
+                               "notifications/cancelled", "params", "requestId", "e-1",
+                               "reason", "no longer needed");
+    fake_unrouted(ft, cancel);
+    pthread_mutex_lock(&elicit_lock);
+    elicit_go = true;
+    pthread_cond_broadcast(&elicit_cond);
+    pthread_mutex_unlock(&elicit_lock);
+
+    /* A request it does not cancel is answered. */
+    json_t *ping = json_pack("{s:s, s:s, s:s}", "jsonrpc", "2.0", "id", "p-1", "method", "ping");
+    fake_unrouted(ft, ping);
+
+    client_legacy_drain_inbound(c); /* every answer that will be sent, was */
+    json_t *notes = fake_notes(ft);
+    assert_int_equal(answers_to(notes, "e-1"), 0);
+    assert_int_equal(answers_to(notes, "p-1"), 1);
+    json_decref(notes);
+    json_decref(ask);
+    json_decref(cancel);
+    json_decref(ping);
+    mcp_client_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -153,6 +231,7 @@ int main(void)
         cmocka_unit_test(test_header_version),
         cmocka_unit_test(test_filter_matches),
         cmocka_unit_test(test_handshake),
+        cmocka_unit_test(test_server_cancels_its_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

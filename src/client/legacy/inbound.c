@@ -11,7 +11,10 @@
  *
  * Its notifications: log messages go to on_log; list_changed and
  * resources/updated invalidate the cache and go to the subscriptions that
- * asked for them.
+ * asked for them; notifications/cancelled withdraws one of its requests,
+ * which then gets no answer (the spec: the receiver SHOULD not respond),
+ * and no callback when it has not started yet. A callback already running
+ * cannot be told; its answer is dropped.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +22,6 @@
 #include "client/legacy/legacy.h"
 #include "mcp/errors.h"
 #include "mcp/jsonrpc.h"
-
-typedef struct inbound {
-    mcp_client_t *client;
-    json_t *request;
-} inbound_t;
 
 /* The params a callback sees: the modern shape. A legacy elicitation
  * before 2025-11-25 has no mode; form was the only one. */
@@ -76,42 +74,60 @@ static json_t *answer(mcp_client_t *c, const json_t *request)
 
 static void *answer_thread(void *arg)
 {
-    inbound_t *in = arg;
+    client_inbound_t *in = arg;
     mcp_client_t *c = in->client;
-    json_t *reply = answer(c, in->request);
-    pthread_mutex_lock(&c->lock);
-    client_http_hints_t hints = {.protocol_version = client_legacy_header_version(c->version)};
-    pthread_mutex_unlock(&c->lock);
-    int rc = reply ? c->transport->ops->notify(c->transport, reply, &hints) : MCP_ENOMEM;
-    if (rc != MCP_OK)
-        client_log(c, MCP_LOG_WARNING, "cannot answer the server's %s: %s",
-                   json_string_value(json_object_get(in->request, "method")), mcp_strerror(rc));
+    const char *method = json_string_value(json_object_get(in->request, "method"));
+    json_t *reply = client_legacy_inbound_cancelled(c, in) ? NULL : answer(c, in->request);
+    if (client_legacy_inbound_cancelled(c, in)) {
+        client_log(c, MCP_LOG_DEBUG, "the server cancelled its %s: no answer", method);
+    } else {
+        pthread_mutex_lock(&c->lock);
+        client_http_hints_t hints = {.protocol_version =
+                                         client_legacy_header_version(c->version)};
+        pthread_mutex_unlock(&c->lock);
+        int rc = reply ? c->transport->ops->notify(c->transport, reply, &hints) : MCP_ENOMEM;
+        if (rc != MCP_OK)
+            client_log(c, MCP_LOG_WARNING, "cannot answer the server's %s: %s", method,
+                       mcp_strerror(rc));
+    }
     json_decref(reply);
+    client_legacy_inbound_leave(c, in);
     json_decref(in->request);
     free(in);
-    client_legacy_inbound_leave(c);
     return NULL;
 }
 
+/* Lists the request before its thread starts, on the thread that read it:
+ * a notifications/cancelled read next finds it. */
 static void start_answer(mcp_client_t *c, const json_t *request)
 {
-    if (!client_legacy_inbound_enter(c))
-        return; /* closing: the server gets no answer, as from any closed client */
-    inbound_t *in = malloc(sizeof *in);
-    pthread_t thread;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    client_inbound_t *in = calloc(1, sizeof *in);
     if (in) {
         in->client = c;
         in->request = json_deep_copy(request);
     }
-    if (!in || !in->request || pthread_create(&thread, &attr, answer_thread, in) != 0) {
-        client_log(c, MCP_LOG_ERROR, "cannot answer a request of the server: out of resources");
+    if (!in || !in->request) {
+        client_log(c, MCP_LOG_ERROR, "cannot answer a request of the server: out of memory");
         if (in)
             json_decref(in->request);
         free(in);
-        client_legacy_inbound_leave(c);
+        return;
+    }
+    if (!client_legacy_inbound_enter(c, in)) {
+        /* Closing: the server gets no answer, as from any closed client. */
+        json_decref(in->request);
+        free(in);
+        return;
+    }
+    pthread_t thread;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&thread, &attr, answer_thread, in) != 0) {
+        client_log(c, MCP_LOG_ERROR, "cannot answer a request of the server: no thread");
+        client_legacy_inbound_leave(c, in);
+        json_decref(in->request);
+        free(in);
     }
     pthread_attr_destroy(&attr);
 }
@@ -134,6 +150,10 @@ void client_legacy_on_message(mcp_client_t *c, const json_t *msg)
         client_log(c, MCP_LOG_DEBUG, "dropping a response that answers no request in flight");
     } else if (strcmp(method, "notifications/message") == 0) {
         client_deliver_log(c, msg);
+    } else if (strcmp(method, "notifications/cancelled") == 0) {
+        if (!client_legacy_inbound_cancel(c, json_object_get(params, "requestId")))
+            client_log(c, MCP_LOG_DEBUG, "the server cancelled a request it is not waiting "
+                                         "for an answer to");
     } else if (is_change(method)) {
         client_invalidate_for(c, method, params);
         client_listen_deliver(c, method, params);

@@ -46,9 +46,25 @@ uint64_t client_legacy_generation(mcp_client_t *c);
  */
 int client_legacy_reinitialize(mcp_client_t *c, uint64_t generation, mcp_error_t *err);
 
+/*
+ * The transport restarted the (stdio) server: the new process must be
+ * initialized. Marks the session stale, so that calls wait
+ * (client_legacy_await_session), and has the keeper thread run the
+ * handshake, then logging/setLevel and resources/subscribe for the open
+ * subscriptions. Called on the transport's thread with c->lock held (so
+ * that close cannot free the session meanwhile); it only starts the work.
+ * False when it cannot (closing, or no thread).
+ */
+bool client_legacy_restarted(mcp_client_t *c);
+
+/* Before a legacy request: waits while a restarted server is being
+ * initialized, within the call's timeout and cancellation. */
+int client_legacy_await_session(mcp_client_t *c, const client_call_opts_t *o, mcp_error_t *err);
+
 /* Ends the legacy side of the connection before the transport closes: the
- * GET stream, the threads answering server requests, the session (DELETE).
- * Frees c->legacy. NULL-safe for modern clients. */
+ * keeper of a restarted server, the GET stream, the threads answering
+ * server requests, the session (DELETE). Frees c->legacy. NULL-safe for
+ * modern clients. */
 void client_legacy_close(mcp_client_t *c);
 
 /* ------------------------------------------------------------------------
@@ -81,10 +97,26 @@ bool client_legacy_method_unknown(const char *method);
  * answered on a thread of its own; notifications are delivered. */
 void client_legacy_on_message(mcp_client_t *c, const json_t *msg);
 
-/* Counts a thread answering a server request in (false once closing:
- * then it must not start) and out (session.c). */
-bool client_legacy_inbound_enter(mcp_client_t *c);
-void client_legacy_inbound_leave(mcp_client_t *c);
+/* A request of the server being answered (on a thread of its own). */
+typedef struct client_inbound {
+    struct client_inbound *next;
+    mcp_client_t *client;
+    json_t *request;
+    bool cancelled;              /* the server withdrew it; under the session's lock */
+} client_inbound_t;
+
+/* Lists a request being answered (false once closing: then its thread
+ * must not start) and unlists it when its thread is done (session.c). */
+bool client_legacy_inbound_enter(mcp_client_t *c, client_inbound_t *in);
+void client_legacy_inbound_leave(mcp_client_t *c, client_inbound_t *in);
+
+/* The server cancelled its request `request_id` (notifications/cancelled):
+ * marks the listed request with that id. False when none is listed (it
+ * was answered already, or never came). */
+bool client_legacy_inbound_cancel(mcp_client_t *c, const json_t *request_id);
+
+/* Has the server cancelled `in`? */
+bool client_legacy_inbound_cancelled(mcp_client_t *c, const client_inbound_t *in);
 
 /* Waits until every thread answering a server request has finished, and
  * lets no new one start (at close). */
@@ -108,6 +140,11 @@ int client_legacy_listen_subscribe(mcp_client_t *c, const json_t *honoured, mcp_
  * (an array of {"notifications": filter}) still wants. Failures are
  * logged. */
 void client_legacy_listen_close(mcp_client_t *c, const json_t *params, const json_t *others);
+
+/* resources/subscribe again for the URIs of every open subscription (a
+ * restarted server knows none of them), each URI once, with `opts`.
+ * Failures are logged. */
+void client_legacy_listen_renew(mcp_client_t *c, const mcp_request_options_t *opts);
 
 /* Does a subscription with (honoured) `filter` want `method`/`params`? */
 bool client_legacy_filter_matches(const json_t *filter, const char *method,

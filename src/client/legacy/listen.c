@@ -31,11 +31,11 @@ static bool capability_says(const json_t *caps, const char *capability, const ch
 
 /* resources/subscribe or resources/unsubscribe for one URI. */
 static int subscription_call(mcp_client_t *c, const char *method, const json_t *uri,
-                             mcp_error_t *err)
+                             const mcp_request_options_t *opts, mcp_error_t *err)
 {
     json_t *params = json_pack("{s:O}", "uri", uri);
     json_t *result = NULL;
-    int rc = params ? client_call(c, method, params, NULL, &result, err)
+    int rc = params ? client_call(c, method, params, opts, &result, err)
                     : mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     json_decref(params);
     json_decref(result);
@@ -63,11 +63,12 @@ int client_legacy_listen_subscribe(mcp_client_t *c, const json_t *honoured, mcp_
     size_t i;
     json_t *uri;
     json_array_foreach(uris, i, uri) {
-        int rc = subscription_call(c, "resources/subscribe", uri, err);
+        int rc = subscription_call(c, "resources/subscribe", uri, NULL, err);
         if (rc != MCP_OK) {
             /* Undo the ones that went through: the subscription fails whole. */
             for (size_t j = 0; j < i; j++)
-                subscription_call(c, "resources/unsubscribe", json_array_get(uris, j), NULL);
+                subscription_call(c, "resources/unsubscribe", json_array_get(uris, j), NULL,
+                                  NULL);
             return rc;
         }
     }
@@ -99,11 +100,37 @@ void client_legacy_listen_close(mcp_client_t *c, const json_t *params, const jso
         if (!json_is_string(uri) || wanted_elsewhere(others, json_string_value(uri)))
             continue;
         mcp_error_t e = {0};
-        if (subscription_call(c, "resources/unsubscribe", uri, &e) != MCP_OK)
+        if (subscription_call(c, "resources/unsubscribe", uri, NULL, &e) != MCP_OK)
             client_log(c, MCP_LOG_INFO, "resources/unsubscribe %s failed: %s",
                        json_string_value(uri), e.message);
         mcp_error_clear(&e);
     }
+}
+
+void client_legacy_listen_renew(mcp_client_t *c, const mcp_request_options_t *opts)
+{
+    /* Each URI once, however many subscriptions want it. */
+    json_t *filters = client_listen_filters(c, NULL);
+    json_t *uris = json_object();
+    size_t i, j;
+    json_t *params, *uri;
+    json_array_foreach(filters, i, params) {
+        json_t *honoured = client_legacy_listen_honoured(c, params);
+        json_array_foreach(json_object_get(honoured, "resourceSubscriptions"), j, uri)
+            if (uris && json_is_string(uri))
+                json_object_set(uris, json_string_value(uri), uri);
+        json_decref(honoured);
+    }
+    const char *key;
+    json_object_foreach(uris, key, uri) {
+        mcp_error_t e = {0};
+        if (subscription_call(c, "resources/subscribe", uri, opts, &e) != MCP_OK)
+            client_log(c, MCP_LOG_WARNING, "resources/subscribe %s failed after the restart: %s",
+                       key, e.message);
+        mcp_error_clear(&e);
+    }
+    json_decref(uris);
+    json_decref(filters);
 }
 
 bool client_legacy_filter_matches(const json_t *filter, const char *method,

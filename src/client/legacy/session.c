@@ -2,13 +2,21 @@
  * A legacy session (digest sections 10.1 and 10.3): the initialize
  * handshake and its version negotiation, notifications/initialized, the
  * server's GET stream, a new handshake when an HTTP server forgot the
- * session, and the end of it all.
+ * session or a stdio server was restarted, and the end of it all.
  *
  * The GET stream is watched by a thread of its own: when it breaks it is
  * opened again (with Last-Event-ID, after the server's retry delay or a
  * growing backoff); a server that offers none (405, or any other refusal)
- * is left alone, as the spec allows.
+ * is left alone, as the spec allows. The handshake waits until the server
+ * answered the first GET: a server may send its requests there the moment
+ * the session is up (and drop them while no stream is open).
+ *
+ * A stdio server restarted by the transport (mcp_stdio_target_t.restart)
+ * is a new process that knows nothing: a keeper thread sends it the
+ * handshake, then the log level and the resource subscriptions the old one
+ * had. Calls wait for the handshake meanwhile.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,13 +30,16 @@
 /* A stream that keeps breaking before it carried anything is given up
  * after this many attempts in a row. */
 #define STREAM_MAX_BARREN 8
+/* How long the handshake waits for the server to answer the GET; a server
+ * slower than this still gets its stream, only later. */
+#define STREAM_OPEN_WAIT_MS 5000
 
 struct client_legacy {
     pthread_mutex_t lock;        /* guards everything below */
     pthread_cond_t cond;
     uint64_t generation;         /* bumped by every re-initialize */
     bool closing;                /* no new threads for server requests */
-    int inbound;                 /* threads answering server requests */
+    client_inbound_t *answering; /* server requests being answered */
     bool stream_stop;            /* the watcher is asked to stop */
 
     /* The GET stream. */
@@ -37,10 +48,19 @@ struct client_legacy {
     client_exchange_t *stream_ex;
     bool stream_done;
     bool stream_heard;           /* a message arrived since it opened */
+    bool stream_ready;           /* the first GET since start_stream was
+                                    answered (or failed, or was not sent) */
     int stream_status;
     int stream_rc;
     char *stream_last_event_id;
     int64_t stream_retry_ms;
+
+    /* A restarted stdio server. */
+    bool stale;                  /* it runs but is not initialized yet */
+    bool renew_pending;          /* the keeper has a restart to handle */
+    bool has_keeper;
+    pthread_t keeper;
+    mcp_cancel_t *cancel;        /* triggered at close: ends the session's own calls */
 
     pthread_mutex_t handshake;   /* one (re-)initialize at a time */
 };
@@ -84,7 +104,7 @@ static int handshake(mcp_client_t *c, client_wire_t *wire, mcp_error_t *err)
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     /* No MCP-Protocol-Version header: nothing is negotiated yet. */
     client_http_hints_t hints = {0};
-    client_call_opts_t o = {.timeout_ms = c->timeout_ms};
+    client_call_opts_t o = {.timeout_ms = c->timeout_ms, .cancel = c->legacy->cancel};
     json_t *response = NULL;
     int rc = client_roundtrip_wire(c, request, &hints, &o, &response, wire, err);
     json_decref(request);
@@ -131,8 +151,8 @@ static int handshake(mcp_client_t *c, client_wire_t *wire, mcp_error_t *err)
     return MCP_OK;
 }
 
-/* A log level chosen before connecting is asked for once the session is
- * up (when the server logs at all). */
+/* A log level chosen before connecting (or before a new session) is asked
+ * for once the session is up (when the server logs at all). */
 static void apply_log_level(mcp_client_t *c)
 {
     pthread_mutex_lock(&c->lock);
@@ -140,9 +160,16 @@ static void apply_log_level(mcp_client_t *c)
     pthread_mutex_unlock(&c->lock);
     if (!level || !json_is_object(json_object_get(c->server_caps, "logging")))
         return;
+    json_t *params = json_pack("{s:s}", "level", level), *result = NULL;
     mcp_error_t e = {0};
-    if (mcp_client_set_log_level(c, level, &e) != MCP_OK)
+    int rc = params ? client_call(c, "logging/setLevel", params,
+                                  &(mcp_request_options_t){.cancel = c->legacy->cancel},
+                                  &result, &e)
+                    : mcp_error_set(&e, MCP_ENOMEM, 0, NULL, "out of memory");
+    if (rc != MCP_OK)
         client_log(c, MCP_LOG_WARNING, "logging/setLevel failed: %s", e.message);
+    json_decref(params);
+    json_decref(result);
     mcp_error_clear(&e);
 }
 
@@ -159,12 +186,23 @@ static void stream_message(void *user, const json_t *msg)
     client_legacy_on_message(c, msg);
 }
 
+static void stream_open(void *user, int http_status)
+{
+    mcp_client_t *c = user;
+    client_legacy_t *l = c->legacy;
+    pthread_mutex_lock(&l->lock);
+    l->stream_ready = true;
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+}
+
 static void stream_done(void *user, client_outcome_t *out)
 {
     mcp_client_t *c = user;
     client_legacy_t *l = c->legacy;
     pthread_mutex_lock(&l->lock);
     l->stream_done = true;
+    l->stream_ready = true;
     l->stream_status = out->http_status;
     l->stream_rc = out->rc;
     l->stream_retry_ms = out->retry_ms;
@@ -176,7 +214,8 @@ static void stream_done(void *user, client_outcome_t *out)
     pthread_mutex_unlock(&l->lock);
 }
 
-static const client_exchange_events_t stream_events = {stream_message, stream_done};
+static const client_exchange_events_t stream_events = {
+    .on_notification = stream_message, .on_done = stream_done, .on_open = stream_open};
 
 static void deadline_in(struct timespec *ts, int64_t ms)
 {
@@ -248,11 +287,14 @@ static void *watch_stream(void *arg)
         while (!l->stream_stop && pthread_cond_timedwait(&l->cond, &l->lock, &until) == 0)
             ;
     }
+    l->stream_ready = true;
+    pthread_cond_broadcast(&l->cond);
     pthread_mutex_unlock(&l->lock);
     return NULL;
 }
 
-/* Starts the watcher unless one runs (the transport has a GET stream). */
+/* Starts the watcher unless one runs (the transport has a GET stream),
+ * and waits until the server answered its first GET. */
 static void start_stream(mcp_client_t *c)
 {
     client_legacy_t *l = c->legacy;
@@ -263,7 +305,15 @@ static void start_stream(mcp_client_t *c)
         pthread_mutex_unlock(&l->lock);
         return;
     }
+    l->stream_ready = false;
     l->has_stream_thread = pthread_create(&l->stream_thread, NULL, watch_stream, c) == 0;
+    struct timespec until;
+    deadline_in(&until, STREAM_OPEN_WAIT_MS);
+    while (l->has_stream_thread && !l->stream_ready &&
+           pthread_cond_timedwait(&l->cond, &l->lock, &until) == 0)
+        ;
+    if (l->has_stream_thread && !l->stream_ready)
+        client_log(c, MCP_LOG_DEBUG, "the GET stream is not open yet; going on without it");
     pthread_mutex_unlock(&l->lock);
 }
 
@@ -291,8 +341,10 @@ static void stop_stream(mcp_client_t *c)
 static client_legacy_t *legacy_new(void)
 {
     client_legacy_t *l = calloc(1, sizeof *l);
-    if (!l)
+    if (!l || !(l->cancel = mcp_cancel_new())) {
+        free(l);
         return NULL;
+    }
     pthread_mutex_init(&l->lock, NULL);
     pthread_mutex_init(&l->handshake, NULL);
     pthread_condattr_t attr;
@@ -306,8 +358,14 @@ static client_legacy_t *legacy_new(void)
 
 int client_legacy_connect(mcp_client_t *c, client_wire_t *wire, mcp_error_t *err)
 {
-    if (!c->legacy && !(c->legacy = legacy_new()))
-        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    if (!c->legacy) {
+        client_legacy_t *l = legacy_new();
+        if (!l)
+            return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+        pthread_mutex_lock(&c->lock);
+        c->legacy = l;
+        pthread_mutex_unlock(&c->lock);
+    }
     client_transport_t *t = c->transport;
     if (t->ops->session_begin)
         t->ops->session_begin(t);
@@ -360,11 +418,26 @@ void client_legacy_close(mcp_client_t *c)
     client_legacy_t *l = c->legacy;
     if (!l)
         return;
+    /* Under the client's lock too: a restart reported from now on finds the
+     * session closing (client_legacy_restarted). */
+    pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&l->lock);
+    l->closing = true;
+    bool keeper = l->has_keeper;
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+    pthread_mutex_unlock(&c->lock);
+    mcp_cancel_trigger(l->cancel);
+    if (keeper)
+        pthread_join(l->keeper, NULL);
     stop_stream(c);
     client_legacy_drain_inbound(c);
     if (c->transport && c->transport->ops->session_end)
         c->transport->ops->session_end(c->transport);
+    pthread_mutex_lock(&c->lock);
     c->legacy = NULL;
+    pthread_mutex_unlock(&c->lock);
+    mcp_cancel_free(l->cancel);
     free(l->stream_last_event_id);
     pthread_mutex_destroy(&l->lock);
     pthread_mutex_destroy(&l->handshake);
@@ -373,27 +446,155 @@ void client_legacy_close(mcp_client_t *c)
 }
 
 /* ------------------------------------------------------------------------
- * Threads answering server requests (inbound.c counts them here)
+ * A restarted stdio server
  * ------------------------------------------------------------------------ */
 
-bool client_legacy_inbound_enter(mcp_client_t *c)
+/* The handshake with the new process (calls wait for it), then what the
+ * old one had been told: the log level and the resource subscriptions. */
+static void renew_session(mcp_client_t *c)
+{
+    client_legacy_t *l = c->legacy;
+    client_log(c, MCP_LOG_INFO, "initializing the restarted server");
+    pthread_mutex_lock(&l->handshake);
+    mcp_error_t e = {0};
+    int rc = handshake(c, NULL, &e);
+    pthread_mutex_lock(&l->lock);
+    l->generation++;
+    /* It was restarted again meanwhile: the next round initializes that. */
+    bool again = l->renew_pending;
+    if (!again)
+        l->stale = false;
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+    pthread_mutex_unlock(&l->handshake);
+    if (rc != MCP_OK)
+        client_log(c, MCP_LOG_WARNING, "cannot initialize the restarted server: %s", e.message);
+    mcp_error_clear(&e);
+    if (rc != MCP_OK || again)
+        return;
+    apply_log_level(c);
+    client_legacy_listen_renew(c, &(mcp_request_options_t){.cancel = l->cancel});
+}
+
+static void *keep_session(void *arg)
+{
+    mcp_client_t *c = arg;
+    client_legacy_t *l = c->legacy;
+    pthread_mutex_lock(&l->lock);
+    for (;;) {
+        while (!l->renew_pending && !l->closing)
+            pthread_cond_wait(&l->cond, &l->lock);
+        if (l->closing)
+            break;
+        l->renew_pending = false;
+        pthread_mutex_unlock(&l->lock);
+        renew_session(c);
+        pthread_mutex_lock(&l->lock);
+    }
+    l->stale = false;
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+    return NULL;
+}
+
+bool client_legacy_restarted(mcp_client_t *c)
 {
     client_legacy_t *l = c->legacy;
     pthread_mutex_lock(&l->lock);
     bool ok = !l->closing;
-    if (ok)
-        l->inbound++;
+    if (ok && !l->has_keeper)
+        ok = l->has_keeper = pthread_create(&l->keeper, NULL, keep_session, c) == 0;
+    if (ok) {
+        l->stale = true;
+        l->renew_pending = true;
+        pthread_cond_broadcast(&l->cond);
+    }
     pthread_mutex_unlock(&l->lock);
     return ok;
 }
 
-void client_legacy_inbound_leave(mcp_client_t *c)
+int client_legacy_await_session(mcp_client_t *c, const client_call_opts_t *o, mcp_error_t *err)
+{
+    client_legacy_t *l = c->legacy;
+    struct timespec until;
+    if (o->timeout_ms >= 0)
+        deadline_in(&until, o->timeout_ms);
+    client_cancel_waiter_t cw = {&l->lock, &l->cond, NULL};
+    client_cancel_watch(o->cancel, &cw);
+    int rc = MCP_OK;
+    pthread_mutex_lock(&l->lock);
+    /* The keeper's own calls (after a newer restart) never wait for it. */
+    bool keeper = l->has_keeper && pthread_equal(pthread_self(), l->keeper);
+    while (l->stale && !l->closing && !keeper && rc == MCP_OK) {
+        if (mcp_cancel_triggered(o->cancel))
+            rc = MCP_ECANCELED;
+        else if (o->timeout_ms < 0)
+            pthread_cond_wait(&l->cond, &l->lock);
+        else if (pthread_cond_timedwait(&l->cond, &l->lock, &until) == ETIMEDOUT && l->stale)
+            rc = MCP_ETIMEDOUT;
+    }
+    pthread_mutex_unlock(&l->lock);
+    client_cancel_unwatch(o->cancel, &cw);
+    if (rc == MCP_ECANCELED)
+        return mcp_error_set(err, rc, 0, NULL, "the call was cancelled");
+    if (rc == MCP_ETIMEDOUT)
+        return mcp_error_set(err, rc, 0, NULL,
+                             "the restarted server was not initialized within %lld ms",
+                             (long long)o->timeout_ms);
+    return MCP_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Server requests being answered (inbound.c lists them here)
+ * ------------------------------------------------------------------------ */
+
+bool client_legacy_inbound_enter(mcp_client_t *c, client_inbound_t *in)
 {
     client_legacy_t *l = c->legacy;
     pthread_mutex_lock(&l->lock);
-    l->inbound--;
+    bool ok = !l->closing;
+    if (ok) {
+        in->next = l->answering;
+        l->answering = in;
+    }
+    pthread_mutex_unlock(&l->lock);
+    return ok;
+}
+
+void client_legacy_inbound_leave(mcp_client_t *c, client_inbound_t *in)
+{
+    client_legacy_t *l = c->legacy;
+    pthread_mutex_lock(&l->lock);
+    for (client_inbound_t **p = &l->answering; *p; p = &(*p)->next)
+        if (*p == in) {
+            *p = in->next;
+            break;
+        }
     pthread_cond_broadcast(&l->cond);
     pthread_mutex_unlock(&l->lock);
+}
+
+bool client_legacy_inbound_cancel(mcp_client_t *c, const json_t *request_id)
+{
+    client_legacy_t *l = c->legacy;
+    bool found = false;
+    pthread_mutex_lock(&l->lock);
+    for (client_inbound_t *in = l->answering; in && request_id; in = in->next)
+        if (json_equal(json_object_get(in->request, "id"), request_id)) {
+            in->cancelled = true;
+            found = true;
+        }
+    pthread_mutex_unlock(&l->lock);
+    return found;
+}
+
+bool client_legacy_inbound_cancelled(mcp_client_t *c, const client_inbound_t *in)
+{
+    client_legacy_t *l = c->legacy;
+    pthread_mutex_lock(&l->lock);
+    bool cancelled = in->cancelled;
+    pthread_mutex_unlock(&l->lock);
+    return cancelled;
 }
 
 void client_legacy_drain_inbound(mcp_client_t *c)
@@ -401,7 +602,7 @@ void client_legacy_drain_inbound(mcp_client_t *c)
     client_legacy_t *l = c->legacy;
     pthread_mutex_lock(&l->lock);
     l->closing = true;
-    while (l->inbound > 0)
+    while (l->answering)
         pthread_cond_wait(&l->cond, &l->lock);
     pthread_mutex_unlock(&l->lock);
 }

@@ -14,13 +14,17 @@
  * asked for progress) and ask (sends sampling/createMessage to the client
  * and answers with the sampled text), resources/subscribe (answers, then
  * sends notifications/resources/updated for the URI) and
- * resources/unsubscribe.
+ * resources/unsubscribe. tools/call state (not listed) answers
+ * "<pid> <level>": its process id, and the level of the last
+ * logging/setLevel ("none" before one), so that a test can kill it and
+ * tell a restarted process from the old one.
  */
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void send_json(json_t *msg)
 {
@@ -80,12 +84,21 @@ static void ask(json_t *id)
     json_decref(answer);
 }
 
+/* The level of the last logging/setLevel. */
+static char log_level[16] = "none";
+
 static void call_tool(json_t *id, json_t *params)
 {
     const char *name = json_string_value(json_object_get(params, "name"));
     json_t *token = json_object_get(json_object_get(params, "_meta"), "progressToken");
     if (name && strcmp(name, "ask") == 0) {
         ask(id);
+        return;
+    }
+    if (name && strcmp(name, "state") == 0) {
+        char state[64];
+        snprintf(state, sizeof state, "%ld %s", (long)getpid(), log_level);
+        result(id, text(state));
         return;
     }
     if (!name || strcmp(name, "echo") != 0) {
@@ -136,8 +149,11 @@ int main(int argc, char **argv)
             }
             if (strcmp(mode, "error") == 0)
                 error(id, -32601, "Method not found");
-        } else if (strcmp(method, "ping") == 0 || strcmp(method, "logging/setLevel") == 0 ||
-                   strcmp(method, "resources/unsubscribe") == 0) {
+        } else if (strcmp(method, "logging/setLevel") == 0) {
+            const char *level = json_string_value(json_object_get(params, "level"));
+            snprintf(log_level, sizeof log_level, "%s", level ? level : "?");
+            result(id, json_object());
+        } else if (strcmp(method, "ping") == 0 || strcmp(method, "resources/unsubscribe") == 0) {
             result(id, json_object());
         } else if (strcmp(method, "resources/subscribe") == 0) {
             result(id, json_object());

@@ -1,0 +1,351 @@
+/*
+ * The event streams of a legacy Streamable HTTP session (2025-11-25),
+ * against a scripted server (threads of this test, one per connection):
+ *
+ *   - connecting waits until the server answered the GET for its own
+ *     stream, so that a request the server sends there right after the
+ *     handshake is not lost (servers drop what they cannot deliver);
+ *   - a call whose POST stream ends before its response, after an event ID
+ *     and a `retry` field, is resumed with a GET carrying Last-Event-ID,
+ *     no sooner than the retry delay (the spec: the client MUST respect
+ *     it), and gets its response there;
+ *   - a call whose timeout comes before the retry delay fails with
+ *     MCP_ETIMEDOUT when it expires, without resuming.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mcp/client.h"
+#include "mcp/mcp.h"
+
+#define MAX_CONNECTIONS 32
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* ------------------------------------------------------------------------
+ * The scripted server
+ * ------------------------------------------------------------------------ */
+
+typedef struct server {
+    int fd;
+    int port;
+    pthread_t acceptor;
+    pthread_t conns[MAX_CONNECTIONS];
+    int n_conns;
+
+    /* The script. */
+    int get_delay_ms;   /* before answering the GET of the server's stream */
+    int retry_ms;       /* the retry field of the tools/call stream */
+
+    pthread_mutex_t lock; /* guards what follows */
+    bool get_open;        /* the server's own stream was answered */
+    long pending_call;    /* the id of the tools/call whose stream was cut */
+    int64_t cut_ms;       /* when it was cut */
+    int64_t resumed_ms;   /* when the GET with Last-Event-ID came (0: never) */
+    char last_event_id[64];
+} server_t;
+
+typedef struct connection {
+    server_t *s;
+    int fd;
+} connection_t;
+
+static void send_text(int fd, const char *text)
+{
+    size_t len = strlen(text);
+    while (len > 0) {
+        ssize_t n = write(fd, text, len);
+        if (n <= 0)
+            return;
+        text += n;
+        len -= (size_t)n;
+    }
+}
+
+static void respond_json(int fd, int status, const char *extra, const char *body)
+{
+    char head[512];
+    snprintf(head, sizeof head,
+             "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+             "Connection: close\r\n%s\r\n",
+             status, strlen(body), extra ? extra : "");
+    send_text(fd, head);
+    send_text(fd, body);
+}
+
+static void begin_events(int fd)
+{
+    send_text(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                  "Cache-Control: no-cache\r\nConnection: close\r\n\r\n");
+}
+
+/* Waits until the client closes the connection. */
+static void until_closed(int fd)
+{
+    char buf[256];
+    while (read(fd, buf, sizeof buf) > 0)
+        ;
+}
+
+static long request_id(const char *body)
+{
+    const char *id = strstr(body, "\"id\":");
+    return id ? strtol(id + 5, NULL, 10) : 0;
+}
+
+/* Reads one request: the head and (by Content-Length) the body. */
+static bool read_request(int fd, char *req, size_t size, const char **body)
+{
+    size_t len = 0;
+    ssize_t n;
+    while (len < size - 1 && (n = read(fd, req + len, size - 1 - len)) > 0) {
+        len += (size_t)n;
+        req[len] = '\0';
+        char *end = strstr(req, "\r\n\r\n");
+        if (!end)
+            continue;
+        const char *cl = strcasestr(req, "Content-Length:");
+        size_t want = cl ? strtoul(cl + 15, NULL, 10) : 0;
+        if (len - (size_t)(end + 4 - req) >= want) {
+            *body = end + 4;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void serve_get(server_t *s, int fd, const char *req)
+{
+    const char *last = strcasestr(req, "Last-Event-ID:");
+    if (!last) {
+        /* The server's own stream: answered late, then kept open. */
+        sleep_ms(s->get_delay_ms);
+        /* Marked open before the headers go out: the client may return
+         * from connect the moment it reads them. */
+        pthread_mutex_lock(&s->lock);
+        s->get_open = true;
+        pthread_mutex_unlock(&s->lock);
+        begin_events(fd);
+        until_closed(fd);
+        return;
+    }
+    /* A resumption: the response of the call whose stream was cut. */
+    pthread_mutex_lock(&s->lock);
+    s->resumed_ms = now_ms();
+    sscanf(last + 14, " %63[^\r\n]", s->last_event_id);
+    long id = s->pending_call;
+    pthread_mutex_unlock(&s->lock);
+    begin_events(fd);
+    char event[256];
+    snprintf(event, sizeof event,
+             "id: e2\ndata: {\"jsonrpc\":\"2.0\",\"id\":%ld,\"result\":{\"content\":"
+             "[{\"type\":\"text\",\"text\":\"resumed\"}]}}\n\n",
+             id);
+    send_text(fd, event);
+}
+
+static void serve_post(server_t *s, int fd, const char *body)
+{
+    if (strstr(body, "\"initialize\"")) {
+        char answer[512];
+        snprintf(answer, sizeof answer,
+                 "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"result\":{\"protocolVersion\":"
+                 "\"2025-11-25\",\"capabilities\":{\"tools\":{}},\"serverInfo\":"
+                 "{\"name\":\"streams\",\"version\":\"1\"}}}",
+                 request_id(body));
+        respond_json(fd, 200, "Mcp-Session-Id: s1\r\n", answer);
+    } else if (!strstr(body, "\"id\"")) {
+        send_text(fd, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    } else if (strstr(body, "\"tools/call\"")) {
+        /* A priming event with an ID and a retry delay, then the stream
+         * ends without the response. */
+        begin_events(fd);
+        char priming[64];
+        snprintf(priming, sizeof priming, "id: e1\nretry: %d\ndata: \n\n", s->retry_ms);
+        send_text(fd, priming);
+        pthread_mutex_lock(&s->lock);
+        s->pending_call = request_id(body);
+        s->cut_ms = now_ms();
+        pthread_mutex_unlock(&s->lock);
+    } else {
+        respond_json(fd, 404, NULL, "");
+    }
+}
+
+static void *serve_connection(void *arg)
+{
+    connection_t *conn = arg;
+    char req[16384];
+    const char *body = NULL;
+    if (read_request(conn->fd, req, sizeof req, &body)) {
+        if (strncmp(req, "GET", 3) == 0)
+            serve_get(conn->s, conn->fd, req);
+        else if (strncmp(req, "POST", 4) == 0)
+            serve_post(conn->s, conn->fd, body);
+        else
+            respond_json(conn->fd, 405, NULL, ""); /* DELETE: sessions end with the client */
+    }
+    close(conn->fd);
+    free(conn);
+    return NULL;
+}
+
+static void *accept_connections(void *arg)
+{
+    server_t *s = arg;
+    int fd;
+    while ((fd = accept(s->fd, NULL, NULL)) >= 0) {
+        connection_t *conn = malloc(sizeof *conn);
+        assert_non_null(conn);
+        *conn = (connection_t){s, fd};
+        assert_true(s->n_conns < MAX_CONNECTIONS);
+        assert_int_equal(pthread_create(&s->conns[s->n_conns++], NULL, serve_connection, conn),
+                         0);
+    }
+    return NULL;
+}
+
+static void server_start(server_t *s)
+{
+    pthread_mutex_init(&s->lock, NULL);
+    s->fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    assert_int_equal(bind(s->fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(s->fd, 16), 0);
+    getsockname(s->fd, (struct sockaddr *)&a, &alen);
+    s->port = ntohs(a.sin_port);
+    assert_int_equal(pthread_create(&s->acceptor, NULL, accept_connections, s), 0);
+}
+
+/* After the client is freed (which closes its streams). */
+static void server_stop(server_t *s)
+{
+    shutdown(s->fd, SHUT_RDWR);
+    close(s->fd);
+    pthread_join(s->acceptor, NULL);
+    for (int i = 0; i < s->n_conns; i++)
+        pthread_join(s->conns[i], NULL);
+    pthread_mutex_destroy(&s->lock);
+}
+
+static mcp_client_t *connect_client(server_t *s)
+{
+    mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
+        .name = "streams-test", .version = "1", .era = MCP_CLIENT_ERA_LEGACY,
+        .timeout_ms = 10000}, NULL);
+    assert_non_null(c);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", s->port);
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_connect_http(c, &(mcp_http_target_t){.url = url}, &err), MCP_OK);
+    return c;
+}
+
+/* ------------------------------------------------------------------------
+ * Tests
+ * ------------------------------------------------------------------------ */
+
+static void test_connect_waits_for_the_get_stream(void **state)
+{
+    (void)state;
+    static server_t s; /* static: its threads may outlive a failed assertion */
+    s = (server_t){.get_delay_ms = 300};
+    server_start(&s);
+    int64_t start = now_ms();
+    mcp_client_t *c = connect_client(&s);
+    pthread_mutex_lock(&s.lock);
+    bool open = s.get_open;
+    pthread_mutex_unlock(&s.lock);
+    assert_true(open);
+    assert_true(now_ms() - start >= s.get_delay_ms);
+    mcp_client_free(c);
+    server_stop(&s);
+}
+
+static void test_resume_after_the_retry_delay(void **state)
+{
+    (void)state;
+    static server_t s;
+    s = (server_t){.retry_ms = 400};
+    server_start(&s);
+    mcp_client_t *c = connect_client(&s);
+    json_t *result = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_call_tool(c, "cut", NULL, NULL, &result, &err), MCP_OK);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(result, "content"), 0), "text")),
+                        "resumed");
+    json_decref(result);
+    pthread_mutex_lock(&s.lock);
+    char last_event_id[64];
+    snprintf(last_event_id, sizeof last_event_id, "%s", s.last_event_id);
+    int64_t paused = s.resumed_ms - s.cut_ms;
+    pthread_mutex_unlock(&s.lock);
+    assert_string_equal(last_event_id, "e1");
+    assert_true(paused >= s.retry_ms);
+    mcp_client_free(c);
+    server_stop(&s);
+}
+
+static void test_timeout_before_the_retry_delay(void **state)
+{
+    (void)state;
+    static server_t s;
+    s = (server_t){.retry_ms = 5000};
+    server_start(&s);
+    mcp_client_t *c = connect_client(&s);
+    json_t *result = NULL;
+    mcp_error_t err = {0};
+    int64_t start = now_ms();
+    assert_int_equal(mcp_client_call_tool(c, "cut", NULL,
+                                          &(mcp_request_options_t){.timeout_ms = 300}, &result,
+                                          &err),
+                     MCP_ETIMEDOUT);
+    assert_null(result);
+    int64_t took = now_ms() - start;
+    assert_true(took >= 300 && took < s.retry_ms);
+    pthread_mutex_lock(&s.lock);
+    int64_t resumed = s.resumed_ms;
+    pthread_mutex_unlock(&s.lock);
+    assert_int_equal(resumed, 0);
+    mcp_client_free(c);
+    server_stop(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_connect_waits_for_the_get_stream),
+        cmocka_unit_test(test_resume_after_the_retry_delay),
+        cmocka_unit_test(test_timeout_before_the_retry_delay),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
