@@ -56,8 +56,17 @@ npm_install() {
   local stamp=$dir/node_modules/.libmcp-lock-stamp
   if [[ ! -f $stamp ]] || ! cmp -s "$dir/package-lock.json" "$stamp"; then
     echo "install-deps: npm ci in $dir"
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
-    cp "$dir/package-lock.json" "$stamp"
+    # A registry download can stall without failing: bound each attempt
+    # and try again rather than hang the build.
+    local attempt
+    for attempt in 1 2 3; do
+      if (cd "$dir" && timeout 600 npm ci --no-audit --no-fund --loglevel=error); then
+        cp "$dir/package-lock.json" "$stamp"
+        return 0
+      fi
+      echo "install-deps: npm ci in $dir failed (attempt $attempt of 3)" >&2
+    done
+    return 1
   fi
 }
 if [[ $what != build ]]; then
