@@ -61,8 +61,8 @@ int mcp_host_call_tool(mcp_host_t *host, const char *aggregated, const json_t *a
         *result_out = NULL;
     if (!host || !aggregated || !result_out)
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "host, name and result_out are required");
-    host_conn_t *conn;
-    const char *tool;
+    host_conn_t *conn = NULL;
+    const char *tool = NULL;
     int rc = route_by_name(host, aggregated, &conn, &tool, err);
     if (rc != MCP_OK)
         return rc;
@@ -77,8 +77,8 @@ int mcp_host_get_prompt(mcp_host_t *host, const char *aggregated, const json_t *
         *result_out = NULL;
     if (!host || !aggregated || !result_out)
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "host, name and result_out are required");
-    host_conn_t *conn;
-    const char *prompt;
+    host_conn_t *conn = NULL;
+    const char *prompt = NULL;
     int rc = route_by_name(host, aggregated, &conn, &prompt, err);
     if (rc != MCP_OK)
         return rc;
