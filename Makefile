@@ -33,6 +33,10 @@ demo: release
 
 check:
 	@scripts/install-deps.sh check
+	@# The release tree (gcc, what make demo builds) must compile warning-free too.
+	@cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DMCP_BUILD_TESTS=OFF >/dev/null
+	@cmake --build $(RELEASE_DIR) -j $(JOBS)
 	@CC=clang-14 cmake -S . -B $(CHECK_DIR) -DCMAKE_BUILD_TYPE=Debug \
 	  -DMCP_SANITIZE=ON -DMCP_BUILD_FUZZ=ON >/dev/null
 	@cmake --build $(CHECK_DIR) -j $(JOBS)
