@@ -87,10 +87,11 @@ static void *allocate(size_t n)
 
 static void release(void *p)
 {
+    if (!p)
+        return;
     json_free_t jansson_free;
     json_get_alloc_funcs(NULL, &jansson_free);
-    if (p)
-        jansson_free(p);
+    jansson_free(p);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -276,6 +277,25 @@ static const unsigned char PLAIN[256] = {
     /* 0x80 to 0xFF: all 0 */
 };
 
+/*
+ * True when none of the eight bytes at `p` stops the plain loop: tested all
+ * at once, as most string bytes are plain. Subtracting 1 from a byte that
+ * is 0 (after XOR with '"' or '\\'), or 0x20 from one below 0x20, sets its
+ * high bit; bytes of 0x80 and above have it already. A borrow can only
+ * spread from a byte that is a stop itself, so the answer is exact.
+ */
+static bool eight_plain(const unsigned char *p)
+{
+    const uint64_t ones = 0x0101010101010101u, high_bits = 0x8080808080808080u;
+    uint64_t x;
+    memcpy(&x, p, sizeof x);
+    uint64_t stops = (x ^ ones * '"') - ones;
+    stops |= (x ^ ones * '\\') - ones;
+    stops |= x - ones * 0x20;
+    stops |= x;
+    return (stops & high_bits) == 0;
+}
+
 static int hex_digit(unsigned char c)
 {
     if (c >= '0' && c <= '9')
@@ -407,6 +427,8 @@ static void scan_string(struct reader *r)
 
     r->string_has_nul = false;
     for (;;) {
+        while (end - p >= 8 && eight_plain(p))
+            p += 8;
         while (p < end && PLAIN[*p])
             p++;
         if (p == end) {
@@ -637,12 +659,17 @@ static void scan_word(struct reader *r)
 /* The lexer                                                               */
 /* ---------------------------------------------------------------------- */
 
+static const char *skip_whitespace(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    return p;
+}
+
 /* Reads the next token into r->token (and its value), skipping whitespace. */
 static void scan(struct reader *r)
 {
-    const char *p = r->p, *end = r->end;
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
-        p++;
+    const char *p = skip_whitespace(r->p, r->end), *end = r->end;
     r->p = r->token_start = p;
     r->token = TOKEN_INVALID; /* until a scanner says otherwise */
     if (p == end) {
@@ -686,6 +713,23 @@ static void scan(struct reader *r)
         r->p = p + length;
     else
         fail_utf8(r, p);
+}
+
+/*
+ * scan() where the parser expects punctuation (after a key or a value):
+ * the usual case, ':' ',' '}' or ']', is taken on the spot, anything else
+ * goes through the full lexer.
+ */
+static void scan_punctuation(struct reader *r)
+{
+    const char *p = skip_whitespace(r->p, r->end);
+    if (p < r->end && (*p == ',' || *p == ':' || *p == '}' || *p == ']')) {
+        r->token_start = p;
+        r->p = p + 1;
+        r->token = *p;
+        return;
+    }
+    scan(r);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -739,7 +783,7 @@ static json_t *parse_object(struct reader *r, int depth)
             key = key_copy;
         }
 
-        scan(r);
+        scan_punctuation(r);
         if (r->token != ':') {
             fail_here(r, json_error_invalid_syntax, "':' expected");
             release(key_copy);
@@ -755,7 +799,7 @@ static json_t *parse_object(struct reader *r, int depth)
             goto error;
         }
 
-        scan(r);
+        scan_punctuation(r);
         if (r->token != ',')
             break;
         scan(r);
@@ -790,7 +834,7 @@ static json_t *parse_array(struct reader *r, int depth)
             fail_out_of_memory(r);
             goto error;
         }
-        scan(r);
+        scan_punctuation(r);
         if (r->token != ',')
             break;
         scan(r);
