@@ -41,22 +41,16 @@ int mcp_json_depth(const char *buf, size_t len, int max_depth)
         return 0;
 
     int depth = 0, deepest = 0;
-    bool in_string = false;
     for (size_t i = 0; i < len; i++) {
-        char c = buf[i];
-        if (in_string) {
-            /* Inside a string only '"' and '\' matter. An escape's payload is
-             * one byte ('"', '\', 'n', 'u', ...); the hex digits of \uXXXX
-             * can be neither, so skipping one byte is enough. */
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_string = false;
-            continue;
-        }
-        switch (c) {
+        switch (buf[i]) {
         case '"':
-            in_string = true;
+            /* Skip the string, where only '"' and '\' matter, in a loop of
+             * its own: most bytes of a message are in strings. An escape's
+             * payload is one byte ('"', '\', 'n', 'u', ...); the hex digits
+             * of \uXXXX can be neither, so skipping one byte is enough. */
+            for (i++; i < len && buf[i] != '"'; i++)
+                if (buf[i] == '\\')
+                    i++;
             break;
         case '[':
         case '{':
