@@ -9,9 +9,10 @@
  * it left invalid; the first error recorded is the one reported.
  *
  * Speed comes from working on the buffer directly: a string without
- * escapes is handed to jansson straight from the input, whitespace and
- * string bodies are skipped in tight loops, and line and column are only
- * counted when an error is reported.
+ * escapes is handed to jansson straight from the input, string bodies are
+ * checked eight bytes at a time, the punctuation the parser expects is
+ * taken without the full lexer, and line and column are only counted when
+ * an error is reported.
  */
 #include <errno.h>
 #include <langinfo.h>
@@ -39,10 +40,11 @@ enum {
     TOKEN_NULL
 };
 
+/* The largest json_int_t (jansson_config.h picks long long or long). */
 #if JSON_INTEGER_IS_LONG_LONG
-#define JSON_INT_MAX LLONG_MAX
+#define INTEGER_MAX LLONG_MAX
 #else
-#define JSON_INT_MAX LONG_MAX
+#define INTEGER_MAX LONG_MAX
 #endif
 
 /* Decoded strings up to this size need no allocation. */
@@ -313,7 +315,7 @@ static long hex4(const unsigned char *p, const unsigned char *end, const unsigne
 {
     long value = 0;
     for (int i = 0; i < 4; i++) {
-        int digit = p + i < end ? hex_digit(p[i]) : -1;
+        int digit = i < end - p ? hex_digit(p[i]) : -1;
         if (digit < 0) {
             *stop = p + i;
             return -1;
@@ -573,7 +575,7 @@ static void scan_number(struct reader *r)
     /* The integer part, converted on the way: jansson reads it as a
      * json_int_t (strtoll) when no fraction or exponent follows. The
      * magnitude of the most negative value is one more than the maximum. */
-    uint64_t limit = (uint64_t)JSON_INT_MAX + negative, magnitude = 0;
+    uint64_t limit = (uint64_t)INTEGER_MAX + negative, magnitude = 0;
     bool too_big = false, is_real = false;
     if (p < end && *p == '0') {
         p++;
