@@ -66,9 +66,11 @@ typedef struct stdio_transport {
     void *log_user;
 
     message_channel_t channel;      /* takes exchanges while state is RUNNING */
-    pthread_mutex_t lock;           /* guards state, child.pid; taken before the channel's */
+    /* Guards state, started_ms and the child but its in_fd. Taken before
+     * the channel's lock and write_lock, never after them. */
+    pthread_mutex_t lock;
     state_t state;
-    child_process_t child;
+    child_process_t child;          /* in_fd: write_lock; a new child: both */
     int64_t started_ms;             /* when the current child started */
 
     pthread_mutex_t write_lock;     /* one line at a time; guards child.in_fd */
@@ -210,6 +212,7 @@ static void op_close(client_transport_t *base)
         return;
     }
     t->state = CLOSING;
+    pid_t pid = t->child.pid;
     stdio_router_t pending;
     message_channel_shut(&t->channel, &pending);
     pthread_mutex_unlock(&t->lock);
@@ -223,9 +226,8 @@ static void op_close(client_transport_t *base)
         int in_fd = t->child.in_fd;
         t->child.in_fd = -1;
         pthread_mutex_unlock(&t->write_lock);
-        child_process_t stopping = t->child;
-        stopping.in_fd = in_fd;
-        stopping.out_fd = stopping.err_fd = -1; /* the I/O thread's until it exits */
+        /* Its stdout and stderr are the I/O thread's until it exits. */
+        child_process_t stopping = {pid, in_fd, -1, -1};
         child_stop(&stopping, STOP_GRACE_MS);
         pthread_mutex_lock(&t->lock);
         t->child.pid = 0;
@@ -235,7 +237,11 @@ static void op_close(client_transport_t *base)
     if (t->has_io_thread)
         pthread_join(t->io_thread, NULL);
     t->has_io_thread = false;
+    /* The process is stopped by now; this closes what the I/O thread read
+     * from. A writer racing with close() may still look at in_fd. */
+    pthread_mutex_lock(&t->write_lock);
     child_stop(&t->child, STOP_GRACE_MS);
+    pthread_mutex_unlock(&t->write_lock);
 }
 
 static void free_strv(char **v)
@@ -395,7 +401,8 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
     pthread_mutex_unlock(&t->write_lock);
     int status = child_stop(&old, STOP_GRACE_MS);
     pthread_mutex_lock(&t->lock);
-    t->child = (child_process_t){0, -1, -1, -1};
+    t->child.pid = 0;
+    t->child.out_fd = t->child.err_fd = -1; /* in_fd is -1 already */
     pthread_mutex_unlock(&t->lock);
 
     char what[64], why[MCP_ERROR_MESSAGE_MAX + 64];
@@ -424,7 +431,9 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
         return false;
     }
     if (again) {
+        pthread_mutex_lock(&t->write_lock);
         t->child = fresh;
+        pthread_mutex_unlock(&t->write_lock);
         t->started_ms = now_ms();
         t->state = RUNNING;
         message_channel_reopen(&t->channel);
