@@ -1,6 +1,12 @@
 /*
  * The exchanges of a transport with one shared stream back; see
  * message_channel.h.
+ *
+ * No JSON value is shared between the transport's thread and the core's:
+ * the response is handed over whole and an exchange keeps its own copy of
+ * its id. jansson's reference count is atomic, but the json_decref that
+ * frees a value does not acquire, so the thread freeing it would not be
+ * ordered after another thread's last reads of it.
  */
 #include <stdlib.h>
 
@@ -55,20 +61,21 @@ static void unref(message_channel_t *ch, client_exchange_t *ex)
         exchange_free(ex);
 }
 
-/* Runs on_done once. `response` is borrowed (the callee may take it). */
+/* Runs on_done once. Takes `response` (the callee may take it in turn). */
 static void deliver_done(client_exchange_t *ex, json_t *response, int rc, const char *why)
 {
     pthread_mutex_lock(&ex->deliver);
     if (!ex->done) {
         ex->done = true;
-        client_outcome_t outcome = {.response = response ? json_incref(response) : NULL,
+        client_outcome_t outcome = {.response = response,
                                     .rc = response ? MCP_OK : rc,
                                     .why = why,
                                     .retry_ms = -1};
         ex->ev.on_done(ex->user, &outcome);
-        json_decref(outcome.response);
+        response = outcome.response;
     }
     pthread_mutex_unlock(&ex->deliver);
+    json_decref(response);
 }
 
 static void deliver_notification(client_exchange_t *ex, const json_t *msg)
@@ -94,9 +101,13 @@ int message_channel_start(message_channel_t *ch, const json_t *request,
         return MCP_ENOMEM;
     pthread_mutex_init(&ex->deliver, NULL);
     ex->refs = 2; /* the core's handle and the routing table */
-    ex->id = json_incref(id);
+    ex->id = json_deep_copy(id);
     ex->ev = *ev;
     ex->user = user;
+    if (id && !ex->id) {
+        exchange_free(ex);
+        return MCP_ENOMEM;
+    }
 
     pthread_mutex_lock(&ch->lock);
     int rc = ch->accepting ? stdio_router_add(&ch->pending, id, ex) : MCP_ECLOSED;
@@ -156,7 +167,6 @@ void message_channel_release(message_channel_t *ch, client_exchange_t *ex)
 bool message_channel_receive(message_channel_t *ch, const char *text, size_t len,
                              mcp_error_t *why)
 {
-    client_trace_text(ch->base, MCP_TRACE_RECEIVED, text, len);
     stdio_route_t route;
     stdio_route_parse(text, len, &route, why);
     pthread_mutex_lock(&ch->lock);
@@ -167,12 +177,18 @@ bool message_channel_receive(message_channel_t *ch, const char *text, size_t len
     else if (route.kind == STDIO_ROUTE_NOTIFICATION)
         ex->refs++;
     pthread_mutex_unlock(&ch->lock);
+    /* Traced only now: the core sets base->trace before its first start(),
+     * which takes the lock too, so this read is ordered after that write. */
+    client_trace_text(ch->base, MCP_TRACE_RECEIVED, text, len);
 
     switch (route.kind) {
-    case STDIO_ROUTE_RESPONSE:
-        deliver_done(ex, route.msg.root, MCP_OK, NULL);
+    case STDIO_ROUTE_RESPONSE: {
+        json_t *response = route.msg.root;
+        route.msg.root = NULL; /* handed over whole */
+        deliver_done(ex, response, MCP_OK, NULL);
         unref(ch, ex);
         break;
+    }
     case STDIO_ROUTE_NOTIFICATION:
         deliver_notification(ex, route.msg.root);
         unref(ch, ex);
