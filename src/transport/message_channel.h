@@ -48,8 +48,9 @@ void message_channel_destroy(message_channel_t *ch);
 
 /* The transport's start, cancel and release (client/transport.h), minus
  * the HTTP hints these transports have no use for. start() fails with
- * MCP_ECLOSED while the channel is shut, and with MCP_EINVAL for a request
- * whose id is not a string or integer or is already in flight. */
+ * MCP_ECLOSED while the channel is shut, MCP_EINVAL for a request whose id
+ * is not a string or integer or is already in flight, MCP_ENOMEM, or what
+ * send() returned. cancel() sends notifications/cancelled through send(). */
 int message_channel_start(message_channel_t *ch, const json_t *request,
                           const client_exchange_events_t *ev, void *user,
                           client_exchange_t **out);
