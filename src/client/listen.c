@@ -133,12 +133,15 @@ static void on_notification(void *user, const json_t *msg)
         sub->server_cancelled = true;
         pthread_cond_broadcast(&sub->cond);
     } else if (is_event(method)) {
-        /* Nothing may precede the acknowledgement; a server that does
+        /* The event's params are copied, not referenced: the transport
+         * frees its message on its own thread, and jansson's reference
+         * counts do not order that against the callback thread.
+         * Nothing may precede the acknowledgement; a server that does
          * anyway is still heard once the stream is acknowledged. */
         deliver = sub->state == STREAM_ACKED && !sub->closing && sub->fn;
         if (deliver) {
-            json_array_append_new(sub->events, json_pack("{s:s, s:O?}", "method", method,
-                                                         "params", params));
+            json_array_append_new(sub->events, json_pack("{s:s, s:o?}", "method", method,
+                                                         "params", json_deep_copy(params)));
             pthread_cond_broadcast(&sub->cond);
         }
     }
@@ -446,8 +449,8 @@ void client_listen_deliver(mcp_client_t *c, const char *method, const json_t *pa
         pthread_mutex_lock(&sub->lock);
         if (sub->state == STREAM_ACKED && !sub->closing && sub->fn &&
             client_legacy_filter_matches(sub->honoured, method, params)) {
-            json_array_append_new(sub->events, json_pack("{s:s, s:O?}", "method", method,
-                                                         "params", params));
+            json_array_append_new(sub->events, json_pack("{s:s, s:o?}", "method", method,
+                                                         "params", json_deep_copy(params)));
             pthread_cond_broadcast(&sub->cond);
         }
         pthread_mutex_unlock(&sub->lock);

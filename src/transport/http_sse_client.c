@@ -82,8 +82,11 @@ static void end_all(sse_transport_t *t, const char *why)
 static void on_endpoint(void *user, const char *url)
 {
     sse_transport_t *t = user;
+    char *copy = strdup(url);
     pthread_mutex_lock(&t->lock);
-    t->endpoint = strdup(url);
+    /* A server may name its endpoint again; the newest one wins. */
+    free(t->endpoint);
+    t->endpoint = copy;
     pthread_cond_broadcast(&t->cond);
     pthread_mutex_unlock(&t->lock);
 }
@@ -357,12 +360,14 @@ client_transport_t *client_http_sse_new(const mcp_http_target_t *target, mcp_log
     bool ready = t->endpoint != NULL && !t->ended;
     char why[sizeof t->why];
     snprintf(why, sizeof why, "%s", t->ended ? t->why : "no endpoint event in time");
+    char *endpoint = ready ? strdup(t->endpoint) : NULL;
     pthread_mutex_unlock(&t->lock);
     if (!ready) {
         mcp_error_set(err, MCP_EPROTO, 0, NULL, "HTTP+SSE: %s", why);
         op_free(&t->base);
         return NULL;
     }
-    slog(t, MCP_LOG_INFO, "HTTP+SSE endpoint: %s", t->endpoint);
+    slog(t, MCP_LOG_INFO, "HTTP+SSE endpoint: %s", endpoint ? endpoint : "(out of memory)");
+    free(endpoint);
     return &t->base;
 }
