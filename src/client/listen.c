@@ -22,6 +22,7 @@
 #include "client/client_internal.h"
 #include "client/legacy/legacy.h"
 #include "mcp/request.h"
+#include "clock.h"
 
 #define REOPEN_ATTEMPTS 6
 #define REOPEN_FIRST_DELAY_MS 100
@@ -197,16 +198,6 @@ static bool ended_gracefully(const mcp_subscription_t *sub)
     return sub->server_cancelled || json_object_get(sub->end_response, "result") != NULL;
 }
 
-static void deadline_in(struct timespec *ts, int64_t ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += (time_t)(ms / 1000);
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
 
 /* Sends subscriptions/listen and waits for the acknowledgement. */
 static int open_stream(mcp_subscription_t *sub, mcp_error_t *err)
@@ -247,7 +238,7 @@ static int open_stream(mcp_subscription_t *sub, mcp_error_t *err)
 
     struct timespec deadline;
     if (c->timeout_ms >= 0)
-        deadline_in(&deadline, c->timeout_ms);
+        deadline = mcp_clock_deadline(c->timeout_ms);
     pthread_mutex_lock(&sub->lock);
     sub->ex = ex;
     bool timed_out = false;
@@ -292,7 +283,7 @@ static int open_stream(mcp_subscription_t *sub, mcp_error_t *err)
 static bool backoff(mcp_subscription_t *sub, int64_t ms)
 {
     struct timespec deadline;
-    deadline_in(&deadline, ms);
+    deadline = mcp_clock_deadline(ms);
     while (!sub->closing)
         if (pthread_cond_timedwait(&sub->cond, &sub->lock, &deadline) != 0)
             break;

@@ -25,6 +25,7 @@
 #include "transport/http_client_target.h"
 #include "transport/http_sse_stream.h"
 #include "transport/message_channel.h"
+#include "clock.h"
 
 #define DEFAULT_ENDPOINT_WAIT_MS 10000
 #define POST_TIMEOUT_MS 30000
@@ -345,14 +346,7 @@ client_transport_t *client_http_sse_new(const mcp_http_target_t *target, mcp_log
     /* Nothing can be sent before the server names its endpoint. */
     int64_t wait = target->connect_timeout_ms > 0 ? target->connect_timeout_ms
                                                   : DEFAULT_ENDPOINT_WAIT_MS;
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += (time_t)(wait / 1000);
-    until.tv_nsec += (long)(wait % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = mcp_clock_deadline(wait);
     pthread_mutex_lock(&t->lock);
     while (!t->endpoint && !t->ended)
         if (pthread_cond_timedwait(&t->cond, &t->lock, &until) != 0)

@@ -31,6 +31,7 @@
 #include "mcp/jsonrpc.h"
 #include "transport/child_process.h"
 #include "transport/message_channel.h"
+#include "clock.h"
 
 extern char **environ;
 
@@ -93,12 +94,6 @@ static void tlog(stdio_transport_t *t, mcp_log_level_t level, const char *fmt, .
     t->log(t->log_user, level, msg);
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ------------------------------------------------------------------------
  * Writing
@@ -115,7 +110,7 @@ static int write_all(int fd, const char *buf, size_t len)
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
     int rc = MCP_OK;
-    int64_t deadline = now_ms() + WRITE_TIMEOUT_MS;
+    int64_t deadline = mcp_clock_ms() + WRITE_TIMEOUT_MS;
     while (len > 0) {
         ssize_t n = write(fd, buf, len);
         if (n > 0) {
@@ -126,7 +121,7 @@ static int write_all(int fd, const char *buf, size_t len)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            int64_t left = deadline - now_ms();
+            int64_t left = deadline - mcp_clock_ms();
             struct pollfd p = {fd, POLLOUT, 0};
             if (left <= 0) {
                 rc = MCP_ETIMEDOUT;
@@ -392,7 +387,7 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
     t->state = RESTARTING;
     stdio_router_t pending;
     message_channel_shut(&t->channel, &pending);
-    bool quick = now_ms() - t->started_ms < QUICK_DEATH_MS;
+    bool quick = mcp_clock_ms() - t->started_ms < QUICK_DEATH_MS;
     pthread_mutex_unlock(&t->lock);
 
     pthread_mutex_lock(&t->write_lock);
@@ -434,7 +429,7 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
         pthread_mutex_lock(&t->write_lock);
         t->child = fresh;
         pthread_mutex_unlock(&t->write_lock);
-        t->started_ms = now_ms();
+        t->started_ms = mcp_clock_ms();
         t->state = RUNNING;
         message_channel_reopen(&t->channel);
     } else {
@@ -615,7 +610,7 @@ client_transport_t *client_stdio_new(const mcp_stdio_target_t *target, mcp_log_f
         op_free(&t->base);
         return NULL;
     }
-    t->started_ms = now_ms();
+    t->started_ms = mcp_clock_ms();
     t->state = RUNNING;
     if (pthread_create(&t->io_thread, NULL, io_main, t) != 0) {
         mcp_error_set(err, MCP_ENOMEM, 0, NULL, "cannot start the stdio reader thread");
