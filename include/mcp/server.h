@@ -112,6 +112,23 @@ typedef struct mcp_server_options {
      * the answers to the last one still reach the handler; a handler that
      * asks once more fails the request with -32602. */
     int max_input_rounds;
+    /*
+     * The keys that seal requestState (formats in mcp/request_state.h):
+     * read from state_keys_file, else from the environment variable named
+     * state_keys_env; mcp_server_new fails when the one named cannot be
+     * read or parsed. With neither, a random key is generated on first use
+     * and a warning logged: states then neither survive a restart nor open
+     * on another instance. Instances that share keys open each other's
+     * states; the newest key of the file seals, all of them open.
+     * mcp_server_set_codec replaces all of this with a codec of your own.
+     */
+    const char *state_keys_file;
+    const char *state_keys_env;
+    /* Lifetime of a sealed state (0 picks 10 minutes). */
+    int64_t state_ttl_ms;
+    /* Each state opens at most once (an in-memory replay store; for several
+     * instances, bring a shared store through mcp_server_set_codec). */
+    bool state_single_use;
 
     /* Legacy clients (see mcp_legacy_mode_t); sessions by default. */
     mcp_legacy_mode_t legacy;

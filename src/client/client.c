@@ -14,6 +14,7 @@
 #include "mcp/capabilities.h"
 #include "mcp/probe.h"
 #include "mcp/request.h"
+#include "clock.h"
 
 #define DEFAULT_TIMEOUT_MS 60000
 #define DEFAULT_MAX_INPUT_ROUNDS 8
@@ -31,12 +32,6 @@ void client_log(mcp_client_t *c, mcp_log_level_t level, const char *fmt, ...)
     c->log(c->log_user, level, msg);
 }
 
-int64_t client_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 const char *client_log_level_name(const char *level)
 {

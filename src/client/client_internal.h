@@ -234,9 +234,6 @@ const char *client_log_level_name(const char *level);
 /* A fresh request id. */
 json_int_t client_next_id(mcp_client_t *c);
 
-/* Milliseconds of CLOCK_MONOTONIC. */
-int64_t client_now_ms(void);
-
 /* Delivers a notifications/message (borrowed) to the on_log callback. */
 void client_deliver_log(mcp_client_t *c, const json_t *msg);
 

@@ -28,6 +28,7 @@
 #include "mcp/errors.h"
 #include "mcp/result.h"
 #include "mcp/version.h"
+#include "clock.h"
 
 /* A legacy request: no envelope, and of the HTTP headers only
  * MCP-Protocol-Version (the transport adds the session). A server that
@@ -220,7 +221,7 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
             return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
         if (!o.bypass_cache) {
             pthread_mutex_lock(&c->lock);
-            json_t *hit = client_cache_get(c->cache, key, c->auth_context, client_now_ms());
+            json_t *hit = client_cache_get(c->cache, key, c->auth_context, mcp_clock_ms());
             pthread_mutex_unlock(&c->lock);
             if (hit) {
                 free(key);
@@ -323,7 +324,7 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
                               : NULL;
         pthread_mutex_lock(&c->lock);
         client_cache_put(c->cache, key, method, uri, c->auth_context, *result_out,
-                         client_now_ms());
+                         mcp_clock_ms());
         pthread_mutex_unlock(&c->lock);
     }
     if (rc != MCP_OK) {

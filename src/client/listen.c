@@ -22,6 +22,7 @@
 #include "client/client_internal.h"
 #include "client/legacy/legacy.h"
 #include "mcp/request.h"
+#include "clock.h"
 
 #define REOPEN_ATTEMPTS 6
 #define REOPEN_FIRST_DELAY_MS 100
@@ -133,12 +134,15 @@ static void on_notification(void *user, const json_t *msg)
         sub->server_cancelled = true;
         pthread_cond_broadcast(&sub->cond);
     } else if (is_event(method)) {
-        /* Nothing may precede the acknowledgement; a server that does
+        /* The event's params are copied, not referenced: the transport
+         * frees its message on its own thread, and jansson's reference
+         * counts do not order that against the callback thread.
+         * Nothing may precede the acknowledgement; a server that does
          * anyway is still heard once the stream is acknowledged. */
         deliver = sub->state == STREAM_ACKED && !sub->closing && sub->fn;
         if (deliver) {
-            json_array_append_new(sub->events, json_pack("{s:s, s:O?}", "method", method,
-                                                         "params", params));
+            json_array_append_new(sub->events, json_pack("{s:s, s:o?}", "method", method,
+                                                         "params", json_deep_copy(params)));
             pthread_cond_broadcast(&sub->cond);
         }
     }
@@ -194,16 +198,6 @@ static bool ended_gracefully(const mcp_subscription_t *sub)
     return sub->server_cancelled || json_object_get(sub->end_response, "result") != NULL;
 }
 
-static void deadline_in(struct timespec *ts, int64_t ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += (time_t)(ms / 1000);
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
 
 /* Sends subscriptions/listen and waits for the acknowledgement. */
 static int open_stream(mcp_subscription_t *sub, mcp_error_t *err)
@@ -244,7 +238,7 @@ static int open_stream(mcp_subscription_t *sub, mcp_error_t *err)
 
     struct timespec deadline;
     if (c->timeout_ms >= 0)
-        deadline_in(&deadline, c->timeout_ms);
+        deadline = mcp_clock_deadline(c->timeout_ms);
     pthread_mutex_lock(&sub->lock);
     sub->ex = ex;
     bool timed_out = false;
@@ -289,7 +283,7 @@ static int open_stream(mcp_subscription_t *sub, mcp_error_t *err)
 static bool backoff(mcp_subscription_t *sub, int64_t ms)
 {
     struct timespec deadline;
-    deadline_in(&deadline, ms);
+    deadline = mcp_clock_deadline(ms);
     while (!sub->closing)
         if (pthread_cond_timedwait(&sub->cond, &sub->lock, &deadline) != 0)
             break;
@@ -446,8 +440,8 @@ void client_listen_deliver(mcp_client_t *c, const char *method, const json_t *pa
         pthread_mutex_lock(&sub->lock);
         if (sub->state == STREAM_ACKED && !sub->closing && sub->fn &&
             client_legacy_filter_matches(sub->honoured, method, params)) {
-            json_array_append_new(sub->events, json_pack("{s:s, s:O?}", "method", method,
-                                                         "params", params));
+            json_array_append_new(sub->events, json_pack("{s:s, s:o?}", "method", method,
+                                                         "params", json_deep_copy(params)));
             pthread_cond_broadcast(&sub->cond);
         }
         pthread_mutex_unlock(&sub->lock);

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "client/client_internal.h"
+#include "clock.h"
 
 typedef struct waiter {
     pthread_mutex_t lock;
@@ -120,16 +121,6 @@ static void on_done(void *user, client_outcome_t *outcome)
 static const client_exchange_events_t events = {.on_notification = on_notification,
                                                 .on_done = on_done};
 
-static void deadline_at(struct timespec *ts, int64_t ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += (time_t)(ms / 1000);
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
 
 /* Waits for the exchange's outcome, cancelling it on expiry or on the
  * caller's cancel. Returns why waiting stopped early (MCP_OK: it did not). */
@@ -177,7 +168,7 @@ static int pause_before_resuming(waiter_t *w, const client_call_opts_t *o,
                                  const struct timespec *deadline, int64_t ms)
 {
     struct timespec until;
-    deadline_at(&until, ms);
+    until = mcp_clock_deadline(ms);
     bool capped = o->timeout_ms >= 0 && before(deadline, &until);
     if (capped)
         until = *deadline;
@@ -242,7 +233,7 @@ int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
     }
     struct timespec deadline;
     if (o->timeout_ms >= 0)
-        deadline_at(&deadline, o->timeout_ms);
+        deadline = mcp_clock_deadline(o->timeout_ms);
     int stopped = wait_for(t, ex, w, o, &deadline);
     for (int resumes = 0; stopped == MCP_OK && resumes < MAX_RESUMES && resumable(c, t, w);
          resumes++) {

@@ -10,17 +10,12 @@
 #include <time.h>
 
 #include "host/host_internal.h"
+#include "clock.h"
 
 #define DEFAULT_SEPARATOR "__"
 #define DEFAULT_RETRY_INITIAL_MS 500
 #define DEFAULT_RETRY_MAX_MS 30000
 
-int64_t host_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void host_log(mcp_host_t *h, mcp_log_level_t level, const char *fmt, ...)
 {

@@ -198,7 +198,4 @@ host_server_t *host_find_locked(mcp_host_t *h, const char *name, size_t len);
 /* The supervisor thread of a server (supervise.c). */
 void *host_supervise(void *server);
 
-/* Milliseconds of CLOCK_MONOTONIC. */
-int64_t host_now_ms(void);
-
 #endif /* MCP_HOST_INTERNAL_H */

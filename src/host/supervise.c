@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "host/host_internal.h"
+#include "clock.h"
 
 /* Waits `ms` unless the server is stopped first (or, with `conn`, the
  * connection is lost); host->lock held. Returns false when stopped. */
@@ -39,14 +40,7 @@ static bool nap_locked(host_server_t *s, const host_conn_t *conn, int64_t ms)
 {
     mcp_host_t *h = s->host;
     if (ms > 0 && !s->stop) {
-        struct timespec deadline;
-        clock_gettime(CLOCK_MONOTONIC, &deadline);
-        deadline.tv_sec += (time_t)(ms / 1000);
-        deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
-        }
+        struct timespec deadline = mcp_clock_deadline(ms);
         while (!s->stop && !(conn && (conn->events & CONN_LOST)) &&
                pthread_cond_timedwait(&s->wake, &h->lock, &deadline) != ETIMEDOUT)
             ;
@@ -300,7 +294,7 @@ static int64_t attempt(host_server_t *s, int64_t delay)
         return delay;
     }
 
-    int64_t since = host_now_ms();
+    int64_t since = mcp_clock_ms();
     char why[MCP_ERROR_MESSAGE_MAX];
     bool lost = serve(s, conn, why, sizeof why);
     if (!lost) {
@@ -310,7 +304,7 @@ static int64_t attempt(host_server_t *s, int64_t delay)
         retire(conn);
         return delay;
     }
-    bool steady = host_now_ms() - since >= h->retry_max_ms;
+    bool steady = mcp_clock_ms() - since >= h->retry_max_ms;
     int64_t next = steady ? h->retry_initial_ms : next_delay(h, delay);
     host_log(h, MCP_LOG_WARNING, "server \"%s\": connection lost (reconnecting in %lld ms): %s",
              s->config.name, (long long)next, why);

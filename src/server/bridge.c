@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "server/server_internal.h"
+#include "clock.h"
 
 /* One bridged round of one request. */
 typedef struct round {
@@ -66,12 +67,6 @@ struct bridge {
     bool reaper_running, stopping;
 };
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void round_unref(round_t *r)
 {
@@ -187,7 +182,7 @@ static void *reaper_main(void *arg)
     bridge_t *b = arg;
     pthread_mutex_lock(&b->lock);
     while (!b->stopping) {
-        int64_t now = now_ms(), next = INT64_MAX;
+        int64_t now = mcp_clock_ms(), next = INT64_MAX;
         round_t *late = NULL;
         char method[64] = "";
         for (pending_t *p = b->pending; p; p = p->next) {
@@ -316,7 +311,7 @@ void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
     round_unref(previous);
 
     const char *version = ex->protocol_version;
-    int64_t deadline = now_ms() + ex->srv->legacy_input_timeout_ms;
+    int64_t deadline = mcp_clock_ms() + ex->srv->legacy_input_timeout_ms;
     json_t *requests = json_object();
     const char *key;
     json_t *request;

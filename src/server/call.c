@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "server/server_internal.h"
+#include "clock.h"
 
 void call_init(mcp_call_t *call, mcp_exchange_t *ex, method_id_t method, const char *target)
 {
@@ -146,16 +147,7 @@ bool mcp_call_cancelled(const mcp_call_t *call)
 int mcp_call_sleep(mcp_call_t *call, int64_t ms)
 {
     mcp_exchange_t *ex = call->ex;
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    if (ms > 0) {
-        deadline.tv_sec += ms / 1000;
-        deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
-        }
-    }
+    struct timespec deadline = mcp_clock_deadline(ms);
     pthread_mutex_lock(&ex->wait_lock);
     int rc = 0;
     while (!atomic_load(&ex->cancelled) && rc != ETIMEDOUT)

@@ -68,6 +68,38 @@ static json_t *build_implementation(const mcp_server_options_t *o, mcp_error_t *
     return impl;
 }
 
+/* The AEAD codec for requestState, over a keyring. Takes `ring`. */
+static mcp_codec_t *state_codec(const mcp_server_t *srv, mcp_keyring_t *ring, mcp_error_t *err)
+{
+    mcp_aead_options_t o = {.ttl_ms = srv->state_ttl_ms};
+    if (srv->state_single_use)
+        o.replay_store = mcp_replay_store_memory_new(0);
+    return mcp_codec_aead_new(ring, &o, err);
+}
+
+/* Keys from the configured file or environment variable. */
+static int configure_state_keys(mcp_server_t *srv, const mcp_server_options_t *opts,
+                                mcp_error_t *err)
+{
+    mcp_keyring_t *ring = mcp_keyring_new();
+    if (!ring)
+        return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
+    int rc = opts->state_keys_file ? mcp_keyring_load_file(ring, opts->state_keys_file, err)
+                                   : mcp_keyring_load_env(ring, opts->state_keys_env, err);
+    if (rc != MCP_OK) {
+        mcp_keyring_free(ring);
+        char why[MCP_ERROR_MESSAGE_MAX];
+        snprintf(why, sizeof why, "%s", err && err->message[0] ? err->message : mcp_strerror(rc));
+        return mcp_error_set(err, rc, MCP_INVALID_PARAMS, NULL, "requestState keys from %s %s: %s",
+                             opts->state_keys_file ? "file" : "environment variable",
+                             opts->state_keys_file ? opts->state_keys_file
+                                                   : opts->state_keys_env,
+                             why);
+    }
+    srv->codec = state_codec(srv, ring, err);
+    return srv->codec ? MCP_OK : MCP_EINVAL;
+}
+
 mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
 {
     if (!opts || !opts->name || !opts->name[0] || !opts->version || !opts->version[0]) {
@@ -107,6 +139,8 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
     pthread_mutex_init(&srv->pool_lock, NULL);
     pthread_mutex_init(&srv->codec_lock, NULL);
     pthread_mutex_init(&srv->live_lock, NULL);
+    srv->state_ttl_ms = opts->state_ttl_ms;
+    srv->state_single_use = opts->state_single_use;
     srv->legacy_mode = opts->legacy;
     srv->session_idle_ms = opts->session_idle_ms > 0 ? opts->session_idle_ms : 30 * 60 * 1000;
     srv->session_replay_events =
@@ -129,6 +163,11 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
         registry_init(&srv->reg[k]);
     atomic_init(&srv->shutting_down, false);
     atomic_init(&srv->stdio_stop_fd, -1);
+    if ((opts->state_keys_file || opts->state_keys_env) &&
+        configure_state_keys(srv, opts, err) != MCP_OK) {
+        mcp_server_free(srv);
+        return NULL;
+    }
     return srv;
 }
 
@@ -219,7 +258,7 @@ mcp_codec_t *server_codec(mcp_server_t *srv)
          * on another instance, which the log says once. */
         mcp_keyring_t *ring = mcp_keyring_new();
         if (ring && mcp_keyring_generate(ring, "ephemeral") == MCP_OK) {
-            srv->codec = mcp_codec_aead_new(ring, NULL, NULL);
+            srv->codec = state_codec(srv, ring, NULL);
             server_log(srv, MCP_LOG_WARNING,
                        "no requestState key configured: using a random key; input-required "
                        "round trips will not survive a restart or span instances");

@@ -100,6 +100,8 @@ struct mcp_server {
     /* requestState sealing; created on first use when none was set. */
     pthread_mutex_t codec_lock;
     mcp_codec_t *codec;
+    int64_t state_ttl_ms;     /* options of the default codec */
+    bool state_single_use;
 
     /* Live exchanges, for cancelling everything at shutdown. */
     pthread_mutex_t live_lock;

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "server/worker_pool.h"
+#include "clock.h"
 
 /* First allocation of the queue, and the capacity above which an emptied
  * queue gives its memory back (so a burst does not pin it forever). */
@@ -111,18 +112,6 @@ static void queue_drop_newest(struct job_queue *q)
  * Worker threads
  * ------------------------------------------------------------------------ */
 
-static struct timespec deadline_after_ms(int ms)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
-}
 
 /*
  * Waits (lock held) until a job is queued. Returns false when the thread
@@ -144,7 +133,7 @@ static bool wait_for_work(mcp_pool_t *pool)
         /* The deadline is fixed once, so wakeups that find no work (another
          * thread took it) do not extend this thread's idle time. */
         if (!have_deadline) {
-            deadline = deadline_after_ms(pool->idle_ms);
+            deadline = mcp_clock_deadline(pool->idle_ms);
             have_deadline = true;
         }
         int rc = pthread_cond_timedwait(&pool->work_available, &pool->lock, &deadline);

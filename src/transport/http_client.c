@@ -55,6 +55,7 @@
 #include "transport/http_client.h"
 #include "transport/http_client_internal.h"
 #include "transport/http_client_target.h"
+#include "clock.h"
 
 /* How long the transport thread sleeps when nothing is due; a wakeup or
  * libcurl's own timers end the wait earlier. */
@@ -81,12 +82,6 @@ static void http_log(http_client_t *t, mcp_log_level_t level, const char *fmt, .
     t->log(t->log_user, level, line);
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static bool on_transport_thread(const http_client_t *t)
 {
@@ -453,7 +448,7 @@ static void settle(http_client_t *t)
         if (ex->reply.state == HTTP_REPLY_ANSWERED) {
             deliver(t, ex, false, MCP_OK, NULL);
             ex->phase = PHASE_DRAINING;
-            ex->drain_deadline = now_ms() + t->limits.drain_ms;
+            ex->drain_deadline = mcp_clock_ms() + t->limits.drain_ms;
         } else {
             end_exchange(t, ex, false, MCP_OK, NULL);
         }
@@ -484,7 +479,7 @@ static void collect_finished(http_client_t *t)
  * next one is due (or IDLE_POLL_MS). */
 static int expire_drains(http_client_t *t)
 {
-    int64_t now = now_ms(), wait = IDLE_POLL_MS;
+    int64_t now = mcp_clock_ms(), wait = IDLE_POLL_MS;
     client_exchange_t *ex = t->active;
     while (ex) {
         client_exchange_t *next = ex->next;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "transport/http_endpoint.h"
+#include "clock.h"
 
 #define DEFAULT_PATH "/mcp"
 #define DEFAULT_MAX_BODY ((size_t)4 * 1024 * 1024)
@@ -15,12 +16,6 @@
 #define DEFAULT_MAX_MS 600000
 #define DEFAULT_KEEPALIVE_MS 15000
 
-int64_t http_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void http_signals_block(sigset_t *saved)
 {
@@ -173,16 +168,8 @@ int mcp_http_endpoint_drain(mcp_http_endpoint_t *ep, int64_t timeout_ms)
 {
     if (!ep)
         return MCP_EINVAL;
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    if (timeout_ms >= 0) {
-        deadline.tv_sec += (time_t)(timeout_ms / 1000);
-        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-        if (deadline.tv_nsec >= 1000000000L) {
-            deadline.tv_sec++;
-            deadline.tv_nsec -= 1000000000L;
-        }
-    }
+    /* Unused when timeout_ms < 0: then the wait has no end. */
+    struct timespec deadline = mcp_clock_deadline(timeout_ms);
     pthread_mutex_lock(&ep->lock);
     int rc = 0;
     while (ep->n_live > 0 && rc != ETIMEDOUT) {

@@ -98,9 +98,6 @@ struct mcp_http_exchange {
 void http_endpoint_ref(mcp_http_endpoint_t *ep);
 void http_endpoint_unref(mcp_http_endpoint_t *ep);
 
-/* Milliseconds on the monotonic clock. */
-int64_t http_now_ms(void);
-
 /*
  * Blocks every asynchronous signal in the calling thread (saving the old
  * mask in *saved), so that threads started now -- ours or

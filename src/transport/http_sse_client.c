@@ -6,14 +6,10 @@
  * answered 202.
  *
  * Threads: a reader thread runs the GET (a blocking libcurl transfer,
- * stopped through its progress callback) and routes each message like the
- * stdio transport does, by id (stdio_route.h): the stream is shared by
- * every request in flight. POSTs run on the caller's thread with an easy
- * handle of their own.
- *
- * Exchanges are reference-counted as on stdio: the core's handle and the
- * routing table each hold one; `deliver` serialises an exchange's
- * callbacks and `done` makes on_done run once.
+ * stopped through its progress callback) and hands each message to the
+ * message channel (message_channel.h), which routes it by id as on stdio:
+ * the stream is shared by every request in flight. POSTs run on the
+ * caller's thread with an easy handle of their own.
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -28,19 +24,11 @@
 #include "mcp/jsonrpc.h"
 #include "transport/http_client_target.h"
 #include "transport/http_sse_stream.h"
-#include "transport/stdio_route.h"
+#include "transport/message_channel.h"
+#include "clock.h"
 
 #define DEFAULT_ENDPOINT_WAIT_MS 10000
 #define POST_TIMEOUT_MS 30000
-
-struct client_exchange {
-    int refs;                 /* guarded by the transport's lock */
-    json_t *id;
-    client_exchange_events_t ev;
-    void *user;
-    pthread_mutex_t deliver;  /* held while a callback runs */
-    bool done;                /* guarded by deliver */
-};
 
 typedef struct sse_transport {
     client_transport_t base;  /* must stay first */
@@ -48,9 +36,9 @@ typedef struct sse_transport {
     void *log_user;
     http_target_t target;
 
-    pthread_mutex_t lock;     /* guards everything below */
+    message_channel_t channel; /* takes exchanges until the stream ends */
+    pthread_mutex_t lock;     /* guards everything below; taken before the channel's */
     pthread_cond_t cond;
-    stdio_router_t router;
     char *endpoint;           /* where to POST, once known */
     bool ended;               /* the stream is over */
     char why[200];            /* why it ended */
@@ -73,67 +61,19 @@ static void slog(sse_transport_t *t, mcp_log_level_t level, const char *fmt, ...
     t->log(t->log_user, level, msg);
 }
 
-/* ------------------------------------------------------------------------
- * Exchanges
- * ------------------------------------------------------------------------ */
-
-static void exchange_free(client_exchange_t *ex)
-{
-    if (!ex)
-        return;
-    json_decref(ex->id);
-    pthread_mutex_destroy(&ex->deliver);
-    free(ex);
-}
-
-static void unref(sse_transport_t *t, client_exchange_t *ex)
-{
-    pthread_mutex_lock(&t->lock);
-    bool last = --ex->refs == 0;
-    pthread_mutex_unlock(&t->lock);
-    if (last)
-        exchange_free(ex);
-}
-
-static void deliver_done(client_exchange_t *ex, json_t *response, int rc, const char *why)
-{
-    pthread_mutex_lock(&ex->deliver);
-    if (!ex->done) {
-        ex->done = true;
-        client_outcome_t out = {.response = response ? json_incref(response) : NULL,
-                                .rc = response ? MCP_OK : rc, .why = why, .retry_ms = -1};
-        ex->ev.on_done(ex->user, &out);
-        json_decref(out.response);
-    }
-    pthread_mutex_unlock(&ex->deliver);
-}
-
-static void deliver_notification(client_exchange_t *ex, const json_t *msg)
-{
-    pthread_mutex_lock(&ex->deliver);
-    if (!ex->done && ex->ev.on_notification)
-        ex->ev.on_notification(ex->user, msg);
-    pthread_mutex_unlock(&ex->deliver);
-}
-
 /* Ends the stream: every exchange fails with MCP_ECLOSED. */
 static void end_all(sse_transport_t *t, const char *why)
 {
     pthread_mutex_lock(&t->lock);
-    stdio_router_t pending = t->router;
-    stdio_router_init(&t->router);
+    stdio_router_t pending;
+    message_channel_shut(&t->channel, &pending);
     if (!t->ended) {
         t->ended = true;
         snprintf(t->why, sizeof t->why, "%s", why);
     }
     pthread_cond_broadcast(&t->cond);
     pthread_mutex_unlock(&t->lock);
-    client_exchange_t *ex;
-    while ((ex = stdio_router_pop(&pending))) {
-        deliver_done(ex, NULL, MCP_ECLOSED, why);
-        unref(t, ex);
-    }
-    stdio_router_clear(&pending);
+    message_channel_fail(&t->channel, &pending, MCP_ECLOSED, why);
 }
 
 /* ------------------------------------------------------------------------
@@ -143,8 +83,11 @@ static void end_all(sse_transport_t *t, const char *why)
 static void on_endpoint(void *user, const char *url)
 {
     sse_transport_t *t = user;
+    char *copy = strdup(url);
     pthread_mutex_lock(&t->lock);
-    t->endpoint = strdup(url);
+    /* A server may name its endpoint again; the newest one wins. */
+    free(t->endpoint);
+    t->endpoint = copy;
     pthread_cond_broadcast(&t->cond);
     pthread_mutex_unlock(&t->lock);
 }
@@ -152,37 +95,10 @@ static void on_endpoint(void *user, const char *url)
 static void on_message(void *user, const char *data, size_t len)
 {
     sse_transport_t *t = user;
-    stdio_route_t route;
     mcp_error_t why = {0};
-    client_trace_text(&t->base, MCP_TRACE_RECEIVED, data, len);
-    stdio_route_parse(data, len, &route, &why);
-    pthread_mutex_lock(&t->lock);
-    stdio_route_resolve(&t->router, &route, &why);
-    client_exchange_t *ex = route.value;
-    if (route.kind == STDIO_ROUTE_RESPONSE)
-        stdio_router_remove(&t->router, route.key); /* the table's reference moves to us */
-    else if (route.kind == STDIO_ROUTE_NOTIFICATION)
-        ex->refs++;
-    pthread_mutex_unlock(&t->lock);
-    switch (route.kind) {
-    case STDIO_ROUTE_RESPONSE:
-        deliver_done(ex, route.msg.root, MCP_OK, NULL);
-        unref(t, ex);
-        break;
-    case STDIO_ROUTE_NOTIFICATION:
-        deliver_notification(ex, route.msg.root);
-        unref(t, ex);
-        break;
-    case STDIO_ROUTE_UNROUTED:
-        if (t->base.on_unrouted)
-            t->base.on_unrouted(t->base.user, route.msg.root);
-        break;
-    case STDIO_ROUTE_DROP:
+    if (!message_channel_receive(&t->channel, data, len, &why))
         slog(t, MCP_LOG_DEBUG, "dropped a message from the server: %s", why.message);
-        break;
-    }
     mcp_error_clear(&why);
-    stdio_route_clear(&route);
 }
 
 typedef struct reading {
@@ -277,8 +193,9 @@ static size_t discard(char *bytes, size_t size, size_t n, void *user)
 
 /* POSTs `msg` to the endpoint; any 2xx is success (the answer comes on
  * the stream). */
-static int post(sse_transport_t *t, const json_t *msg)
+static int post(void *transport, const json_t *msg)
 {
+    sse_transport_t *t = transport;
     pthread_mutex_lock(&t->lock);
     char *endpoint = t->endpoint ? strdup(t->endpoint) : NULL;
     bool ended = t->ended;
@@ -339,63 +256,17 @@ static int op_start(client_transport_t *base, const json_t *request,
                     void *user, client_exchange_t **out)
 {
     (void)hints; /* 2024-11-05 has no MCP headers */
-    sse_transport_t *t = (sse_transport_t *)base;
-    *out = NULL;
-    json_t *id = json_object_get(request, "id");
-    client_exchange_t *ex = calloc(1, sizeof *ex);
-    if (!ex)
-        return MCP_ENOMEM;
-    pthread_mutex_init(&ex->deliver, NULL);
-    ex->refs = 2;
-    ex->id = json_incref(id);
-    ex->ev = *ev;
-    ex->user = user;
-    pthread_mutex_lock(&t->lock);
-    int rc = t->ended ? MCP_ECLOSED : stdio_router_add(&t->router, id, ex);
-    pthread_mutex_unlock(&t->lock);
-    if (rc != MCP_OK) {
-        exchange_free(ex);
-        return rc == MCP_EEXIST ? MCP_EINVAL : rc;
-    }
-    rc = post(t, request);
-    if (rc != MCP_OK) {
-        pthread_mutex_lock(&t->lock);
-        bool ours = stdio_router_remove(&t->router, id) == ex;
-        pthread_mutex_unlock(&t->lock);
-        if (ours) {
-            exchange_free(ex);
-            return rc;
-        }
-    }
-    *out = ex;
-    return MCP_OK;
+    return message_channel_start(&((sse_transport_t *)base)->channel, request, ev, user, out);
 }
 
 static void op_cancel(client_transport_t *base, client_exchange_t *ex, bool notify_peer)
 {
-    sse_transport_t *t = (sse_transport_t *)base;
-    pthread_mutex_lock(&t->lock);
-    bool was_pending = stdio_router_find(&t->router, ex->id) == ex;
-    if (was_pending)
-        stdio_router_remove(&t->router, ex->id);
-    pthread_mutex_unlock(&t->lock);
-    if (was_pending && notify_peer) {
-        json_t *note = mcp_jsonrpc_notification(
-            "notifications/cancelled",
-            json_pack("{s:O, s:s}", "requestId", ex->id, "reason", "cancelled by the client"));
-        if (note)
-            post(t, note);
-        json_decref(note);
-    }
-    deliver_done(ex, NULL, MCP_ECANCELED, "the request was cancelled");
-    if (was_pending)
-        unref(t, ex);
+    message_channel_cancel(&((sse_transport_t *)base)->channel, ex, notify_peer);
 }
 
 static void op_release(client_transport_t *base, client_exchange_t *ex)
 {
-    if (ex)
-        unref((sse_transport_t *)base, ex);
+    message_channel_release(&((sse_transport_t *)base)->channel, ex);
 }
 
 static int op_notify(client_transport_t *base, const json_t *msg,
@@ -422,7 +293,7 @@ static void op_free(client_transport_t *base)
     if (!t)
         return;
     op_close(base);
-    stdio_router_clear(&t->router);
+    message_channel_destroy(&t->channel);
     http_target_free(&t->target);
     free(t->endpoint);
     pthread_mutex_destroy(&t->lock);
@@ -460,7 +331,7 @@ client_transport_t *client_http_sse_new(const mcp_http_target_t *target, mcp_log
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&t->cond, &attr);
     pthread_condattr_destroy(&attr);
-    stdio_router_init(&t->router);
+    message_channel_init(&t->channel, &t->base, post, t);
     if (http_target_init(&t->target, target, err) != MCP_OK) {
         op_free(&t->base);
         return NULL;
@@ -475,14 +346,7 @@ client_transport_t *client_http_sse_new(const mcp_http_target_t *target, mcp_log
     /* Nothing can be sent before the server names its endpoint. */
     int64_t wait = target->connect_timeout_ms > 0 ? target->connect_timeout_ms
                                                   : DEFAULT_ENDPOINT_WAIT_MS;
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += (time_t)(wait / 1000);
-    until.tv_nsec += (long)(wait % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = mcp_clock_deadline(wait);
     pthread_mutex_lock(&t->lock);
     while (!t->endpoint && !t->ended)
         if (pthread_cond_timedwait(&t->cond, &t->lock, &until) != 0)
@@ -490,12 +354,14 @@ client_transport_t *client_http_sse_new(const mcp_http_target_t *target, mcp_log
     bool ready = t->endpoint != NULL && !t->ended;
     char why[sizeof t->why];
     snprintf(why, sizeof why, "%s", t->ended ? t->why : "no endpoint event in time");
+    char *endpoint = ready ? strdup(t->endpoint) : NULL;
     pthread_mutex_unlock(&t->lock);
     if (!ready) {
         mcp_error_set(err, MCP_EPROTO, 0, NULL, "HTTP+SSE: %s", why);
         op_free(&t->base);
         return NULL;
     }
-    slog(t, MCP_LOG_INFO, "HTTP+SSE endpoint: %s", t->endpoint);
+    slog(t, MCP_LOG_INFO, "HTTP+SSE endpoint: %s", endpoint ? endpoint : "(out of memory)");
+    free(endpoint);
     return &t->base;
 }

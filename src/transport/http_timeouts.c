@@ -19,6 +19,7 @@
 
 #include "server/server_internal.h"
 #include "transport/http_endpoint.h"
+#include "clock.h"
 
 static int64_t due_of(const mcp_http_exchange_t *x)
 {
@@ -30,7 +31,7 @@ static void *timer_main(void *arg)
     mcp_http_endpoint_t *ep = arg;
     pthread_mutex_lock(&ep->lock);
     while (!ep->timer_stop) {
-        int64_t now = http_now_ms();
+        int64_t now = mcp_clock_ms();
         int64_t next = INT64_MAX;
         mcp_http_exchange_t *expired = NULL;
         for (mcp_http_exchange_t *x = ep->live; x; x = x->next) {
@@ -77,7 +78,7 @@ static void *timer_main(void *arg)
 void http_timeouts_arm(mcp_http_exchange_t *x)
 {
     mcp_http_endpoint_t *ep = x->ep;
-    int64_t now = http_now_ms();
+    int64_t now = mcp_clock_ms();
     pthread_mutex_lock(&ep->lock);
     x->hard_due = x->long_lived ? INT64_MAX : now + ep->max_ms;
     x->idle_due = now + (x->long_lived ? ep->keepalive_ms : x->idle_ms);
@@ -102,7 +103,7 @@ void http_timeouts_arm(mcp_http_exchange_t *x)
 void http_timeouts_touch(mcp_http_exchange_t *x)
 {
     mcp_http_endpoint_t *ep = x->ep;
-    int64_t now = http_now_ms();
+    int64_t now = mcp_clock_ms();
     pthread_mutex_lock(&ep->lock);
     if (x->armed) /* later than before: no need to wake the thread */
         x->idle_due = now + (x->long_lived ? ep->keepalive_ms : x->idle_ms);

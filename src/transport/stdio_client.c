@@ -3,16 +3,11 @@
  * child process speaking newline-delimited JSON-RPC on its stdin/stdout.
  *
  * Threads: one I/O thread per transport polls the server's stdout and
- * stderr (and a wake-up pipe). Each stdout line is routed (stdio_route.h)
- * to the exchange it belongs to; each stderr line goes to on_stderr.
- * Writers (start, cancel, notify) write whole lines under `write_lock`,
- * with a deadline, so a server that stops reading cannot hang the client.
- *
- * Exchanges are reference-counted: the core's handle is one reference, the
- * routing table another. Each exchange has its own `deliver` mutex held
- * while its callbacks run, so they never run concurrently, and a `done`
- * flag so on_done runs exactly once, whoever gets there first (the
- * response, cancel(), the server's exit or close()).
+ * stderr (and a wake-up pipe). Each stdout line is routed by the message
+ * channel (message_channel.h, which also keeps the exchanges) to the
+ * exchange it belongs to; each stderr line goes to on_stderr. Writers
+ * (start, cancel, notify) write whole lines under `write_lock`, with a
+ * deadline, so a server that stops reading cannot hang the client.
  *
  * When the server exits unexpectedly every exchange fails with MCP_ECLOSED;
  * with `restart` the I/O thread starts a new server (with backoff when it
@@ -35,7 +30,8 @@
 #include "client/transport.h"
 #include "mcp/jsonrpc.h"
 #include "transport/child_process.h"
-#include "transport/stdio_route.h"
+#include "transport/message_channel.h"
+#include "clock.h"
 
 extern char **environ;
 
@@ -49,15 +45,6 @@ extern char **environ;
 #define QUICK_DEATH_MS 1000
 #define MAX_QUICK_DEATHS 5
 #define RESTART_FIRST_DELAY_MS 100
-
-struct client_exchange {
-    int refs;                       /* guarded by the transport's lock */
-    json_t *id;
-    client_exchange_events_t ev;
-    void *user;
-    pthread_mutex_t deliver;        /* held while a callback runs */
-    bool done;                      /* guarded by deliver */
-};
 
 typedef enum state { RUNNING, RESTARTING, CLOSING, CLOSED } state_t;
 
@@ -79,10 +66,12 @@ typedef struct stdio_transport {
     mcp_log_fn log;
     void *log_user;
 
-    pthread_mutex_t lock;           /* guards router, state, child.pid, exchange refs */
-    stdio_router_t router;
+    message_channel_t channel;      /* takes exchanges while state is RUNNING */
+    /* Guards state, started_ms and the child but its in_fd. Taken before
+     * the channel's lock and write_lock, never after them. */
+    pthread_mutex_t lock;
     state_t state;
-    child_process_t child;
+    child_process_t child;          /* in_fd: write_lock; a new child: both */
     int64_t started_ms;             /* when the current child started */
 
     pthread_mutex_t write_lock;     /* one line at a time; guards child.in_fd */
@@ -105,74 +94,6 @@ static void tlog(stdio_transport_t *t, mcp_log_level_t level, const char *fmt, .
     t->log(t->log_user, level, msg);
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* ------------------------------------------------------------------------
- * Exchanges
- * ------------------------------------------------------------------------ */
-
-/* Drops a reference; the caller holds t->lock. Returns the exchange to free
- * (outside the lock) when it was the last one. */
-static client_exchange_t *unref_locked(client_exchange_t *ex)
-{
-    return --ex->refs == 0 ? ex : NULL;
-}
-
-static void exchange_free(client_exchange_t *ex)
-{
-    if (!ex)
-        return;
-    json_decref(ex->id);
-    pthread_mutex_destroy(&ex->deliver);
-    free(ex);
-}
-
-static void unref(stdio_transport_t *t, client_exchange_t *ex)
-{
-    pthread_mutex_lock(&t->lock);
-    client_exchange_t *dead = unref_locked(ex);
-    pthread_mutex_unlock(&t->lock);
-    exchange_free(dead);
-}
-
-/* Runs on_done once. `response` is borrowed (the callee may take it). */
-static void deliver_done(client_exchange_t *ex, json_t *response, int rc, const char *why)
-{
-    pthread_mutex_lock(&ex->deliver);
-    if (!ex->done) {
-        ex->done = true;
-        client_outcome_t outcome = {.response = response ? json_incref(response) : NULL,
-                                    .rc = response ? MCP_OK : rc,
-                                    .why = why};
-        ex->ev.on_done(ex->user, &outcome);
-        json_decref(outcome.response);
-    }
-    pthread_mutex_unlock(&ex->deliver);
-}
-
-static void deliver_notification(client_exchange_t *ex, const json_t *msg)
-{
-    pthread_mutex_lock(&ex->deliver);
-    if (!ex->done && ex->ev.on_notification)
-        ex->ev.on_notification(ex->user, msg);
-    pthread_mutex_unlock(&ex->deliver);
-}
-
-/* Fails every exchange of `router` (already detached from the transport). */
-static void fail_all(stdio_transport_t *t, stdio_router_t *router, int rc, const char *why)
-{
-    client_exchange_t *ex;
-    while ((ex = stdio_router_pop(router))) {
-        deliver_done(ex, NULL, rc, why);
-        unref(t, ex); /* the table's reference */
-    }
-    stdio_router_clear(router);
-}
 
 /* ------------------------------------------------------------------------
  * Writing
@@ -189,7 +110,7 @@ static int write_all(int fd, const char *buf, size_t len)
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
     int rc = MCP_OK;
-    int64_t deadline = now_ms() + WRITE_TIMEOUT_MS;
+    int64_t deadline = mcp_clock_ms() + WRITE_TIMEOUT_MS;
     while (len > 0) {
         ssize_t n = write(fd, buf, len);
         if (n > 0) {
@@ -200,7 +121,7 @@ static int write_all(int fd, const char *buf, size_t len)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            int64_t left = deadline - now_ms();
+            int64_t left = deadline - mcp_clock_ms();
             struct pollfd p = {fd, POLLOUT, 0};
             if (left <= 0) {
                 rc = MCP_ETIMEDOUT;
@@ -220,8 +141,9 @@ static int write_all(int fd, const char *buf, size_t len)
     return rc;
 }
 
-static int write_message(stdio_transport_t *t, const json_t *msg)
+static int write_message(void *transport, const json_t *msg)
 {
+    stdio_transport_t *t = transport;
     size_t len = 0;
     char *line = mcp_json_dump(msg, &len);
     if (!line)
@@ -243,67 +165,17 @@ static int op_start(client_transport_t *base, const json_t *request,
                     const client_http_hints_t *hints, const client_exchange_events_t *ev,
                     void *user, client_exchange_t **out)
 {
-    stdio_transport_t *t = (stdio_transport_t *)base;
-    *out = NULL;
-    json_t *id = json_object_get(request, "id");
-    client_exchange_t *ex = calloc(1, sizeof *ex);
-    if (!ex)
-        return MCP_ENOMEM;
-    pthread_mutex_init(&ex->deliver, NULL);
-    ex->refs = 2; /* the core's handle and the routing table */
-    ex->id = json_incref(id);
-    ex->ev = *ev;
-    ex->user = user;
-
-    pthread_mutex_lock(&t->lock);
-    int rc = t->state == RUNNING ? stdio_router_add(&t->router, id, ex) : MCP_ECLOSED;
-    pthread_mutex_unlock(&t->lock);
-    if (rc != MCP_OK) {
-        exchange_free(ex);
-        return rc == MCP_EEXIST ? MCP_EINVAL : rc;
-    }
-    /* Registered before writing: the answer may come at once. */
-    rc = write_message(t, request);
-    if (rc != MCP_OK) {
-        pthread_mutex_lock(&t->lock);
-        bool ours = stdio_router_remove(&t->router, id) == ex;
-        pthread_mutex_unlock(&t->lock);
-        if (ours) {
-            /* Nobody else saw it: fail the start itself. */
-            exchange_free(ex);
-            return rc;
-        }
-        /* The server's exit already took it and runs (or ran) on_done. */
-    }
-    *out = ex;
-    return MCP_OK;
+    return message_channel_start(&((stdio_transport_t *)base)->channel, request, ev, user, out);
 }
 
 static void op_cancel(client_transport_t *base, client_exchange_t *ex, bool notify_peer)
 {
-    stdio_transport_t *t = (stdio_transport_t *)base;
-    pthread_mutex_lock(&t->lock);
-    bool was_pending = stdio_router_find(&t->router, ex->id) == ex;
-    if (was_pending)
-        stdio_router_remove(&t->router, ex->id);
-    pthread_mutex_unlock(&t->lock);
-    if (was_pending && notify_peer) {
-        json_t *note = mcp_jsonrpc_notification(
-            "notifications/cancelled",
-            json_pack("{s:O, s:s}", "requestId", ex->id, "reason", "cancelled by the client"));
-        if (note)
-            write_message(t, note);
-        json_decref(note);
-    }
-    deliver_done(ex, NULL, MCP_ECANCELED, "the request was cancelled");
-    if (was_pending)
-        unref(t, ex);
+    message_channel_cancel(&((stdio_transport_t *)base)->channel, ex, notify_peer);
 }
 
 static void op_release(client_transport_t *base, client_exchange_t *ex)
 {
-    if (ex)
-        unref((stdio_transport_t *)base, ex);
+    message_channel_release(&((stdio_transport_t *)base)->channel, ex);
 }
 
 static int op_notify(client_transport_t *base, const json_t *notification,
@@ -335,11 +207,12 @@ static void op_close(client_transport_t *base)
         return;
     }
     t->state = CLOSING;
-    stdio_router_t pending = t->router;
-    stdio_router_init(&t->router);
+    pid_t pid = t->child.pid;
+    stdio_router_t pending;
+    message_channel_shut(&t->channel, &pending);
     pthread_mutex_unlock(&t->lock);
 
-    fail_all(t, &pending, MCP_ECLOSED, "the connection was closed");
+    message_channel_fail(&t->channel, &pending, MCP_ECLOSED, "the connection was closed");
     /* While RESTARTING the I/O thread owns the child; it sees CLOSING and
      * stops whatever it started. Otherwise the child is ours to stop (the
      * I/O thread meanwhile drains its output until EOF). */
@@ -348,9 +221,8 @@ static void op_close(client_transport_t *base)
         int in_fd = t->child.in_fd;
         t->child.in_fd = -1;
         pthread_mutex_unlock(&t->write_lock);
-        child_process_t stopping = t->child;
-        stopping.in_fd = in_fd;
-        stopping.out_fd = stopping.err_fd = -1; /* the I/O thread's until it exits */
+        /* Its stdout and stderr are the I/O thread's until it exits. */
+        child_process_t stopping = {pid, in_fd, -1, -1};
         child_stop(&stopping, STOP_GRACE_MS);
         pthread_mutex_lock(&t->lock);
         t->child.pid = 0;
@@ -360,7 +232,11 @@ static void op_close(client_transport_t *base)
     if (t->has_io_thread)
         pthread_join(t->io_thread, NULL);
     t->has_io_thread = false;
+    /* The process is stopped by now; this closes what the I/O thread read
+     * from. A writer racing with close() may still look at in_fd. */
+    pthread_mutex_lock(&t->write_lock);
     child_stop(&t->child, STOP_GRACE_MS);
+    pthread_mutex_unlock(&t->write_lock);
 }
 
 static void free_strv(char **v)
@@ -375,7 +251,7 @@ static void op_free(client_transport_t *base)
     stdio_transport_t *t = (stdio_transport_t *)base;
     if (!t)
         return;
-    stdio_router_clear(&t->router);
+    message_channel_destroy(&t->channel);
     free_strv(t->argv);
     free_strv(t->envp);
     free(t->cwd);
@@ -405,38 +281,10 @@ static void handle_line(stdio_transport_t *t, const char *line, size_t len)
 {
     if (len == 0)
         return;
-    client_trace_text(&t->base, MCP_TRACE_RECEIVED, line, len);
-    stdio_route_t route;
     mcp_error_t why = {0};
-    stdio_route_parse(line, len, &route, &why);
-    pthread_mutex_lock(&t->lock);
-    stdio_route_resolve(&t->router, &route, &why);
-    client_exchange_t *ex = route.value;
-    if (route.kind == STDIO_ROUTE_RESPONSE)
-        stdio_router_remove(&t->router, route.key); /* the table's reference moves to us */
-    else if (route.kind == STDIO_ROUTE_NOTIFICATION)
-        ex->refs++;
-    pthread_mutex_unlock(&t->lock);
-
-    switch (route.kind) {
-    case STDIO_ROUTE_RESPONSE:
-        deliver_done(ex, route.msg.root, MCP_OK, NULL);
-        unref(t, ex);
-        break;
-    case STDIO_ROUTE_NOTIFICATION:
-        deliver_notification(ex, route.msg.root);
-        unref(t, ex);
-        break;
-    case STDIO_ROUTE_UNROUTED:
-        if (t->base.on_unrouted)
-            t->base.on_unrouted(t->base.user, route.msg.root);
-        break;
-    case STDIO_ROUTE_DROP:
+    if (!message_channel_receive(&t->channel, line, len, &why))
         tlog(t, MCP_LOG_DEBUG, "dropped a line from the server: %s", why.message);
-        break;
-    }
     mcp_error_clear(&why);
-    stdio_route_clear(&route);
 }
 
 static void handle_stderr_line(stdio_transport_t *t, const char *line, size_t len)
@@ -537,9 +385,9 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
         return false;
     }
     t->state = RESTARTING;
-    stdio_router_t pending = t->router;
-    stdio_router_init(&t->router);
-    bool quick = now_ms() - t->started_ms < QUICK_DEATH_MS;
+    stdio_router_t pending;
+    message_channel_shut(&t->channel, &pending);
+    bool quick = mcp_clock_ms() - t->started_ms < QUICK_DEATH_MS;
     pthread_mutex_unlock(&t->lock);
 
     pthread_mutex_lock(&t->write_lock);
@@ -548,14 +396,15 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
     pthread_mutex_unlock(&t->write_lock);
     int status = child_stop(&old, STOP_GRACE_MS);
     pthread_mutex_lock(&t->lock);
-    t->child = (child_process_t){0, -1, -1, -1};
+    t->child.pid = 0;
+    t->child.out_fd = t->child.err_fd = -1; /* in_fd is -1 already */
     pthread_mutex_unlock(&t->lock);
 
     char what[64], why[MCP_ERROR_MESSAGE_MAX + 64];
     child_describe_status(status, what, sizeof what);
     snprintf(why, sizeof why, "the server %s", what);
     tlog(t, MCP_LOG_WARNING, "%s", why);
-    fail_all(t, &pending, MCP_ECLOSED, why);
+    message_channel_fail(&t->channel, &pending, MCP_ECLOSED, why);
 
     *quick_deaths = quick ? *quick_deaths + 1 : 0;
     bool again = t->restart && *quick_deaths <= MAX_QUICK_DEATHS;
@@ -577,9 +426,12 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
         return false;
     }
     if (again) {
+        pthread_mutex_lock(&t->write_lock);
         t->child = fresh;
-        t->started_ms = now_ms();
+        pthread_mutex_unlock(&t->write_lock);
+        t->started_ms = mcp_clock_ms();
         t->state = RUNNING;
+        message_channel_reopen(&t->channel);
     } else {
         t->state = CLOSED;
     }
@@ -740,7 +592,7 @@ client_transport_t *client_stdio_new(const mcp_stdio_target_t *target, mcp_log_f
     t->child = (child_process_t){0, -1, -1, -1};
     pthread_mutex_init(&t->lock, NULL);
     pthread_mutex_init(&t->write_lock, NULL);
-    stdio_router_init(&t->router);
+    message_channel_init(&t->channel, &t->base, write_message, t);
     t->on_stderr = target->on_stderr;
     t->stderr_user = target->stderr_user;
     t->restart = target->restart;
@@ -758,7 +610,7 @@ client_transport_t *client_stdio_new(const mcp_stdio_target_t *target, mcp_log_f
         op_free(&t->base);
         return NULL;
     }
-    t->started_ms = now_ms();
+    t->started_ms = mcp_clock_ms();
     t->state = RUNNING;
     if (pthread_create(&t->io_thread, NULL, io_main, t) != 0) {
         mcp_error_set(err, MCP_ENOMEM, 0, NULL, "cannot start the stdio reader thread");

@@ -26,6 +26,7 @@
 
 #include "mcp/server_core.h"
 #include "server/server_internal.h"
+#include "clock.h"
 
 #define DEFAULT_MAX_LINE ((size_t)16 * 1024 * 1024)
 #define DEFAULT_GRACE_MS 5000
@@ -152,14 +153,7 @@ static mcp_sink_t *outbound_new(stdio_writer_t *w)
 /* Waits until nothing is in flight or `ms` pass; true when idle. */
 static bool writer_wait_idle(stdio_writer_t *w, int ms)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += ms / 1000;
-    deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = mcp_clock_deadline(ms);
     pthread_mutex_lock(&w->lock);
     int rc = 0;
     while (w->inflight > 0 && rc != ETIMEDOUT)

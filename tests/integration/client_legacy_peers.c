@@ -27,6 +27,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,8 @@
  * Callbacks
  * ------------------------------------------------------------------------ */
 
-static int samples, elicits, progresses;
+/* Written on the client's callback threads, read by the test thread. */
+static atomic_int samples, elicits, progresses;
 
 static int sample(void *user, const json_t *params, json_t **result_out)
 {

@@ -24,6 +24,7 @@
 #include "client/legacy/legacy.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/version.h"
+#include "clock.h"
 
 #define STREAM_FIRST_DELAY_MS 250
 #define STREAM_MAX_DELAY_MS 10000
@@ -217,16 +218,6 @@ static void stream_done(void *user, client_outcome_t *out)
 static const client_exchange_events_t stream_events = {
     .on_notification = stream_message, .on_done = stream_done, .on_open = stream_open};
 
-static void deadline_in(struct timespec *ts, int64_t ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += (time_t)(ms / 1000);
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
 
 static void *watch_stream(void *arg)
 {
@@ -283,7 +274,7 @@ static void *watch_stream(void *arg)
         int64_t wait = l->stream_retry_ms >= 0 ? l->stream_retry_ms : delay;
         delay = delay * 2 > STREAM_MAX_DELAY_MS ? STREAM_MAX_DELAY_MS : delay * 2;
         struct timespec until;
-        deadline_in(&until, wait);
+        until = mcp_clock_deadline(wait);
         while (!l->stream_stop && pthread_cond_timedwait(&l->cond, &l->lock, &until) == 0)
             ;
     }
@@ -308,7 +299,7 @@ static void start_stream(mcp_client_t *c)
     l->stream_ready = false;
     l->has_stream_thread = pthread_create(&l->stream_thread, NULL, watch_stream, c) == 0;
     struct timespec until;
-    deadline_in(&until, STREAM_OPEN_WAIT_MS);
+    until = mcp_clock_deadline(STREAM_OPEN_WAIT_MS);
     while (l->has_stream_thread && !l->stream_ready &&
            pthread_cond_timedwait(&l->cond, &l->lock, &until) == 0)
         ;
@@ -518,7 +509,7 @@ int client_legacy_await_session(mcp_client_t *c, const client_call_opts_t *o, mc
     client_legacy_t *l = c->legacy;
     struct timespec until;
     if (o->timeout_ms >= 0)
-        deadline_in(&until, o->timeout_ms);
+        until = mcp_clock_deadline(o->timeout_ms);
     client_cancel_waiter_t cw = {&l->lock, &l->cond, NULL};
     client_cancel_watch(o->cancel, &cw);
     int rc = MCP_OK;

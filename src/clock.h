@@ -1,0 +1,26 @@
+/*
+ * clock.h - monotonic time for timeouts and deadlines.
+ *
+ * Every wait in libmcp (a request's timeout, an idle worker, a stream that
+ * must open in time) measures on CLOCK_MONOTONIC, so that setting the wall
+ * clock neither fires nor stalls a timeout. Condition variables that wait
+ * on these deadlines are created with pthread_condattr_setclock(...,
+ * CLOCK_MONOTONIC).
+ *
+ * Both functions are thread-safe and cannot fail.
+ */
+#ifndef MCP_CLOCK_H
+#define MCP_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* Milliseconds on the monotonic clock; only differences are meaningful. */
+int64_t mcp_clock_ms(void);
+
+/* The monotonic instant `ms` milliseconds from now, for
+ * pthread_cond_timedwait on a monotonic condition variable. A negative
+ * `ms` is taken as 0. */
+struct timespec mcp_clock_deadline(int64_t ms);
+
+#endif /* MCP_CLOCK_H */
