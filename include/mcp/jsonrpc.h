@@ -3,9 +3,10 @@
  *
  * MCP sends exactly one JSON-RPC message per stdio line or HTTP body; batches
  * (JSON arrays) are rejected. The parser checks size and nesting depth on the
- * raw bytes before jansson sees them (jansson recurses, and dumping deep
- * documents needs a deep stack), rejects duplicate object keys (a smuggling
- * risk between headers and body), and accepts \u0000 inside strings.
+ * raw bytes before parsing them (the parser recurses, and dumping deep
+ * documents needs a deep stack), is as strict as jansson's loader, rejects
+ * duplicate object keys (a smuggling risk between headers and body), and
+ * accepts \u0000 inside strings.
  *
  * All functions are pure and thread-safe.
  */

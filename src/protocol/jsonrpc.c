@@ -23,6 +23,7 @@
 
 #include "mcp/errors.h"
 #include "mcp/jsonrpc.h"
+#include "protocol/json_reader.h"
 #include "protocol/json_writer.h"
 
 /* ---------------------------------------------------------------------- */
@@ -40,22 +41,16 @@ int mcp_json_depth(const char *buf, size_t len, int max_depth)
         return 0;
 
     int depth = 0, deepest = 0;
-    bool in_string = false;
     for (size_t i = 0; i < len; i++) {
-        char c = buf[i];
-        if (in_string) {
-            /* Inside a string only '"' and '\' matter. An escape's payload is
-             * one byte ('"', '\', 'n', 'u', ...); the hex digits of \uXXXX
-             * can be neither, so skipping one byte is enough. */
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_string = false;
-            continue;
-        }
-        switch (c) {
+        switch (buf[i]) {
         case '"':
-            in_string = true;
+            /* Skip the string, where only '"' and '\' matter, in a loop of
+             * its own: most bytes of a message are in strings. An escape's
+             * payload is one byte ('"', '\', 'n', 'u', ...); the hex digits
+             * of \uXXXX can be neither, so skipping one byte is enough. */
+            for (i++; i < len && buf[i] != '"'; i++)
+                if (buf[i] == '\\')
+                    i++;
             break;
         case '[':
         case '{':
@@ -67,7 +62,7 @@ int mcp_json_depth(const char *buf, size_t len, int max_depth)
             break;
         case ']':
         case '}':
-            /* Unbalanced closers are jansson's to report; never go below 0. */
+            /* Unbalanced closers are the parser's to report; never go below 0. */
             if (depth > 0)
                 depth--;
             break;
@@ -211,7 +206,7 @@ int mcp_jsonrpc_from_json(json_t *root, mcp_message_t *out, mcp_error_t *err)
     return classify(out, err);
 }
 
-/* -32700 with the position jansson reported, so the peer can find the fault. */
+/* -32700 with the position the reader reported, so the peer can find the fault. */
 static int parse_error(const json_error_t *jerr, mcp_error_t *err)
 {
     json_t *where = json_pack("{s:i, s:i, s:I}", "line", jerr->line, "column", jerr->column,
@@ -236,7 +231,7 @@ int mcp_jsonrpc_parse(const char *buf, size_t len, const mcp_parse_limits_t *lim
     if (!buf)
         buf = "";
 
-    /* Both limits are checked on the raw bytes: jansson recurses while
+    /* Both limits are checked on the raw bytes: the reader recurses while
      * parsing, and so do decref and dump later, so a deep document must
      * never become a tree. */
     if (len > max_bytes)
@@ -247,18 +242,18 @@ int mcp_jsonrpc_parse(const char *buf, size_t len, const mcp_parse_limits_t *lim
         return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,
                              "The message nests deeper than the limit of %d", max_depth);
 
-    /* JSON_DECODE_ANY: a lone scalar is valid JSON, so it is an Invalid
-     * Request (-32600, from classify) rather than a parse error. */
+    /* jansson's strictness, duplicate keys rejected, \u0000 allowed in
+     * strings. Any value is read: a lone scalar is valid JSON, so it is an
+     * Invalid Request (-32600, from classify) rather than a parse error. */
     json_error_t jerr;
-    json_t *root = json_loadb(buf, len,
-                              JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
+    json_t *root = json_read(buf, len, &jerr);
     if (!root) {
         switch (json_error_code(&jerr)) {
         case json_error_out_of_memory:
             return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL,
                                  "Out of memory while parsing the message");
         case json_error_stack_overflow:
-            /* jansson's own depth limit, reached when max_depth is above it. */
+            /* The reader's own depth limit, reached when max_depth is above it. */
             return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,
                                  "The message nests too deep: %s", jerr.text);
         default:

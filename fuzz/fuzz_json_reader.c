@@ -1,0 +1,102 @@
+/*
+ * Differential fuzzing of json_read against jansson's json_loadb with the
+ * flags it stands in for. For every input the two must agree:
+ *   - on the verdict;
+ *   - when both accept, on the tree (json_equal) and on its compact text
+ *     (which also compares member order and the sign of zero);
+ *   - when both reject, on the error: code, text, line, column, position.
+ * The one difference json_reader.h documents, jansson skipping a NUL byte
+ * right after a number or a literal, is checked as such: when only jansson
+ * accepts, the input must hold NUL bytes, and without them json_read must
+ * accept it and build jansson's tree.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/json_reader.h"
+#include "protocol/json_writer.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FLAGS (JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY)
+
+static void require(bool ok)
+{
+    if (!ok)
+        abort();
+}
+
+static void require_same_tree(const json_t *ours, const json_t *theirs)
+{
+    require(json_equal(ours, theirs));
+    size_t ours_len, theirs_len;
+    char *ours_text = json_write(ours, JSON_WRITE_COMPACT, &ours_len);
+    char *theirs_text = json_write(theirs, JSON_WRITE_COMPACT, &theirs_len);
+    require(ours_text && theirs_text && ours_len == theirs_len &&
+            memcmp(ours_text, theirs_text, ours_len) == 0);
+    free(ours_text);
+    free(theirs_text);
+}
+
+static void require_same_error(const json_error_t *ours, const json_error_t *theirs)
+{
+    require(json_error_code(ours) == json_error_code(theirs));
+    require(strcmp(ours->text, theirs->text) == 0);
+    require(ours->line == theirs->line && ours->column == theirs->column &&
+            ours->position == theirs->position);
+}
+
+/* A NUL byte after a letter or digit, which jansson may have skipped (and
+ * then counted positions one short after it). */
+static bool may_skip_nul(const char *buf, size_t size)
+{
+    for (size_t i = 1; i < size; i++) {
+        char before = buf[i - 1];
+        if (buf[i] == '\0' && ((before >= '0' && before <= '9') ||
+                               (before >= 'a' && before <= 'z') ||
+                               (before >= 'A' && before <= 'Z')))
+            return true;
+    }
+    return false;
+}
+
+/* jansson accepted what json_read rejected: only its skipped NULs may
+ * explain it (any other NUL byte fails jansson too). */
+static void require_skipped_nul(const char *buf, size_t size, const json_t *theirs)
+{
+    require(may_skip_nul(buf, size));
+    char *stripped = malloc(size);
+    require(stripped != NULL);
+    size_t n = 0;
+    for (size_t i = 0; i < size; i++)
+        if (buf[i] != '\0')
+            stripped[n++] = buf[i];
+    json_t *ours = json_read(stripped, n, NULL);
+    require(ours != NULL);
+    require_same_tree(ours, theirs);
+    json_decref(ours);
+    free(stripped);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *buf = (const char *)data;
+    json_error_t ours_err, theirs_err;
+    json_t *ours = json_read(buf, size, &ours_err);
+    json_t *theirs = json_loadb(buf, size, FLAGS, &theirs_err);
+
+    if (ours && theirs)
+        require_same_tree(ours, theirs);
+    else if (theirs)
+        require_skipped_nul(buf, size, theirs);
+    else if (ours)
+        abort(); /* json_read is never the more lenient */
+    else if (!may_skip_nul(buf, size))
+        require_same_error(&ours_err, &theirs_err);
+
+    json_decref(ours);
+    json_decref(theirs);
+    return 0;
+}

@@ -1,0 +1,53 @@
+/*
+ * Reading JSON text from a peer into jansson values, internal to libmcp.
+ *
+ * json_read() accepts and rejects the same texts as
+ *
+ *     json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, err)
+ *
+ * and builds equal trees, in a fraction of the instructions: jansson's
+ * loader reads every byte through a callback and copies each token twice,
+ * which made it the largest single cost of serving a small request. The
+ * rules, all jansson's:
+ *   - one value of any type, surrounded only by space, \t, \n and \r;
+ *   - strings: valid UTF-8 only (no overlong forms, no encoded surrogates,
+ *     nothing above U+10FFFF, no truncated sequence), no raw control
+ *     characters, the escapes \" \\ \/ \b \f \n \r \t and \uXXXX, where
+ *     surrogates must come in high-low pairs; \u0000 is allowed in values
+ *     but not in object keys;
+ *   - numbers per RFC 8259; one without fraction or exponent is a
+ *     json_int_t and must fit in one, any other is a double that must not
+ *     overflow (underflow to zero or a subnormal is accepted), whatever the
+ *     locale's decimal point;
+ *   - no duplicate keys in an object;
+ *   - at most JSON_PARSER_MAX_DEPTH (2048) values nested in one another,
+ *     counting the innermost scalar, so that the recursion stays bounded.
+ *
+ * One deliberate difference: jansson's lexer skips a NUL byte that directly
+ * follows a number or a literal ("1\0" loads as 1), a side effect of how it
+ * pushes back its look-ahead byte. json_read() rejects that byte like any
+ * other stray byte.
+ *
+ * Errors are reported as jansson reports them: the same texts ("duplicate
+ * object key near '\"id\"'"), codes (json_error_code()), and line, column
+ * (in characters) and byte position just after the token at fault.
+ *
+ * Pure and thread-safe; reads the LC_NUMERIC locale of the calling thread.
+ */
+#ifndef MCP_PROTOCOL_JSON_READER_H
+#define MCP_PROTOCOL_JSON_READER_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+/*
+ * Parses the `len` bytes at `buf` (no terminating NUL needed) into a new
+ * value, owned by the caller. On failure returns NULL and, if `err` is not
+ * NULL, fills it in (source "<buffer>"); json_error_code(err) tells
+ * json_error_stack_overflow (too deep), json_error_out_of_memory and the
+ * syntax errors apart. `err` is untouched on success.
+ */
+json_t *json_read(const char *buf, size_t len, json_error_t *err);
+
+#endif /* MCP_PROTOCOL_JSON_READER_H */
