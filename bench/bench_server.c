@@ -3,6 +3,8 @@
  * offer as the TypeScript peer (bench/peers/ts_server.mjs):
  *
  *   echo          returns its text                         (tools/call)
+ *   echo_inline   the same, registered run_inline: the handler runs on the
+ *                 HTTP event thread instead of the worker pool
  *   confirm       asks for a confirmation first (MRTR: two rounds)
  *   tool_1..N     --tools N extra tools, for a long tools/list
  *   bench://big   a 1 MB text resource                     (resources/read)
@@ -78,6 +80,10 @@ static int build(mcp_server_t *srv, int extra_tools, mcp_error_t *err)
     int rc = mcp_server_add_tool(srv, &(mcp_tool_t){
         .name = "echo", .description = "Echo the text back", .input_schema = ECHO_SCHEMA,
         .handler = echo}, err);
+    if (rc == MCP_OK)
+        rc = mcp_server_add_tool(srv, &(mcp_tool_t){
+            .name = "echo_inline", .description = "Echo the text back, on the event thread",
+            .input_schema = ECHO_SCHEMA, .handler = echo, .run_inline = true}, err);
     if (rc == MCP_OK)
         rc = mcp_server_add_tool(srv, &(mcp_tool_t){
             .name = "confirm", .description = "Ask for a confirmation, then answer",

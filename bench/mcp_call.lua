@@ -2,6 +2,7 @@
 -- connections, with the headers and _meta envelope a real client sends.
 --
 --   MCP_OP=echo (default)  tools/call echo {"text":"hello"}
+--   MCP_OP=echo_inline     the same call of echo_inline (libmcp: run_inline)
 --   MCP_OP=list            tools/list
 --   MCP_OP=read            resources/read bench://big
 --
@@ -18,8 +19,9 @@ elseif op == "read" then
   method, name = "resources/read", "bench://big"
   params = '{"uri":"bench://big",' .. envelope .. "}"
 else
-  method, name = "tools/call", "echo"
-  params = '{"name":"echo","arguments":{"text":"hello"},' .. envelope .. "}"
+  local tool = op == "echo_inline" and "echo_inline" or "echo"
+  method, name = "tools/call", tool
+  params = '{"name":"' .. tool .. '","arguments":{"text":"hello"},' .. envelope .. "}"
 end
 
 wrk.method = "POST"

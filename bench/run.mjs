@@ -109,6 +109,11 @@ async function httpEcho() {
       for (const [name, s] of Object.entries(servers)) {
         log(`http echo c=${c} ${name}`);
         results.http.push({ server: name, connections: c, ...wrk(s.url, c, 'echo') });
+        if (name === 'libmcp') {
+          // The same tool registered run_inline: no hand-off to the worker pool.
+          log(`http echo_inline c=${c} libmcp`);
+          results.http.push({ server: 'libmcp_inline', connections: c, ...wrk(s.url, c, 'echo_inline') });
+        }
       }
     }
   } finally {
@@ -226,16 +231,22 @@ function report() {
 
   const h = (server, c) => results.http.find((r) => r.server === server && r.connections === c);
   table('1. HTTP tools/call echo (wrk, keep-alive): requests/s, p50, p99',
-        ['connections', 'libmcp', 'p50', 'p99', 'TS v2', 'p50', 'p99', 'bare MHD', 'libmcp/TS', 'libmcp/MHD'],
+        ['connections', 'libmcp', 'p50', 'p99', 'inline', 'p50', 'p99', 'TS v2', 'p50', 'p99', 'bare MHD',
+         'libmcp/TS', 'inline/TS', 'libmcp/MHD', 'inline/MHD'],
         [1, 16, 64].map((c) => {
-          const [l, t, m] = [h('libmcp', c), h('ts', c), h('mhd', c)];
-          return [c, fmt(l.rps), us(l.p50_us), us(l.p99_us), fmt(t.rps), us(t.p50_us), us(t.p99_us), fmt(m.rps),
-                  ratio(l.rps, t.rps), `${fmt(100 * l.rps / m.rps)}%`];
+          const [l, i, t, m] = [h('libmcp', c), h('libmcp_inline', c), h('ts', c), h('mhd', c)];
+          return [c, fmt(l.rps), us(l.p50_us), us(l.p99_us), fmt(i.rps), us(i.p50_us), us(i.p99_us),
+                  fmt(t.rps), us(t.p50_us), us(t.p99_us), fmt(m.rps), ratio(l.rps, t.rps), ratio(i.rps, t.rps),
+                  `${fmt(100 * l.rps / m.rps)}%`, `${fmt(100 * i.rps / m.rps)}%`];
         }));
-  const [l16, t16, m16] = [h('libmcp', 16), h('ts', 16), h('mhd', 16)];
+  const [l16, i16, t16, m16] = [h('libmcp', 16), h('libmcp_inline', 16), h('ts', 16), h('mhd', 16)];
   target('HTTP c=16: >= 25x the TypeScript v2 server', l16.rps >= 25 * t16.rps, ratio(l16.rps, t16.rps));
   target('HTTP c=16: >= 75% of bare libmicrohttpd', l16.rps >= 0.75 * m16.rps, `${fmt(100 * l16.rps / m16.rps)}%`);
   target('HTTP c=16: p99 < 2 ms', l16.p99_us < 2000, us(l16.p99_us));
+  target('  the same, run_inline tool: >= 25x TypeScript', i16.rps >= 25 * t16.rps, ratio(i16.rps, t16.rps));
+  target('  the same, run_inline tool: >= 75% of bare MHD', i16.rps >= 0.75 * m16.rps,
+         `${fmt(100 * i16.rps / m16.rps)}%`);
+  target('  the same, run_inline tool: p99 < 2 ms', i16.p99_us < 2000, us(i16.p99_us));
 
   const st = (client, server, inflight) =>
     results.stdio.find((r) => r.client === client && r.server === server && r.inflight === inflight);

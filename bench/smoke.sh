@@ -47,6 +47,13 @@ for op in echo confirm list read; do
   expect calls_per_s "$bin/bench_client" --calls 4 --warmup 1 --op "$op" --http "$url"
 done
 expect connects "$bin/bench_client" --connects 2 --era auto --http "$url"
+# echo_inline, what wrk calls with MCP_OP=echo_inline (bench/mcp_call.lua).
+meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"smoke","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}'
+out=$(curl -sS -X POST -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+  -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: echo_inline' \
+  --data '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo_inline","arguments":{"text":"inline hello"},'"$meta"'}}' "$url")
+[[ $out == *'"text":"inline hello"'* ]] || { echo "smoke: echo_inline said: $out" >&2; exit 1; }
+echo "smoke: ok: echo_inline over HTTP"
 
 start mhd "$bin/bench_mhd_fixed"
 out=$(curl -sS -X POST -H 'Content-Type: application/json' --data '{}' "$url")

@@ -214,6 +214,16 @@ typedef struct mcp_tool {
     const char *required_capabilities;
     mcp_tool_fn handler;       /* required */
     void *user;                /* passed to the handler */
+    /* Run the handler on the thread that received the request (an HTTP
+     * event thread, the stdio reader) instead of handing it to the worker
+     * pool. Only for handlers that finish in microseconds and never block:
+     * no I/O, no sleeping, no lock held for long. Skipping the hand-off
+     * roughly doubles the HTTP throughput of a trivial tool
+     * (docs/benchmarks.md), but while the handler runs its thread serves
+     * nothing else, and a client's cancellation cannot interrupt it. Asking
+     * for input is fine (it never waits: the handler returns and runs again
+     * with the answers). Default false: the worker pool. */
+    bool run_inline;
 } mcp_tool_t;
 
 /*
@@ -261,6 +271,7 @@ typedef struct mcp_resource {
     const char *meta;        /* optional JSON text: _meta object */
     mcp_resource_fn handler; /* required */
     void *user;
+    bool run_inline;         /* as mcp_tool_t.run_inline */
 } mcp_resource_t;
 
 /* Registers a static resource (copied). MCP_EINVAL / MCP_EEXIST as for
@@ -286,6 +297,7 @@ typedef struct mcp_resource_template {
     const char *meta;        /* optional JSON text */
     mcp_resource_fn handler; /* required; reads variables with mcp_call_uri_var() */
     void *user;
+    bool run_inline;         /* as mcp_tool_t.run_inline */
 } mcp_resource_template_t;
 
 /* Registers a resource template (copied). A resources/read whose URI is not
@@ -340,6 +352,7 @@ typedef struct mcp_prompt {
     const char *meta;        /* optional JSON text */
     mcp_prompt_fn handler;   /* required */
     void *user;
+    bool run_inline;         /* as mcp_tool_t.run_inline */
 } mcp_prompt_t;
 
 /* Registers a prompt (copied). MCP_EINVAL / MCP_EEXIST as for tools.

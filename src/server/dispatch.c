@@ -284,11 +284,6 @@ static void handle_notification(mcp_conn_t *conn, mcp_message_t *msg, mcp_sink_t
     sink->release(sink);
 }
 
-void method_job(void *arg)
-{
-    method_run(arg);
-}
-
 int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, size_t len,
                       const mcp_request_context_t *ctx, mcp_sink_t *sink,
                       mcp_exchange_t **exchange_out)
@@ -485,11 +480,7 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
         exchange_ref(ex);
         *exchange_out = ex;
     }
-    if (server_run_job(srv, method_job, ex) != MCP_OK) {
-        mcp_error_set(&err, MCP_ECLOSED, MCP_INTERNAL_ERROR, NULL, "Server is shutting down");
-        exchange_fail(ex, &err, false);
-        exchange_unref(ex);
-    }
+    method_start(ex);
 done:
     mcp_message_clear(&msg);
     mcp_error_clear(&err);

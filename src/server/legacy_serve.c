@@ -493,13 +493,7 @@ static void serve_handler(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
         exchange_ref(ex);
         *exchange_out = ex;
     }
-    if (server_run_job(srv, method_job, ex) != MCP_OK) {
-        mcp_error_t err = {0};
-        mcp_error_set(&err, MCP_ECLOSED, MCP_INTERNAL_ERROR, NULL, "Server is shutting down");
-        exchange_fail(ex, &err, false);
-        mcp_error_clear(&err);
-        exchange_unref(ex);
-    }
+    method_start(ex);
 }
 
 /* The session a message belongs to. Returns false after answering when

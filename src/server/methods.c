@@ -330,6 +330,53 @@ static const char *call_target_of(const mcp_exchange_t *ex)
     return json_string_value(json_object_get(ex->msg.params, key));
 }
 
+/* The tool, resource or prompt a request names, into ex->entry. */
+static int resolve_target(mcp_exchange_t *ex, method_id_t method, mcp_error_t *err)
+{
+    const char *target;
+    switch (method) {
+    case METHOD_TOOLS_CALL:
+        return resolve_tool(ex, &target, err);
+    case METHOD_RESOURCES_READ:
+        return resolve_resource(ex, &target, err);
+    case METHOD_PROMPTS_GET:
+        return resolve_prompt(ex, &target, err);
+    default:
+        return mcp_error_set(err, MCP_EINVAL, MCP_METHOD_NOT_FOUND, NULL, "Method not found");
+    }
+}
+
+static void method_job(void *arg)
+{
+    method_run(arg);
+}
+
+void method_start(mcp_exchange_t *ex)
+{
+    mcp_error_t err = {0};
+    method_id_t method = method_lookup(ex->msg.method);
+    /* Completions resolve on the worker: their handler is the server's one
+     * completion callback, which is never marked to run inline. */
+    if (method != METHOD_COMPLETE) {
+        if (resolve_target(ex, method, &err) != MCP_OK) {
+            exchange_fail(ex, &err, false);
+            mcp_error_clear(&err);
+            exchange_unref(ex);
+            return;
+        }
+        if (ex->entry->run_inline) {
+            method_run(ex);
+            return;
+        }
+    }
+    if (server_run_job(ex->srv, method_job, ex) != MCP_OK) {
+        mcp_error_set(&err, MCP_ECLOSED, MCP_INTERNAL_ERROR, NULL, "Server is shutting down");
+        exchange_fail(ex, &err, false);
+        mcp_error_clear(&err);
+        exchange_unref(ex);
+    }
+}
+
 void method_run(mcp_exchange_t *ex)
 {
     mcp_error_t err = {0};
@@ -351,23 +398,13 @@ void method_run(mcp_exchange_t *ex)
             rc = resolve_completion(ex, &completion, &err);
         goto run;
     }
-    switch (method) {
-    case METHOD_TOOLS_CALL:
-        rc = resolve_tool(ex, &target, &err);
-        break;
-    case METHOD_RESOURCES_READ:
-        rc = resolve_resource(ex, &target, &err);
-        break;
-    case METHOD_PROMPTS_GET:
-        rc = resolve_prompt(ex, &target, &err);
-        break;
-    case METHOD_COMPLETE:
+    if (method == METHOD_COMPLETE) {
         rc = resolve_completion(ex, &completion, &err);
         target = completion.ref;
-        break;
-    default:
-        rc = mcp_error_set(&err, MCP_EINVAL, MCP_METHOD_NOT_FOUND, NULL, "Method not found");
-        break;
+    } else {
+        /* method_start() resolved the tool, resource or prompt. */
+        rc = MCP_OK;
+        target = call_target_of(ex);
     }
     /* Modern retries carry their state and answers in the request; legacy
      * clients never send them (the bridge keeps both). */

@@ -317,7 +317,7 @@ static bool valid_tool_name(const char *name)
 
 /* Checks a complete Tool definition and registers it. Steals `def`. */
 static int add_tool_def(mcp_server_t *srv, json_t *def, json_t *required_caps, mcp_tool_fn fn,
-                        void *user, mcp_error_t *err)
+                        void *user, bool run_inline, mcp_error_t *err)
 {
     int rc = MCP_EINVAL;
     const char *name = json_string_value(json_object_get(def, "name"));
@@ -351,6 +351,7 @@ static int add_tool_def(mcp_server_t *srv, json_t *def, json_t *required_caps, m
         def = NULL;
         if (e) {
             e->fn.tool = fn;
+            e->run_inline = run_inline;
             e->required_caps = required_caps;
             required_caps = NULL;
             rc = registry_add(srv, e);
@@ -403,7 +404,7 @@ int mcp_server_add_tool(mcp_server_t *srv, const mcp_tool_t *tool, mcp_error_t *
         if (rc)
             goto fail;
     }
-    return add_tool_def(srv, def, caps, tool->handler, tool->user, err);
+    return add_tool_def(srv, def, caps, tool->handler, tool->user, tool->run_inline, err);
 fail:
     json_decref(def);
     json_decref(caps);
@@ -416,7 +417,7 @@ int mcp_server_add_tool_json(mcp_server_t *srv, const json_t *tool, mcp_tool_fn 
     if (!srv || !json_is_object(tool))
         return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
                              "a tool definition must be a JSON object");
-    return add_tool_def(srv, json_deep_copy(tool), NULL, handler, user, err);
+    return add_tool_def(srv, json_deep_copy(tool), NULL, handler, user, false, err);
 }
 
 int mcp_server_remove_tool(mcp_server_t *srv, const char *name)
@@ -480,6 +481,7 @@ int mcp_server_add_resource(mcp_server_t *srv, const mcp_resource_t *res, mcp_er
     if (!e)
         return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
     e->fn.resource = res->handler;
+    e->run_inline = res->run_inline;
     return add_entry(srv, e, "resource", err);
 }
 
@@ -514,6 +516,7 @@ int mcp_server_add_resource_template(mcp_server_t *srv, const mcp_resource_templ
         return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
     }
     e->fn.resource = tpl->handler;
+    e->run_inline = tpl->run_inline;
     e->tpl = parsed;
     return add_entry(srv, e, "resource template", err);
 }
@@ -567,6 +570,7 @@ int mcp_server_add_prompt(mcp_server_t *srv, const mcp_prompt_t *prompt, mcp_err
         return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
     }
     e->fn.prompt = prompt->handler;
+    e->run_inline = prompt->run_inline;
     e->required_args = required;
     return add_entry(srv, e, "prompt", err);
 fail:

@@ -56,6 +56,7 @@ typedef struct entry {
     json_t *required_caps;        /* tools: ClientCapabilities every call needs */
     struct mcp_uri_template *tpl; /* templates */
     json_t *required_args;        /* prompts: array of required argument names */
+    bool run_inline;              /* the handler runs on the receiving thread */
 } entry_t;
 
 void entry_ref(entry_t *e);
@@ -353,8 +354,6 @@ typedef enum method_id {
 method_id_t method_lookup(const char *method);
 /* Whether the server serves `method` now (its feature is registered). */
 bool method_served(mcp_server_t *srv, method_id_t method);
-/* The worker-pool job running a handler-backed method (method_run). */
-void method_job(void *arg);
 
 /* What one handler run produces. */
 struct mcp_call {
@@ -394,8 +393,14 @@ struct mcp_call {
 void call_init(mcp_call_t *call, mcp_exchange_t *ex, method_id_t method, const char *target);
 void call_cleanup(mcp_call_t *call);
 
-/* Runs the handler-backed method of an exchange on the calling (worker)
- * thread and finishes the exchange. */
+/* Starts the handler-backed method of an exchange, taking the caller's
+ * reference: resolves its tool, resource or prompt (an unknown one is
+ * answered at once), then runs the handler right here when the entry was
+ * registered run_inline, else hands it to the worker pool. */
+void method_start(mcp_exchange_t *ex);
+
+/* Runs the handler-backed method of a started (resolved) exchange on the
+ * calling thread and finishes the exchange. */
 void method_run(mcp_exchange_t *ex);
 
 /* Answers the methods the server serves itself (discover and the lists).

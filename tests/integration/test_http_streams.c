@@ -163,8 +163,11 @@ static fixture_t *start(const mcp_http_options_t *opts)
     static const struct {
         const char *name;
         mcp_tool_fn fn;
-    } tools[] = {{"progress", progress}, {"slow", slow}, {"ticker", ticker},
-                 {"gate", gate},         {"fast", fast}};
+        bool run_inline;
+    } tools[] = {{"progress", progress, false}, {"slow", slow, false},
+                 {"ticker", ticker, false},     {"gate", gate, false},
+                 {"fast", fast, false},         {"progress_inline", progress, true},
+                 {"fast_inline", fast, true}};
     fixture_t *f = calloc(1, sizeof *f);
     mcp_error_t err = {0};
     f->srv = mcp_server_new(&(mcp_server_options_t){.name = "streams", .version = "1.0.0"},
@@ -173,7 +176,7 @@ static fixture_t *start(const mcp_http_options_t *opts)
     for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
         assert_int_equal(mcp_server_add_tool(f->srv, &(mcp_tool_t){
                              .name = tools[i].name, .input_schema = "{\"type\":\"object\"}",
-                             .handler = tools[i].fn}, &err),
+                             .handler = tools[i].fn, .run_inline = tools[i].run_inline}, &err),
                          MCP_OK);
     assert_int_equal(mcp_http_server_start(f->srv, opts, &f->http, &err), MCP_OK);
     snprintf(f->base, sizeof f->base, "http://127.0.0.1:%u",
@@ -297,6 +300,33 @@ static void test_event_stream(void **state)
     msgs = checked_messages(&resp);
     assert_int_equal(json_array_size(msgs), 1);
     assert_string_equal(result_text(msgs), "done");
+    json_decref(msgs);
+    http_response_free(&resp);
+    stop(f);
+}
+
+/* A handler registered run_inline runs on the event thread, inside the
+ * call that read the request: its notifications and result must still be
+ * framed exactly as a pooled handler's. */
+static void test_inline_handler_framing(void **state)
+{
+    fixture_t *f = start(NULL);
+    http_response_t resp;
+
+    call_tool(f->base, &(call_spec_t){.tool = "progress_inline", .meta = WITH_PROGRESS}, &resp);
+    assert_int_equal(resp.status, 200);
+    assert_true(http_header_is(&resp, "Content-Type", "text/event-stream"));
+    json_t *msgs = checked_messages(&resp);
+    assert_int_equal(json_array_size(msgs), 5); /* log, 3 x progress, result */
+    assert_string_equal(result_text(msgs), "done");
+    json_decref(msgs);
+    http_response_free(&resp);
+
+    call_tool(f->base, &(call_spec_t){.tool = "fast_inline"}, &resp);
+    assert_int_equal(resp.status, 200);
+    assert_true(http_header_is(&resp, "Content-Type", "application/json"));
+    msgs = checked_messages(&resp);
+    assert_string_equal(result_text(msgs), "fast");
     json_decref(msgs);
     http_response_free(&resp);
     stop(f);
@@ -540,6 +570,7 @@ int main(void)
     http_client_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_event_stream),
+        cmocka_unit_test(test_inline_handler_framing),
         cmocka_unit_test(test_first_event_leaves_at_once),
         cmocka_unit_test(test_parallel_requests),
         cmocka_unit_test(test_client_abort),

@@ -65,16 +65,17 @@ static int run_join(run_t *r)
     pthread_join(r->thread, NULL);
     r->running = false;
     for (int i = 0; i < 2; i++) {
-        close(r->in[i]);
+        if (r->in[i] >= 0)
+            close(r->in[i]);
         close(r->out[i]);
     }
     return r->rc;
 }
 
-static void send_echo(run_t *r, json_int_t id, const char *text)
+static void send_call(run_t *r, json_int_t id, const char *tool, const char *text)
 {
     json_t *request = modern_request(id, "tools/call",
-                                     json_pack("{s:s, s:{s:s}}", "name", "echo", "arguments",
+                                     json_pack("{s:s, s:{s:s}}", "name", tool, "arguments",
                                                "text", text));
     size_t len;
     char *line = mcp_json_dump(request, &len);
@@ -83,6 +84,11 @@ static void send_echo(run_t *r, json_int_t id, const char *text)
     ssize_t n = write(r->in[1], line, len + 1);
     free(line);
     assert_int_equal(n, (ssize_t)len + 1);
+}
+
+static void send_echo(run_t *r, json_int_t id, const char *text)
+{
+    send_call(r, id, "echo", text);
 }
 
 /* Reads one line of output (a small one fits in the pipe at once). */
@@ -113,7 +119,35 @@ static mcp_server_t *new_server(void)
     assert_int_equal(mcp_server_add_tool(srv, &(mcp_tool_t){.name = "echo", .handler = echo},
                                          NULL),
                      MCP_OK);
+    assert_int_equal(mcp_server_add_tool(srv, &(mcp_tool_t){.name = "echo_inline",
+                                                            .handler = echo, .run_inline = true},
+                                         NULL),
+                     MCP_OK);
     return srv;
+}
+
+/* Handlers registered run_inline run on the reader thread: each answer is
+ * written before the next line is read, so they come back in order, and
+ * the end of input still ends the run cleanly. */
+static void test_inline_handlers(void **state)
+{
+    mcp_server_t *srv = new_server();
+    run_t r;
+    run_start(&r, srv);
+    for (json_int_t id = 1; id <= 3; id++)
+        send_call(&r, id, "echo_inline", "inline");
+    close(r.in[1]);
+    r.in[1] = -1;
+    for (json_int_t id = 1; id <= 3; id++) {
+        json_t *msg = read_message(&r);
+        assert_int_equal(json_integer_value(json_object_get(msg, "id")), id);
+        const json_t *block = json_array_get(
+            json_object_get(json_object_get(msg, "result"), "content"), 0);
+        assert_string_equal(json_string_value(json_object_get(block, "text")), "inline");
+        json_decref(msg);
+    }
+    assert_int_equal(run_join(&r), MCP_OK);
+    mcp_server_free(srv);
 }
 
 static void test_stop_ends_a_run_and_another_may_follow(void **state)
@@ -176,6 +210,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stop_ends_a_run_and_another_may_follow),
         cmocka_unit_test(test_broken_output),
+        cmocka_unit_test(test_inline_handlers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
