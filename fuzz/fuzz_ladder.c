@@ -6,8 +6,10 @@
  * Input: a flags byte, then HTTP header lines ("Name: value\n"), a blank
  * line, and the JSON-RPC body. Flag bits: 1 = not HTTP (headers ignored),
  * 2 = method unknown to the server, 4 = pass a tool inputSchema with
- * x-mcp-header annotations, 8 = require {"sampling":{"tools":{}}}.
+ * x-mcp-header annotations, 8 = require {"sampling":{"tools":{}}}, 16 = hand
+ * those annotations over collected, as the server does.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,9 +122,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             static const char *const versions[] = {"2026-07-28"};
             json_t *schema = (flags & 4) ? json_loads(schema_text, 0, NULL) : NULL;
             json_t *required = (flags & 8) ? json_pack("{s:{s:{}}}", "sampling", "tools") : NULL;
-            mcp_request_check_t check = {&msg, headers, versions, 1, !(flags & 2), required,
-                                         schema};
+            /* flags & 16: the annotations collected beforehand, as the
+             * server hands them over. */
+            mcp_param_headers_t collected = {0};
+            bool precollected = (flags & 16) && schema &&
+                                mcp_xmcp_headers_collect(schema, &collected, NULL) == MCP_OK;
+            mcp_request_check_t check = {.msg = &msg,
+                                         .headers = headers,
+                                         .versions = versions,
+                                         .n_versions = 1,
+                                         .method_known = !(flags & 2),
+                                         .required_capabilities = required,
+                                         .input_schema = precollected ? NULL : schema,
+                                         .param_headers = precollected ? &collected : NULL};
             mcp_check_modern_request(&check, &status, &err);
+            mcp_param_headers_clear(&collected);
             json_decref(schema);
             json_decref(required);
         }

@@ -51,6 +51,7 @@
 #include "mcp/headers.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/version.h"
+#include "mcp/xmcp_header.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -107,6 +108,10 @@ typedef struct mcp_request_check {
     bool method_known;              /* the server serves msg->method on the modern path */
     const json_t *required_capabilities; /* ClientCapabilities this request needs, or NULL */
     const json_t *input_schema;     /* tools/call: the tool's inputSchema, or NULL */
+    /* tools/call: the x-mcp-header annotations of input_schema, collected
+     * once (mcp_xmcp_headers_collect) when the tool was registered. NULL:
+     * the ladder collects them from input_schema on every check. */
+    const mcp_param_headers_t *param_headers;
 } mcp_request_check_t;
 
 /*

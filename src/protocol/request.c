@@ -294,8 +294,20 @@ static int check_param_header(const mcp_headers_t *headers, const mcp_param_head
     return rc;
 }
 
+static int check_annotated_headers(const mcp_request_check_t *check,
+                                   const mcp_param_headers_t *annotated, mcp_error_t *e)
+{
+    const json_t *arguments = json_object_get(check->msg->params, "arguments");
+    int rc = MCP_OK;
+    for (size_t i = 0; rc == MCP_OK && i < annotated->count; i++)
+        rc = check_param_header(check->headers, &annotated->items[i], arguments, e);
+    return rc;
+}
+
 static int check_param_headers(const mcp_request_check_t *check, mcp_error_t *e)
 {
+    if (check->param_headers)
+        return check_annotated_headers(check, check->param_headers, e);
     mcp_param_headers_t annotated = {0};
     int rc = mcp_xmcp_headers_collect(check->input_schema, &annotated, e);
     if (rc == MCP_ENOMEM)
@@ -307,9 +319,7 @@ static int check_param_headers(const mcp_request_check_t *check, mcp_error_t *e)
         return mcp_error_set(e, MCP_EINVAL, MCP_INTERNAL_ERROR, NULL,
                              "Internal error: invalid x-mcp-header annotations: %s", why);
     }
-    const json_t *arguments = json_object_get(check->msg->params, "arguments");
-    for (size_t i = 0; rc == MCP_OK && i < annotated.count; i++)
-        rc = check_param_header(check->headers, &annotated.items[i], arguments, e);
+    rc = check_annotated_headers(check, &annotated, e);
     mcp_param_headers_clear(&annotated);
     return rc;
 }
@@ -340,7 +350,8 @@ static int climb_ladder(const mcp_request_check_t *check, mcp_error_t *e)
                              msg->method);
     if (check->required_capabilities && (rc = check_capabilities(check, e)) != MCP_OK)
         return rc;
-    if (headers && check->input_schema && strcmp(msg->method, "tools/call") == 0)
+    if (headers && (check->input_schema || check->param_headers) &&
+        strcmp(msg->method, "tools/call") == 0)
         return check_param_headers(check, e);
     return MCP_OK;
 }

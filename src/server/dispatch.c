@@ -398,6 +398,7 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
         .method_known = method_served(srv, method),
         .required_capabilities = tool ? tool->required_caps : NULL,
         .input_schema = tool ? json_object_get(tool->def, "inputSchema") : NULL,
+        .param_headers = tool ? &tool->param_headers : NULL,
     };
     int rc = mcp_check_modern_request(&check, &status, &err);
     entry_unref(tool);

@@ -29,6 +29,7 @@ void entry_unref(entry_t *e)
     free(e->key);
     json_decref(e->def);
     json_decref(e->required_caps);
+    mcp_param_headers_clear(&e->param_headers);
     json_decref(e->required_args);
     mcp_uri_template_free(e->tpl);
     free(e);
@@ -352,6 +353,8 @@ static int add_tool_def(mcp_server_t *srv, json_t *def, json_t *required_caps, m
         if (e) {
             e->fn.tool = fn;
             e->run_inline = run_inline;
+            e->param_headers = headers; /* collected once, checked on every call */
+            headers = (mcp_param_headers_t){0};
             e->required_caps = required_caps;
             required_caps = NULL;
             rc = registry_add(srv, e);

@@ -54,6 +54,7 @@ typedef struct entry {
     } fn;
     void *user;
     json_t *required_caps;        /* tools: ClientCapabilities every call needs */
+    mcp_param_headers_t param_headers; /* tools: x-mcp-header annotations of the inputSchema */
     struct mcp_uri_template *tpl; /* templates */
     json_t *required_args;        /* prompts: array of required argument names */
     bool run_inline;              /* the handler runs on the receiving thread */

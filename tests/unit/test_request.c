@@ -627,7 +627,10 @@ static const struct ladder_row ladder_rows[] = {
 
 static const char *const supported[] = {"2026-07-28"};
 
-static void run_ladder_row(const struct ladder_row *row, bool with_outputs)
+/* With `precollected`, the tool's x-mcp-header annotations are handed to
+ * the ladder collected (as the server does at registration) instead of
+ * the schema, whenever they are valid: the verdict must be the same. */
+static void run_ladder_row(const struct ladder_row *row, bool with_outputs, bool precollected)
 {
     mcp_message_t msg;
     struct test_headers th;
@@ -640,6 +643,10 @@ static void run_ladder_row(const struct ladder_row *row, bool with_outputs)
     if (era != row->era)
         fail_msg("%s: classified %s", row->name, era == MCP_ERA_MODERN ? "modern" : "legacy");
 
+    mcp_param_headers_t collected = {0};
+    bool use_collected = precollected && schema &&
+                         mcp_xmcp_headers_collect(schema, &collected, NULL) == MCP_OK;
+
     mcp_error_t err = {0};
     int status = -1;
     int rc;
@@ -651,7 +658,8 @@ static void run_ladder_row(const struct ladder_row *row, bool with_outputs)
             .n_versions = 1,
             .method_known = !(row->flags & UNKNOWN_METHOD),
             .required_capabilities = required,
-            .input_schema = schema,
+            .input_schema = use_collected ? NULL : schema,
+            .param_headers = use_collected ? &collected : NULL,
         };
         rc = with_outputs ? mcp_check_modern_request(&check, &status, &err)
                           : mcp_check_modern_request(&check, NULL, NULL);
@@ -686,6 +694,7 @@ static void run_ladder_row(const struct ladder_row *row, bool with_outputs)
     }
 
     mcp_error_clear(&err);
+    mcp_param_headers_clear(&collected);
     json_decref(required);
     json_decref(schema);
     free_headers(&th);
@@ -696,8 +705,9 @@ static void test_ladder_table(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof ladder_rows / sizeof ladder_rows[0]; i++) {
-        run_ladder_row(&ladder_rows[i], true);
-        run_ladder_row(&ladder_rows[i], false);
+        run_ladder_row(&ladder_rows[i], true, false);
+        run_ladder_row(&ladder_rows[i], false, false);
+        run_ladder_row(&ladder_rows[i], true, true);
     }
 }
 
