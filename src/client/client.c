@@ -257,6 +257,20 @@ void client_on_restarted(void *user)
         client_log(c, MCP_LOG_ERROR, "the server was restarted but cannot be initialized");
 }
 
+client_transport_hooks_t client_transport_hooks(mcp_client_t *c)
+{
+    return (client_transport_hooks_t){
+        .on_unrouted = client_on_unrouted,
+        .on_closed = client_on_closed,
+        .on_restarted = client_on_restarted,
+        .user = c,
+        .trace = c->trace,
+        .trace_user = c->trace_user,
+        .log = c->log,
+        .log_user = c->log_user,
+    };
+}
+
 /* ------------------------------------------------------------------------
  * Connecting
  * ------------------------------------------------------------------------ */
@@ -341,7 +355,8 @@ typedef struct stdio_ctx {
 static int restart_stdio(void *user, client_transport_t **out, mcp_error_t *err)
 {
     stdio_ctx_t *ctx = user;
-    *out = client_stdio_new(ctx->target, ctx->client->log, ctx->client->log_user, err);
+    client_transport_hooks_t hooks = client_transport_hooks(ctx->client);
+    *out = client_stdio_new(ctx->target, &hooks, err);
     return *out ? MCP_OK : MCP_EIO;
 }
 
@@ -363,7 +378,8 @@ int mcp_client_connect_stdio(mcp_client_t *client, const mcp_stdio_target_t *tar
                               .probe_timeout_ms = target->probe_timeout_ms > 0
                                                       ? target->probe_timeout_ms
                                                       : CLIENT_DEFAULT_PROBE_TIMEOUT_MS};
-    client_transport_t *t = client_stdio_new(&tapped, client->log, client->log_user, err);
+    client_transport_hooks_t hooks = client_transport_hooks(client);
+    client_transport_t *t = client_stdio_new(&tapped, &hooks, err);
     if (!t)
         return MCP_EIO;
     return client_connect_with(client, t, MCP_TRANSPORT_STDIO, &how, err);
@@ -377,7 +393,8 @@ typedef struct http_ctx {
 static int open_http_sse(void *user, client_transport_t **out, mcp_error_t *err)
 {
     http_ctx_t *ctx = user;
-    *out = client_http_sse_new(ctx->target, ctx->client->log, ctx->client->log_user, err);
+    client_transport_hooks_t hooks = client_transport_hooks(ctx->client);
+    *out = client_http_sse_new(ctx->target, &hooks, err);
     return *out ? MCP_OK : MCP_EIO;
 }
 
@@ -390,7 +407,8 @@ int mcp_client_connect_http(mcp_client_t *client, const mcp_http_target_t *targe
     http_ctx_t ctx = {client, target};
     client_connector_t how = {.open_sse = open_http_sse, .ctx = &ctx,
                               .can_reauthorize = target->token != NULL};
-    client_transport_t *t = client_http_new(target, client->log, client->log_user, err);
+    client_transport_hooks_t hooks = client_transport_hooks(client);
+    client_transport_t *t = client_http_new(target, &hooks, err);
     if (!t)
         return MCP_EIO;
     return client_connect_with(client, t, MCP_TRANSPORT_HTTP, &how, err);

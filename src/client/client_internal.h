@@ -218,7 +218,8 @@ struct mcp_client {
     client_tools_t tools;
     mcp_subscription_t *subs;    /* open subscriptions */
     bool connected;              /* connect succeeded: on_closed is reported */
-    bool closed;                 /* the transport in use ended by itself */
+    bool closed;                 /* the transport in use ended by itself
+                                    (false while there is none) */
     bool capturing_stderr;
     char stderr_tail[1024];      /* the last stderr bytes while connecting */
     size_t stderr_len;
@@ -247,12 +248,18 @@ void client_on_closed(void *user, int rc, const char *why);
 /* The transport restarted the server (its on_restarted). */
 void client_on_restarted(void *user);
 
+/* The hooks every transport of `c` is made with: the three callbacks
+ * above, and the client's trace and log options. */
+client_transport_hooks_t client_transport_hooks(mcp_client_t *c);
+
 /* Keeps what an Implementation/capabilities/instructions triple says about
  * the server (each borrowed, may be NULL). */
 void client_adopt_server(mcp_client_t *c, const json_t *info, const json_t *caps,
                          const char *instructions);
 
-/* What connecting needs beyond the transport (era.c). */
+/* What connecting needs beyond the transport (era.c). Both constructors
+ * make the new transport with client_transport_hooks(), and are called
+ * once the old transport is closed: what the new one reports is its own. */
 typedef struct client_connector {
     /* stdio: starts the server again, for RECONNECT_LEGACY. NULL: none. */
     int (*restart)(void *ctx, client_transport_t **out, mcp_error_t *err);
@@ -274,10 +281,11 @@ typedef struct client_connector {
 #define CLIENT_PROBE_BACKOFF_MS 250
 
 /*
- * Attaches a transport (taken, even on failure) and connects over it as
- * the era option says: probing with server/discover (auto), adopting its
- * DiscoverResult (modern), or the initialize handshake (legacy, or an auto
- * probe whose verdict is legacy). `how` may be NULL.
+ * Attaches a transport (taken, even on failure; made with
+ * client_transport_hooks(c)) and connects over it as the era option says:
+ * probing with server/discover (auto), adopting its DiscoverResult
+ * (modern), or the initialize handshake (legacy, or an auto probe whose
+ * verdict is legacy). `how` may be NULL.
  */
 int client_connect_with(mcp_client_t *c, client_transport_t *t, mcp_transport_kind_t kind,
                         const client_connector_t *how, mcp_error_t *err);
@@ -286,10 +294,6 @@ int client_connect_with(mcp_client_t *c, client_transport_t *t, mcp_transport_ki
  * plug in a fake transport. */
 int client_connect_transport(mcp_client_t *c, client_transport_t *t, mcp_transport_kind_t kind,
                              mcp_error_t *err);
-
-/* Replaces the connection's transport with `t` (during connect only),
- * closing and freeing the old one. */
-void client_swap_transport(mcp_client_t *c, client_transport_t *t);
 
 /* While connecting over stdio: the stderr tail kept so far ("" if none). */
 void client_stderr_tail(mcp_client_t *c, char *buf, size_t size);

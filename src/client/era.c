@@ -39,22 +39,20 @@ static void sleep_ms(int64_t ms)
         ;
 }
 
-void client_swap_transport(mcp_client_t *c, client_transport_t *t)
+/*
+ * Closes and frees the transport in use, if any, before connect makes
+ * another. Its end was connect's business and is forgotten: closed, it
+ * reports no more. The next transport reports to the same hooks as soon as
+ * it is made, so its end, even one before connect sees it, counts.
+ */
+static void drop_transport(mcp_client_t *c)
 {
     client_transport_t *old = c->transport;
-    t->on_unrouted = client_on_unrouted;
-    t->on_closed = client_on_closed;
-    t->on_restarted = client_on_restarted;
-    t->user = c;
-    t->trace = c->trace;
-    t->trace_user = c->trace_user;
-    c->transport = t;
+    c->transport = NULL;
     if (old) {
         old->ops->close(old);
         old->ops->free(old);
     }
-    /* The old transport's end (it is closed now: it reports no more) was
-     * connect's business. */
     pthread_mutex_lock(&c->lock);
     c->closed = false;
     pthread_mutex_unlock(&c->lock);
@@ -207,12 +205,11 @@ static int connect_legacy(mcp_client_t *c, const client_connector_t *how, bool s
     }
     if (!how || !how->open_sse)
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "HTTP+SSE needs an HTTP target");
-    client_transport_t *sse = NULL;
-    rc = how->open_sse(how->ctx, &sse, err);
+    client_legacy_close(c);
+    drop_transport(c);
+    rc = how->open_sse(how->ctx, &c->transport, err);
     if (rc != MCP_OK)
         return rc;
-    client_legacy_close(c);
-    client_swap_transport(c, sse);
     c->verdict.http_sse = true;
     return client_legacy_connect(c, NULL, err);
 }
@@ -295,11 +292,10 @@ static int probe_and_connect(mcp_client_t *c, mcp_transport_kind_t kind,
             }
             client_log(c, MCP_LOG_INFO, "the server exited during the probe; restarting it "
                                         "for the legacy handshake");
-            client_transport_t *fresh = NULL;
-            rc = how->restart(how->ctx, &fresh, err);
+            drop_transport(c);
+            rc = how->restart(how->ctx, &c->transport, err);
             if (rc != MCP_OK)
                 break;
-            client_swap_transport(c, fresh);
             pin(c, MCP_VERDICT_RECONNECT_LEGACY, true, v.reason);
             rc = connect_legacy(c, how, false, err);
             if (rc != MCP_OK)
@@ -365,8 +361,7 @@ int client_connect_with(mcp_client_t *c, client_transport_t *t, mcp_transport_ki
                         const client_connector_t *how, mcp_error_t *err)
 {
     c->kind = kind;
-    c->transport = NULL;
-    client_swap_transport(c, t);
+    c->transport = t; /* `closed` is false: no transport, no end */
     pthread_mutex_lock(&c->lock);
     c->capturing_stderr = true;
     c->stderr_len = 0;
@@ -400,10 +395,7 @@ int client_connect_with(mcp_client_t *c, client_transport_t *t, mcp_transport_ki
         c->on_closed(c->on_closed_user, MCP_ECLOSED, "the connection ended as it was made");
     if (rc != MCP_OK) {
         client_legacy_close(c);
-        client_transport_t *dead = c->transport;
-        c->transport = NULL;
-        dead->ops->close(dead);
-        dead->ops->free(dead);
+        drop_transport(c);
         pthread_mutex_lock(&c->lock);
         c->era = MCP_ERA_UNKNOWN;
         pthread_mutex_unlock(&c->lock);

@@ -137,50 +137,76 @@ typedef struct client_transport_ops {
                        client_exchange_t **out);
 } client_transport_ops_t;
 
-/* Every transport starts with this header. */
-struct client_transport {
-    const client_transport_ops_t *ops;
+/*
+ * Who hears from a transport: the callbacks through which it reports what
+ * belongs to no exchange, and where it logs and traces. Every field may be
+ * NULL.
+ *
+ * The constructor copies the hooks into the transport's header before it
+ * starts any thread, and nothing changes them afterwards, so transport
+ * threads read them without a lock, and an event that comes at once (a
+ * server that exits as soon as it starts, a line it prints before any
+ * request) reaches them like any later one. The callbacks run on transport
+ * threads and may run before the constructor has returned.
+ */
+typedef struct client_transport_hooks {
     /* Messages that belong to no request in flight (stdio: log messages,
      * notifications of unknown subscriptions; legacy: the server's requests
-     * and session notifications). Borrowed. May be NULL. */
+     * and session notifications). Borrowed. */
     void (*on_unrouted)(void *user, const json_t *msg);
-    /* The connection ended by itself (stdio: the server exited; rc and a
-     * reason). May be NULL. */
+    /* The connection ended by itself (stdio: the server exited; HTTP+SSE:
+     * the event stream ended; Streamable HTTP: libcurl failed), with rc
+     * and a reason. At most once, and never for a transport whose
+     * constructor failed, nor once close() has returned. */
     void (*on_closed)(void *user, int rc, const char *why);
     /* stdio with restart: the server exited (every exchange failed with
      * MCP_ECLOSED) and a new process runs, which knows nothing the old one
      * did. Called on the transport's thread before it reads the new
      * process's output, so it must not wait for an exchange; it may start
-     * some on another thread. May be NULL. */
+     * some on another thread. */
     void (*on_restarted)(void *user);
-    void *user;
-    /* Sees every message sent or received (the client's trace option), or
-     * NULL. Set with the callbacks above, before the first request. */
+    void *user;                     /* for the three callbacks above */
+    /* Sees every message sent or received (the client's trace option). */
     mcp_trace_fn trace;
     void *trace_user;
+    /* The library's own diagnostics (the client's log option). */
+    mcp_log_fn log;
+    void *log_user;
+} client_transport_hooks_t;
+
+/* Every transport starts with this header. */
+struct client_transport {
+    const client_transport_ops_t *ops;
+    client_transport_hooks_t hooks; /* set by the constructor, then fixed */
 };
 
-/* Report a message to t->trace, if set: as text (`len` bytes), or as JSON
- * (dumped compactly). wire_trace.c. */
+/* Report a message to t->hooks.trace, if set: as text (`len` bytes), or
+ * as JSON (dumped compactly). wire_trace.c. */
 void client_trace_text(const client_transport_t *t, mcp_trace_direction_t direction,
                        const char *text, size_t len);
 void client_trace_json(const client_transport_t *t, mcp_trace_direction_t direction,
                        const json_t *msg);
 
-/* The stdio transport: spawns target->argv. NULL with *err on failure. */
-client_transport_t *client_stdio_new(const mcp_stdio_target_t *target, mcp_log_fn log,
-                                     void *log_user, mcp_error_t *err);
+/*
+ * The constructors. Each copies `hooks` (NULL: none; the caller's struct
+ * is not kept) into the new transport before its threads start, so the
+ * callbacks may run before it returns (see client_transport_hooks_t). On
+ * failure: NULL and *err, and no on_closed.
+ */
 
-/* The Streamable HTTP transport for target->url. NULL with *err on failure. */
-client_transport_t *client_http_new(const mcp_http_target_t *target, mcp_log_fn log,
-                                    void *log_user, mcp_error_t *err);
+/* The stdio transport: spawns target->argv. */
+client_transport_t *client_stdio_new(const mcp_stdio_target_t *target,
+                                     const client_transport_hooks_t *hooks, mcp_error_t *err);
+
+/* The Streamable HTTP transport for target->url. */
+client_transport_t *client_http_new(const mcp_http_target_t *target,
+                                    const client_transport_hooks_t *hooks, mcp_error_t *err);
 
 /* The HTTP+SSE transport of 2024-11-05 for target->url: GETs the URL, waits
  * for the `endpoint` event and POSTs every message there; answers come on
- * the event stream and are routed by id as on stdio. NULL with *err when
- * the stream cannot be opened or names no endpoint within
- * `connect_timeout_ms`. */
-client_transport_t *client_http_sse_new(const mcp_http_target_t *target, mcp_log_fn log,
-                                        void *log_user, mcp_error_t *err);
+ * the event stream and are routed by id as on stdio. Fails when the stream
+ * cannot be opened or names no endpoint within `connect_timeout_ms`. */
+client_transport_t *client_http_sse_new(const mcp_http_target_t *target,
+                                        const client_transport_hooks_t *hooks, mcp_error_t *err);
 
 #endif /* MCP_CLIENT_TRANSPORT_H */

@@ -72,14 +72,15 @@ static void http_log(http_client_t *t, mcp_log_level_t level, const char *fmt, .
 
 static void http_log(http_client_t *t, mcp_log_level_t level, const char *fmt, ...)
 {
-    if (!t->log)
+    const client_transport_hooks_t *h = &t->base.hooks;
+    if (!h->log)
         return;
     char line[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    t->log(t->log_user, level, line);
+    h->log(h->log_user, level, line);
 }
 
 
@@ -119,8 +120,8 @@ static void forward_other(void *user, const json_t *msg)
     client_exchange_t *ex = user;
     http_client_t *t = ex->t;
     client_trace_json(&t->base, MCP_TRACE_RECEIVED, msg);
-    if (t->base.on_unrouted)
-        t->base.on_unrouted(t->base.user, msg);
+    if (t->base.hooks.on_unrouted)
+        t->base.hooks.on_unrouted(t->base.hooks.user, msg);
     else
         http_log(t, MCP_LOG_DEBUG, "dropping a message that is neither a notification nor the "
                                    "response, received on a request's event stream");
@@ -366,7 +367,7 @@ static void unlink_active(http_client_t *t, client_exchange_t *ex)
  * traced as they arrived. */
 static void trace_reply(http_client_t *t, const client_outcome_t *out)
 {
-    if (!t->base.trace)
+    if (!t->base.hooks.trace)
         return;
     if (out->response) {
         client_trace_json(&t->base, MCP_TRACE_RECEIVED, out->response);
@@ -530,8 +531,8 @@ static void *fail_transport(http_client_t *t, CURLMcode mc)
     snprintf(why, sizeof why, "the HTTP client failed: %s", curl_multi_strerror(mc));
     http_log(t, MCP_LOG_ERROR, "%s", why);
     shut_down(t, MCP_EIO, why);
-    if (t->base.on_closed)
-        t->base.on_closed(t->base.user, MCP_EIO, why);
+    if (t->base.hooks.on_closed)
+        t->base.hooks.on_closed(t->base.hooks.user, MCP_EIO, why);
     return NULL;
 }
 
@@ -784,7 +785,8 @@ static int start_thread(http_client_t *t)
 
 client_transport_t *client_http_new_with_limits(const mcp_http_target_t *target,
                                                 const client_http_limits_t *limits,
-                                                mcp_log_fn log, void *log_user, mcp_error_t *err)
+                                                const client_transport_hooks_t *hooks,
+                                                mcp_error_t *err)
 {
     if (!target) {
         mcp_error_set(err, MCP_EINVAL, 0, NULL, "no HTTP target");
@@ -803,8 +805,8 @@ client_transport_t *client_http_new_with_limits(const mcp_http_target_t *target,
     }
     pthread_mutex_init(&t->lock, NULL);
     t->base.ops = &http_ops;
-    t->log = log;
-    t->log_user = log_user;
+    if (hooks)
+        t->base.hooks = *hooks; /* before the transport thread, which reads them, starts */
     if (limits)
         t->limits = *limits;
     if (t->limits.drain_ms <= 0)
@@ -829,8 +831,8 @@ client_transport_t *client_http_new_with_limits(const mcp_http_target_t *target,
     return &t->base;
 }
 
-client_transport_t *client_http_new(const mcp_http_target_t *target, mcp_log_fn log,
-                                    void *log_user, mcp_error_t *err)
+client_transport_t *client_http_new(const mcp_http_target_t *target,
+                                    const client_transport_hooks_t *hooks, mcp_error_t *err)
 {
-    return client_http_new_with_limits(target, NULL, log, log_user, err);
+    return client_http_new_with_limits(target, NULL, hooks, err);
 }

@@ -27,6 +27,7 @@ typedef struct client_http_limits {
 /* client_http_new() with explicit limits (NULL: the defaults). */
 client_transport_t *client_http_new_with_limits(const mcp_http_target_t *target,
                                                 const client_http_limits_t *limits,
-                                                mcp_log_fn log, void *log_user, mcp_error_t *err);
+                                                const client_transport_hooks_t *hooks,
+                                                mcp_error_t *err);
 
 #endif /* MCP_TRANSPORT_HTTP_CLIENT_H */

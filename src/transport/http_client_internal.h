@@ -62,8 +62,6 @@ struct client_exchange {
 struct http_client {
     client_transport_t base; /* first: the core sees only this */
     client_http_limits_t limits;
-    mcp_log_fn log;
-    void *log_user;
 
     http_target_t target;
     CURLM *multi;

@@ -151,8 +151,9 @@ void http_client_session_end(client_transport_t *base)
     long status = 0;
     if (c == CURLE_OK)
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-    if (t->log)
-        t->log(t->log_user, MCP_LOG_DEBUG,
+    const client_transport_hooks_t *h = &t->base.hooks;
+    if (h->log)
+        h->log(h->log_user, MCP_LOG_DEBUG,
                c != CURLE_OK ? "ending the session failed"
                : status == 405 ? "the server does not let clients end sessions (405)"
                                : "session ended");

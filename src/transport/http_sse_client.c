@@ -32,8 +32,6 @@
 
 typedef struct sse_transport {
     client_transport_t base;  /* must stay first */
-    mcp_log_fn log;
-    void *log_user;
     http_target_t target;
 
     message_channel_t channel; /* takes exchanges until the stream ends */
@@ -41,6 +39,7 @@ typedef struct sse_transport {
     pthread_cond_t cond;
     char *endpoint;           /* where to POST, once known */
     bool ended;               /* the stream is over */
+    bool opened;              /* the constructor succeeded: an end is reported */
     char why[200];            /* why it ended */
     atomic_bool closing;      /* read by the progress callback */
     bool has_reader;
@@ -51,14 +50,15 @@ static void slog(sse_transport_t *t, mcp_log_level_t level, const char *fmt, ...
     MCP_PRINTF(3, 4);
 static void slog(sse_transport_t *t, mcp_log_level_t level, const char *fmt, ...)
 {
-    if (!t->log)
+    const client_transport_hooks_t *h = &t->base.hooks;
+    if (!h->log)
         return;
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    t->log(t->log_user, level, msg);
+    h->log(h->log_user, level, msg);
 }
 
 /* Ends the stream: every exchange fails with MCP_ECLOSED. */
@@ -176,8 +176,14 @@ static void *read_stream(void *arg)
         curl_easy_cleanup(e);
     http_sse_stream_free(&r.stream);
     end_all(t, why);
-    if (!atomic_load(&t->closing) && t->base.on_closed)
-        t->base.on_closed(t->base.user, MCP_ECLOSED, why);
+    /* A stream that ends before its endpoint came fails the constructor,
+     * which says so itself: `ended` and `opened` are decided under the
+     * same lock. */
+    pthread_mutex_lock(&t->lock);
+    bool report = t->opened && !atomic_load(&t->closing);
+    pthread_mutex_unlock(&t->lock);
+    if (report && t->base.hooks.on_closed)
+        t->base.hooks.on_closed(t->base.hooks.user, MCP_ECLOSED, why);
     return NULL;
 }
 
@@ -314,8 +320,8 @@ static const client_transport_ops_t sse_ops = {
  * Creating the transport
  * ------------------------------------------------------------------------ */
 
-client_transport_t *client_http_sse_new(const mcp_http_target_t *target, mcp_log_fn log,
-                                        void *log_user, mcp_error_t *err)
+client_transport_t *client_http_sse_new(const mcp_http_target_t *target,
+                                        const client_transport_hooks_t *hooks, mcp_error_t *err)
 {
     sse_transport_t *t = calloc(1, sizeof *t);
     if (!t) {
@@ -323,8 +329,8 @@ client_transport_t *client_http_sse_new(const mcp_http_target_t *target, mcp_log
         return NULL;
     }
     t->base.ops = &sse_ops;
-    t->log = log;
-    t->log_user = log_user;
+    if (hooks)
+        t->base.hooks = *hooks; /* before the reader thread, which reads them, starts */
     pthread_mutex_init(&t->lock, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
@@ -352,6 +358,7 @@ client_transport_t *client_http_sse_new(const mcp_http_target_t *target, mcp_log
         if (pthread_cond_timedwait(&t->cond, &t->lock, &until) != 0)
             break;
     bool ready = t->endpoint != NULL && !t->ended;
+    t->opened = ready;
     char why[sizeof t->why];
     snprintf(why, sizeof why, "%s", t->ended ? t->why : "no endpoint event in time");
     char *endpoint = ready ? strdup(t->endpoint) : NULL;

@@ -177,8 +177,8 @@ bool message_channel_receive(message_channel_t *ch, const char *text, size_t len
     else if (route.kind == STDIO_ROUTE_NOTIFICATION)
         ex->refs++;
     pthread_mutex_unlock(&ch->lock);
-    /* Traced only now: the core sets base->trace before its first start(),
-     * which takes the lock too, so this read is ordered after that write. */
+    /* Traced outside the lock: the hooks are fixed before any thread
+     * starts. */
     client_trace_text(ch->base, MCP_TRACE_RECEIVED, text, len);
 
     switch (route.kind) {
@@ -194,8 +194,8 @@ bool message_channel_receive(message_channel_t *ch, const char *text, size_t len
         unref(ch, ex);
         break;
     case STDIO_ROUTE_UNROUTED:
-        if (ch->base->on_unrouted)
-            ch->base->on_unrouted(ch->base->user, route.msg.root);
+        if (ch->base->hooks.on_unrouted)
+            ch->base->hooks.on_unrouted(ch->base->hooks.user, route.msg.root);
         break;
     case STDIO_ROUTE_DROP:
         break;

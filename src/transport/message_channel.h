@@ -32,7 +32,7 @@
 typedef int (*message_channel_send_fn)(void *ctx, const json_t *msg);
 
 typedef struct message_channel {
-    client_transport_t *base; /* whose callbacks (on_unrouted, trace) serve it */
+    client_transport_t *base; /* whose hooks (on_unrouted, trace) serve it */
     message_channel_send_fn send;
     void *send_ctx;
     pthread_mutex_t lock;     /* guards what follows and the exchanges' refs */
@@ -60,9 +60,9 @@ void message_channel_release(message_channel_t *ch, client_exchange_t *ex);
 /*
  * Routes one message read from the stream (`len` bytes of JSON, traced as
  * received): a response ends its exchange, a notification goes to its
- * exchange, anything else to base->on_unrouted. Returns false, with the
- * reason in *why, when it was dropped (not a JSON-RPC message, or an answer
- * nobody waits for).
+ * exchange, anything else to base->hooks.on_unrouted. Returns false, with
+ * the reason in *why, when it was dropped (not a JSON-RPC message, or an
+ * answer nobody waits for).
  */
 bool message_channel_receive(message_channel_t *ch, const char *text, size_t len,
                              mcp_error_t *why);

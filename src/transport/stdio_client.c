@@ -63,8 +63,6 @@ typedef struct stdio_transport {
     mcp_stderr_fn on_stderr;
     void *stderr_user;
     bool restart;
-    mcp_log_fn log;
-    void *log_user;
 
     message_channel_t channel;      /* takes exchanges while state is RUNNING */
     /* Guards state, started_ms and the child but its in_fd. Taken before
@@ -84,14 +82,15 @@ static void tlog(stdio_transport_t *t, mcp_log_level_t level, const char *fmt, .
     MCP_PRINTF(3, 4);
 static void tlog(stdio_transport_t *t, mcp_log_level_t level, const char *fmt, ...)
 {
-    if (!t->log)
+    const client_transport_hooks_t *h = &t->base.hooks;
+    if (!h->log)
         return;
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    t->log(t->log_user, level, msg);
+    h->log(h->log_user, level, msg);
 }
 
 
@@ -438,12 +437,12 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
     pthread_mutex_unlock(&t->lock);
     if (again) {
         tlog(t, MCP_LOG_INFO, "restarted the server");
-        if (t->base.on_restarted)
-            t->base.on_restarted(t->base.user);
+        if (t->base.hooks.on_restarted)
+            t->base.hooks.on_restarted(t->base.hooks.user);
         return true;
     }
-    if (t->base.on_closed)
-        t->base.on_closed(t->base.user, MCP_ECLOSED, why);
+    if (t->base.hooks.on_closed)
+        t->base.hooks.on_closed(t->base.hooks.user, MCP_ECLOSED, why);
     return false;
 }
 
@@ -575,8 +574,8 @@ static char **merge_env(const char *const *extra)
     return env;
 }
 
-client_transport_t *client_stdio_new(const mcp_stdio_target_t *target, mcp_log_fn log,
-                                     void *log_user, mcp_error_t *err)
+client_transport_t *client_stdio_new(const mcp_stdio_target_t *target,
+                                     const client_transport_hooks_t *hooks, mcp_error_t *err)
 {
     if (!target || !target->argv || !target->argv[0]) {
         mcp_error_set(err, MCP_EINVAL, 0, NULL, "the stdio target needs argv[0]");
@@ -588,6 +587,8 @@ client_transport_t *client_stdio_new(const mcp_stdio_target_t *target, mcp_log_f
         return NULL;
     }
     t->base.ops = &stdio_ops;
+    if (hooks)
+        t->base.hooks = *hooks; /* before the I/O thread, which reads them, starts */
     t->wake[0] = t->wake[1] = -1;
     t->child = (child_process_t){0, -1, -1, -1};
     pthread_mutex_init(&t->lock, NULL);
@@ -596,8 +597,6 @@ client_transport_t *client_stdio_new(const mcp_stdio_target_t *target, mcp_log_f
     t->on_stderr = target->on_stderr;
     t->stderr_user = target->stderr_user;
     t->restart = target->restart;
-    t->log = log;
-    t->log_user = log_user;
     t->argv = copy_strv(target->argv, 0);
     t->envp = merge_env(target->env);
     t->cwd = target->cwd ? strdup(target->cwd) : NULL;

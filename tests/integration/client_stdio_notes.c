@@ -1,7 +1,8 @@
 /*
  * The client against examples/notes_server over stdio: every call type,
  * pagination helpers, progress, cancellation, timeouts, MRTR, concurrency,
- * listen, the server exiting under a call, restart, stderr.
+ * listen, the server exiting under a call, restart, stderr, a log message
+ * before the first request.
  */
 #define _GNU_SOURCE /* mkdtemp, kill, clock_gettime with -std=c11 */
 #include <pthread.h>
@@ -628,6 +629,55 @@ static void test_server_that_will_not_start(void **state)
     mcp_client_free(c);
 }
 
+/* A log message the server writes as it starts, before the client sent
+ * anything, reaches on_log: the transport's reader thread may read it
+ * before connect has even begun. */
+typedef struct early_logs {
+    pthread_mutex_t lock;
+    int count;
+    char data[64];
+} early_logs_t;
+
+static void on_early_log(void *user, const char *level, const char *logger, const json_t *data)
+{
+    (void)level, (void)logger;
+    early_logs_t *l = user;
+    pthread_mutex_lock(&l->lock);
+    l->count++;
+    snprintf(l->data, sizeof l->data, "%s", json_string_value(data));
+    pthread_mutex_unlock(&l->lock);
+}
+
+static int early_count(early_logs_t *l)
+{
+    pthread_mutex_lock(&l->lock);
+    int n = l->count;
+    pthread_mutex_unlock(&l->lock);
+    return n;
+}
+
+static void test_log_before_any_request(void **state)
+{
+    (void)state;
+    early_logs_t logs = {PTHREAD_MUTEX_INITIALIZER, 0, ""};
+    mcp_error_t err = {0};
+    mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
+        .name = "t", .version = "1", .on_log = on_early_log, .on_log_user = &logs}, &err);
+    assert_non_null(c);
+    const char *const argv[] = {
+        "sh", "-c",
+        "echo '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+        "\"params\":{\"level\":\"info\",\"data\":\"starting\"}}'; exec \"$0\"",
+        MCP_NOTES_SERVER, NULL};
+    if (mcp_client_connect_stdio(c, &(mcp_stdio_target_t){.argv = argv}, &err) != MCP_OK)
+        fail_msg("connect: %s", err.message);
+    for (int i = 0; i < 500 && early_count(&logs) == 0; i++)
+        sleep_ms(10);
+    mcp_client_free(c);
+    assert_int_equal(early_count(&logs), 1);
+    assert_string_equal(logs.data, "starting");
+}
+
 int main(void)
 {
     const struct CMUnitTest shared[] = {
@@ -644,6 +694,7 @@ int main(void)
     const struct CMUnitTest own[] = {
         cmocka_unit_test(test_server_process),
         cmocka_unit_test(test_server_that_will_not_start),
+        cmocka_unit_test(test_log_before_any_request),
     };
     int failed = cmocka_run_group_tests_name("client_stdio_shared", shared, setup, teardown);
     return failed + cmocka_run_group_tests_name("client_stdio_own", own, NULL, NULL);

@@ -145,10 +145,12 @@ static const client_transport_ops_t fake_ops = {
     .free = op_free,
 };
 
-fake_transport_t *fake_transport_new(fake_responder_fn responder, void *user)
+fake_transport_t *fake_transport_new(mcp_client_t *client, fake_responder_fn responder,
+                                     void *user)
 {
     fake_transport_t *ft = calloc(1, sizeof *ft);
     ft->base.ops = &fake_ops;
+    ft->base.hooks = client_transport_hooks(client);
     ft->responder = responder;
     ft->user = user;
     pthread_mutex_init(&ft->lock, NULL);
@@ -191,8 +193,8 @@ bool fake_finish(fake_transport_t *ft, json_int_t id, json_t *response_new, int 
 
 void fake_unrouted(fake_transport_t *ft, const json_t *msg)
 {
-    if (ft->base.on_unrouted)
-        ft->base.on_unrouted(ft->base.user, msg);
+    if (ft->base.hooks.on_unrouted)
+        ft->base.hooks.on_unrouted(ft->base.hooks.user, msg);
 }
 
 static json_t *copy_of(fake_transport_t *ft, json_t *a)

@@ -8,6 +8,7 @@
 #ifndef MCP_TEST_CLIENT_FAKE_TRANSPORT_H
 #define MCP_TEST_CLIENT_FAKE_TRANSPORT_H
 
+#include "client/client_internal.h"
 #include "client/transport.h"
 
 typedef struct fake_transport fake_transport_t;
@@ -16,7 +17,10 @@ typedef struct fake_transport fake_transport_t;
  * NULL to leave it in flight. May call fake_emit() for the request first. */
 typedef json_t *(*fake_responder_fn)(void *user, fake_transport_t *ft, const json_t *request);
 
-fake_transport_t *fake_transport_new(fake_responder_fn responder, void *user);
+/* A transport for `client`: made with client_transport_hooks(client), as
+ * the real constructors are. */
+fake_transport_t *fake_transport_new(mcp_client_t *client, fake_responder_fn responder,
+                                     void *user);
 /* The transport to hand to client_connect_transport() (which takes it). */
 client_transport_t *fake_transport_base(fake_transport_t *ft);
 

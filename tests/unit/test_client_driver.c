@@ -115,7 +115,7 @@ static void connect_fixture(fixture_t *f, mcp_transport_kind_t kind, mcp_client_
         o = &defaults;
     f->c = mcp_client_new(o, NULL);
     assert_non_null(f->c);
-    f->ft = fake_transport_new(respond, &f->server);
+    f->ft = fake_transport_new(f->c, respond, &f->server);
     mcp_error_t err = {0};
     assert_int_equal(client_connect_transport(f->c, fake_transport_base(f->ft), kind, &err),
                      MCP_OK);
@@ -212,7 +212,8 @@ static void test_connect_failures(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1"},
                                          NULL);
-        fake_transport_t *ft = fake_transport_new(respond_bad_discover, (void *)cases[i].versions);
+        fake_transport_t *ft =
+            fake_transport_new(c, respond_bad_discover, (void *)cases[i].versions);
         mcp_error_t err = {0};
         assert_int_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
                                                   &err),
@@ -402,7 +403,7 @@ static json_t *input_for_list(void *user, fake_transport_t *ft, const json_t *re
 static void test_input_required_only_where_allowed(void **state)
 {
     mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1"}, NULL);
-    fake_transport_t *ft = fake_transport_new(input_for_list, NULL);
+    fake_transport_t *ft = fake_transport_new(c, input_for_list, NULL);
     assert_int_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
                                               NULL),
                      MCP_OK);
@@ -673,7 +674,7 @@ static void on_closed(void *user, int rc, const char *why)
 static void transport_ends(fake_transport_t *ft, const char *why)
 {
     client_transport_t *t = fake_transport_base(ft);
-    t->on_closed(t->user, MCP_ECLOSED, why);
+    t->hooks.on_closed(t->hooks.user, MCP_ECLOSED, why);
 }
 
 /* Answers server/discover after the transport reported its end, or with
@@ -695,7 +696,7 @@ static void test_on_closed(void **state)
     /* After connecting: once. */
     mcp_client_t *c = mcp_client_new(&o, NULL);
     server_t server = {0};
-    fake_transport_t *ft = fake_transport_new(respond, &server);
+    fake_transport_t *ft = fake_transport_new(c, respond, &server);
     assert_int_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
                                               NULL), MCP_OK);
     assert_int_equal(closings.count, 0);
@@ -710,7 +711,7 @@ static void test_on_closed(void **state)
      * made is already gone)... */
     closings = (closings_t){0};
     c = mcp_client_new(&o, NULL);
-    ft = fake_transport_new(respond_ending, NULL);
+    ft = fake_transport_new(c, respond_ending, NULL);
     assert_int_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
                                               NULL), MCP_OK);
     assert_int_equal(closings.count, 1);
@@ -720,7 +721,7 @@ static void test_on_closed(void **state)
     /* ... and not at all when connect fails: its error says it. */
     closings = (closings_t){0};
     c = mcp_client_new(&o, NULL);
-    ft = fake_transport_new(respond_ending, "fail");
+    ft = fake_transport_new(c, respond_ending, "fail");
     assert_int_not_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
                                                   NULL), MCP_OK);
     assert_int_equal(closings.count, 0);

@@ -117,7 +117,7 @@ static void test_handshake(void **state)
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1"},
                                          NULL);
-        fake_transport_t *ft = fake_transport_new(legacy_server, (void *)rows[i].answered);
+        fake_transport_t *ft = fake_transport_new(c, legacy_server, (void *)rows[i].answered);
         mcp_error_t err = {0};
         assert_int_equal(client_connect_transport(c, fake_transport_base(ft),
                                                   MCP_TRANSPORT_STDIO, &err),
@@ -185,7 +185,7 @@ static void test_server_cancels_its_request(void **state)
     (void)state;
     mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
         .name = "t", .version = "1", .elicit = held_elicit}, NULL);
-    fake_transport_t *ft = fake_transport_new(legacy_server, (void *)"2025-11-25");
+    fake_transport_t *ft = fake_transport_new(c, legacy_server, (void *)"2025-11-25");
     mcp_error_t err = {0};
     assert_int_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
                                               &err),

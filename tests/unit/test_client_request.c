@@ -177,7 +177,7 @@ static json_t *sent_capabilities(const mcp_client_options_t *o)
 {
     mcp_client_t *c = mcp_client_new(o, NULL);
     assert_non_null(c);
-    fake_transport_t *ft = fake_transport_new(discover_only, NULL);
+    fake_transport_t *ft = fake_transport_new(c, discover_only, NULL);
     assert_int_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
                                               NULL),
                      MCP_OK);

@@ -559,16 +559,22 @@ static json_t *tool_request(json_int_t id, const char *name)
 static const client_http_hints_t tool_hints = {
     .protocol_version = REVISION, .method = "tools/call", .name = "echo"};
 
-static client_transport_t *transport_for(const server_t *s, const client_http_limits_t *limits)
+static client_transport_t *transport_hooked(const server_t *s, const client_http_limits_t *limits,
+                                            const client_transport_hooks_t *hooks)
 {
     char *url = url_of(s);
     mcp_error_t err = {0};
     client_transport_t *t =
-        client_http_new_with_limits(&(mcp_http_target_t){.url = url}, limits, NULL, NULL, &err);
+        client_http_new_with_limits(&(mcp_http_target_t){.url = url}, limits, hooks, &err);
     if (!t)
         fail_msg("client_http_new: %s", err.message);
     free(url);
     return t;
+}
+
+static client_transport_t *transport_for(const server_t *s, const client_http_limits_t *limits)
+{
+    return transport_hooked(s, limits, NULL);
 }
 
 /* Starts a tools/call on t and waits for its outcome. */
@@ -757,9 +763,9 @@ static void test_sse_other_messages_unrouted(void **state)
                    "data: " TOOL_RESULT "\n\n"}};
     server_t s;
     server_start(&s, &legacy);
-    client_transport_t *t = transport_for(&s, NULL);
-    t->on_unrouted = count_unrouted;
     unrouted_count = 0;
+    client_transport_t *t =
+        transport_hooked(&s, NULL, &(client_transport_hooks_t){.on_unrouted = count_unrouted});
     call_t c;
     call_tool(t, 2, &c);
     assert_tool_result(&c, 2);
@@ -951,7 +957,7 @@ static void test_connection_refused(void **state)
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", ntohs(sa.sin_port));
     client_transport_t *t =
-        client_http_new(&(mcp_http_target_t){.url = url}, NULL, NULL, NULL);
+        client_http_new(&(mcp_http_target_t){.url = url}, NULL, NULL);
     assert_non_null(t);
     call_t c;
     call_tool(t, 1, &c);
@@ -1046,7 +1052,7 @@ static void test_cancel_never_answers(void **state)
     silent_start(&s);
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", s.port);
-    client_transport_t *t = client_http_new(&(mcp_http_target_t){.url = url}, NULL, NULL, NULL);
+    client_transport_t *t = client_http_new(&(mcp_http_target_t){.url = url}, NULL, NULL);
     assert_non_null(t);
 
     call_t c;
@@ -1280,8 +1286,7 @@ static void test_headers_sent(void **state)
     char *url = url_of(&s);
     const char *extra[] = {"X-Trace: abc-123", "X-Tenant:blue", NULL};
     client_transport_t *t = client_http_new(
-        &(mcp_http_target_t){.url = url, .headers = extra, .bearer_token = "tok-42"}, NULL, NULL,
-        NULL);
+        &(mcp_http_target_t){.url = url, .headers = extra, .bearer_token = "tok-42"}, NULL, NULL);
     assert_non_null(t);
     free(url);
 
@@ -1345,7 +1350,7 @@ static void test_header_injection_refused(void **state)
 {
     (void)state;
     client_transport_t *t =
-        client_http_new(&(mcp_http_target_t){.url = "http://127.0.0.1:9/mcp"}, NULL, NULL, NULL);
+        client_http_new(&(mcp_http_target_t){.url = "http://127.0.0.1:9/mcp"}, NULL, NULL);
     assert_non_null(t);
     json_t *req = tool_request(1, "echo");
     call_t c;
@@ -1393,17 +1398,16 @@ static void test_bad_targets(void **state)
     };
     for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
         mcp_error_t err = {0};
-        client_transport_t *t = client_http_new(&targets[i], NULL, NULL, &err);
+        client_transport_t *t = client_http_new(&targets[i], NULL, &err);
         if (t)
             fail_msg("target %zu was accepted", i);
         assert_true(strlen(err.message) > 0);
         mcp_error_clear(&err);
     }
-    assert_null(client_http_new(NULL, NULL, NULL, NULL));
+    assert_null(client_http_new(NULL, NULL, NULL));
     /* Authorization is the user's when no token is configured. */
     client_transport_t *t = client_http_new(
-        &(mcp_http_target_t){.url = "HTTPS://example.com/mcp", .headers = auth}, NULL, NULL,
-        NULL);
+        &(mcp_http_target_t){.url = "HTTPS://example.com/mcp", .headers = auth}, NULL, NULL);
     assert_non_null(t);
     transport_free(t);
 }
@@ -1478,7 +1482,7 @@ static void test_tls(void **state)
         {.url = url, .ca_file = ca_file} /* verified against our CA */
     };
     for (size_t i = 0; i < 3; i++) {
-        client_transport_t *t = client_http_new(&targets[i], NULL, NULL, NULL);
+        client_transport_t *t = client_http_new(&targets[i], NULL, NULL);
         assert_non_null(t);
         call_t c;
         call_tool(t, (json_int_t)i, &c);
@@ -1545,7 +1549,7 @@ static void test_token_callback_failures(void **state)
     int want[] = {MCP_EAUTH, MCP_EINVAL};
     for (size_t i = 0; i < 2; i++) {
         client_transport_t *t =
-            client_http_new(&(mcp_http_target_t){.url = url, .token = fns[i]}, NULL, NULL, NULL);
+            client_http_new(&(mcp_http_target_t){.url = url, .token = fns[i]}, NULL, NULL);
         assert_non_null(t);
         call_t c;
         call_init(&c);
@@ -1573,8 +1577,7 @@ static void test_token_callback(void **state)
     char *url = url_of(&s);
     token_source_t src = {0};
     client_transport_t *t = client_http_new(
-        &(mcp_http_target_t){.url = url, .token = next_token, .token_user = &src}, NULL, NULL,
-        NULL);
+        &(mcp_http_target_t){.url = url, .token = next_token, .token_user = &src}, NULL, NULL);
     assert_non_null(t);
     free(url);
     call_t c;

@@ -1,0 +1,248 @@
+/*
+ * The stdio client transport (src/transport/stdio_client.c), driven
+ * directly, without the client core: the hooks it is made with hear every
+ * event of the server's life, even one that comes before the constructor
+ * has returned (a server that exits at once, a line it prints before any
+ * request), and nothing after close().
+ */
+#define _GNU_SOURCE /* mkdtemp */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "client/transport.h"
+#include "clock.h"
+
+#define WAIT_MS 10000 /* generous: the suite runs under sanitizers on 2 shared cores */
+
+/* What the hooks heard; `lock` guards everything, `changed` signals it. */
+typedef struct heard {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int closed, restarted, unrouted, received;
+    int closed_rc;
+    void *closed_user;
+    char why[256];
+    char unrouted_method[64];
+    char received_text[256];
+} heard_t;
+
+static void heard_init(heard_t *h)
+{
+    memset(h, 0, sizeof *h);
+    pthread_mutex_init(&h->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&h->changed, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+static void heard_destroy(heard_t *h)
+{
+    pthread_cond_destroy(&h->changed);
+    pthread_mutex_destroy(&h->lock);
+}
+
+static void on_closed(void *user, int rc, const char *why)
+{
+    heard_t *h = user;
+    pthread_mutex_lock(&h->lock);
+    h->closed++;
+    h->closed_rc = rc;
+    h->closed_user = user;
+    snprintf(h->why, sizeof h->why, "%s", why ? why : "");
+    pthread_cond_broadcast(&h->changed);
+    pthread_mutex_unlock(&h->lock);
+}
+
+static void on_restarted(void *user)
+{
+    heard_t *h = user;
+    pthread_mutex_lock(&h->lock);
+    h->restarted++;
+    pthread_cond_broadcast(&h->changed);
+    pthread_mutex_unlock(&h->lock);
+}
+
+static void on_unrouted(void *user, const json_t *msg)
+{
+    heard_t *h = user;
+    pthread_mutex_lock(&h->lock);
+    h->unrouted++;
+    snprintf(h->unrouted_method, sizeof h->unrouted_method, "%s",
+             json_string_value(json_object_get(msg, "method")));
+    pthread_cond_broadcast(&h->changed);
+    pthread_mutex_unlock(&h->lock);
+}
+
+static void on_trace(void *user, mcp_trace_direction_t direction, const char *text, size_t len)
+{
+    heard_t *h = user;
+    if (direction != MCP_TRACE_RECEIVED)
+        return;
+    pthread_mutex_lock(&h->lock);
+    h->received++;
+    snprintf(h->received_text, sizeof h->received_text, "%.*s", (int)len, text);
+    pthread_mutex_unlock(&h->lock);
+}
+
+static client_transport_hooks_t hooks_for(heard_t *h)
+{
+    return (client_transport_hooks_t){.on_unrouted = on_unrouted, .on_closed = on_closed,
+                                      .on_restarted = on_restarted, .user = h,
+                                      .trace = on_trace, .trace_user = h};
+}
+
+/* Waits until *counter (guarded by h->lock) reaches `n`; false on timeout. */
+static bool wait_for(heard_t *h, const int *counter, int n)
+{
+    struct timespec until = mcp_clock_deadline(WAIT_MS);
+    pthread_mutex_lock(&h->lock);
+    while (*counter < n)
+        if (pthread_cond_timedwait(&h->changed, &h->lock, &until) != 0)
+            break;
+    bool reached = *counter >= n;
+    pthread_mutex_unlock(&h->lock);
+    return reached;
+}
+
+static int count(heard_t *h, const int *counter)
+{
+    pthread_mutex_lock(&h->lock);
+    int n = *counter;
+    pthread_mutex_unlock(&h->lock);
+    return n;
+}
+
+static client_transport_t *spawn(const mcp_stdio_target_t *target, heard_t *h)
+{
+    client_transport_hooks_t hooks = hooks_for(h);
+    mcp_error_t err = {0};
+    client_transport_t *t = client_stdio_new(target, &hooks, &err);
+    if (!t)
+        fail_msg("client_stdio_new: %s", err.message);
+    return t;
+}
+
+static void destroy(client_transport_t *t)
+{
+    t->ops->close(t);
+    t->ops->free(t);
+}
+
+/* A server that exits as soon as it starts: its end reaches on_closed,
+ * once, with the hooks' user, however early the reader thread sees it. */
+static void test_exit_at_once_is_reported_once(void **state)
+{
+    (void)state;
+    heard_t h;
+    heard_init(&h);
+    client_transport_t *t =
+        spawn(&(mcp_stdio_target_t){.argv = (const char *const[]){"sh", "-c", "exit 7", NULL}},
+              &h);
+    assert_true(wait_for(&h, &h.closed, 1));
+    destroy(t);
+    assert_int_equal(count(&h, &h.closed), 1);
+    assert_int_equal(h.closed_rc, MCP_ECLOSED);
+    assert_ptr_equal(h.closed_user, &h);
+    if (!strstr(h.why, "7"))
+        fail_msg("why: %s", h.why);
+    assert_int_equal(count(&h, &h.restarted), 0);
+    heard_destroy(&h);
+}
+
+/* A message the server writes before any request is traced and goes to
+ * on_unrouted; close() itself is no end to report. */
+static void test_output_before_any_request(void **state)
+{
+    (void)state;
+    heard_t h;
+    heard_init(&h);
+    client_transport_t *t = spawn(
+        &(mcp_stdio_target_t){.argv = (const char *const[]){
+                                  "sh", "-c",
+                                  "echo '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
+                                  "\"params\":{\"level\":\"info\",\"data\":\"early\"}}'; "
+                                  "exec cat >/dev/null",
+                                  NULL}},
+        &h);
+    assert_true(wait_for(&h, &h.unrouted, 1));
+    assert_string_equal(h.unrouted_method, "notifications/message");
+    pthread_mutex_lock(&h.lock);
+    assert_int_equal(h.received, 1);
+    assert_non_null(strstr(h.received_text, "\"data\":\"early\""));
+    pthread_mutex_unlock(&h.lock);
+    destroy(t);
+    assert_int_equal(count(&h, &h.closed), 0);
+    assert_int_equal(count(&h, &h.unrouted), 1);
+    heard_destroy(&h);
+}
+
+/* With restart, a server that dies at once is started again: on_restarted,
+ * and no on_closed. The first run leaves a mark; the second, seeing it,
+ * stays until its stdin closes. */
+static void test_restart_is_reported(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mcp-stdio-client-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char mark[600];
+    snprintf(mark, sizeof mark, "%s/started", dir);
+    heard_t h;
+    heard_init(&h);
+    const char *env[] = {"MARK=started", NULL};
+    client_transport_t *t = spawn(
+        &(mcp_stdio_target_t){
+            .argv = (const char *const[]){"sh", "-c",
+                                          "if [ -e \"$MARK\" ]; then exec cat >/dev/null; fi; "
+                                          ": > \"$MARK\"",
+                                          NULL},
+            .env = env, .cwd = dir, .restart = true},
+        &h);
+    assert_true(wait_for(&h, &h.restarted, 1));
+    destroy(t);
+    assert_int_equal(count(&h, &h.restarted), 1);
+    assert_int_equal(count(&h, &h.closed), 0);
+    heard_destroy(&h);
+    unlink(mark);
+    rmdir(dir);
+}
+
+/* A constructor that fails has reported nothing. */
+static void test_failed_constructor_reports_nothing(void **state)
+{
+    (void)state;
+    heard_t h;
+    heard_init(&h);
+    client_transport_hooks_t hooks = hooks_for(&h);
+    mcp_error_t err = {0};
+    assert_null(client_stdio_new(
+        &(mcp_stdio_target_t){.argv = (const char *const[]){"/nonexistent/server", NULL}},
+        &hooks, &err));
+    assert_non_null(strstr(err.message, "nonexistent"));
+    mcp_error_clear(&err);
+    assert_null(client_stdio_new(&(mcp_stdio_target_t){0}, &hooks, &err));
+    mcp_error_clear(&err);
+    assert_int_equal(count(&h, &h.closed) + count(&h, &h.restarted) + count(&h, &h.unrouted), 0);
+    heard_destroy(&h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exit_at_once_is_reported_once),
+        cmocka_unit_test(test_output_before_any_request),
+        cmocka_unit_test(test_restart_is_reported),
+        cmocka_unit_test(test_failed_constructor_reports_nothing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
