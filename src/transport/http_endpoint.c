@@ -147,21 +147,27 @@ mcp_http_endpoint_t *mcp_http_endpoint_new(mcp_server_t *srv,
 
 void http_endpoint_close_streams(mcp_http_endpoint_t *ep)
 {
+    /* Every live exchange is held while the list is walked; whether it is
+     * a stream is read under its own lock afterwards, since that lock may
+     * not be taken while the endpoint's is held. */
     pthread_mutex_lock(&ep->lock);
-    mcp_http_exchange_t **streams = ep->n_live ? calloc(ep->n_live, sizeof *streams) : NULL;
+    mcp_http_exchange_t **live = ep->n_live ? calloc(ep->n_live, sizeof *live) : NULL;
     size_t n = 0;
-    for (mcp_http_exchange_t *x = ep->live; x && streams; x = x->next) {
-        if (x->long_lived && x->core) {
-            http_exchange_ref(x);
-            streams[n++] = x;
-        }
-    }
+    for (mcp_http_exchange_t *x = ep->live; x && live; x = x->next)
+        if (http_exchange_tryref(x))
+            live[n++] = x;
     pthread_mutex_unlock(&ep->lock);
     for (size_t i = 0; i < n; i++) {
-        mcp_exchange_end_stream(streams[i]->core);
-        http_exchange_unref(streams[i]);
+        mcp_http_exchange_t *x = live[i];
+        pthread_mutex_lock(&x->lock);
+        mcp_exchange_t *stream = x->long_lived ? x->core : NULL;
+        pthread_mutex_unlock(&x->lock);
+        /* x keeps its core until it is freed, and x is held. */
+        if (stream)
+            mcp_exchange_end_stream(stream);
+        http_exchange_unref(x);
     }
-    free(streams);
+    free(live);
 }
 
 int mcp_http_endpoint_drain(mcp_http_endpoint_t *ep, int64_t timeout_ms)

@@ -113,6 +113,10 @@ void http_signals_block(sigset_t *saved);
 void http_exchange_abort(mcp_http_exchange_t *x, const char *why);
 void http_exchange_ref(mcp_http_exchange_t *x);
 void http_exchange_unref(mcp_http_exchange_t *x);
+/* A reference to an exchange found on the live list (ep->lock held),
+ * unless its last one is being dropped: then false, and it is about to
+ * leave the list. */
+bool http_exchange_tryref(mcp_http_exchange_t *x);
 
 /* Deadlines (http_timeouts.c). Arm starts the clocks when the request goes
  * to the core; touch restarts the idle clock; disarm stops both. Each takes

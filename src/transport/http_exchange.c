@@ -85,6 +85,15 @@ void http_exchange_ref(mcp_http_exchange_t *x)
     atomic_fetch_add(&x->refs, 1);
 }
 
+bool http_exchange_tryref(mcp_http_exchange_t *x)
+{
+    int refs = atomic_load(&x->refs);
+    while (refs > 0)
+        if (atomic_compare_exchange_weak(&x->refs, &refs, refs + 1))
+            return true;
+    return false;
+}
+
 void http_exchange_unref(mcp_http_exchange_t *x)
 {
     if (atomic_fetch_sub(&x->refs, 1) != 1)
