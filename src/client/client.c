@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
 #include "client/client_internal.h"
 #include "client/legacy/legacy.h"
 #include "mcp/capabilities.h"
@@ -22,14 +23,10 @@
 
 void client_log(mcp_client_t *c, mcp_log_level_t level, const char *fmt, ...)
 {
-    if (!c->log)
-        return;
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    mcp_vlogf(c->log, c->log_user, level, fmt, ap);
     va_end(ap);
-    c->log(c->log_user, level, msg);
 }
 
 

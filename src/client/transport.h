@@ -180,6 +180,11 @@ struct client_transport {
     client_transport_hooks_t hooks; /* set by the constructor, then fixed */
 };
 
+/* Formats a diagnostic for t->hooks.log (nothing without one).
+ * wire_trace.c. */
+void client_transport_log(const client_transport_t *t, mcp_log_level_t level, const char *fmt,
+                          ...) MCP_PRINTF(3, 4);
+
 /* Report a message to t->hooks.trace, if set: as text (`len` bytes), or
  * as JSON (dumped compactly). wire_trace.c. */
 void client_trace_text(const client_transport_t *t, mcp_trace_direction_t direction,

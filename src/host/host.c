@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
 #include "host/host_internal.h"
 #include "clock.h"
 
@@ -19,14 +20,10 @@
 
 void host_log(mcp_host_t *h, mcp_log_level_t level, const char *fmt, ...)
 {
-    if (!h->client.log)
-        return;
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    mcp_vlogf(h->client.log, h->client.log_user, level, fmt, ap);
     va_end(ap);
-    h->client.log(h->client.log_user, level, msg);
 }
 
 /* ------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "server/server_internal.h"
 #include "server/worker_pool.h"
 
@@ -20,14 +21,10 @@ static char *dup_or_null(const char *s)
 
 void server_log(mcp_server_t *srv, mcp_log_level_t level, const char *fmt, ...)
 {
-    if (!srv->log)
-        return;
-    char line[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    mcp_vlogf(srv->log, srv->log_user, level, fmt, ap);
     va_end(ap);
-    srv->log(srv->log_user, level, line);
 }
 
 /* The Implementation object that identifies the server (serverInfo). */

@@ -67,21 +67,6 @@
 
 static const client_transport_ops_t http_ops;
 
-static void http_log(http_client_t *t, mcp_log_level_t level, const char *fmt, ...)
-    MCP_PRINTF(3, 4);
-
-static void http_log(http_client_t *t, mcp_log_level_t level, const char *fmt, ...)
-{
-    const client_transport_hooks_t *h = &t->base.hooks;
-    if (!h->log)
-        return;
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    h->log(h->log_user, level, line);
-}
 
 
 static bool on_transport_thread(const http_client_t *t)
@@ -123,8 +108,9 @@ static void forward_other(void *user, const json_t *msg)
     if (t->base.hooks.on_unrouted)
         t->base.hooks.on_unrouted(t->base.hooks.user, msg);
     else
-        http_log(t, MCP_LOG_DEBUG, "dropping a message that is neither a notification nor the "
-                                   "response, received on a request's event stream");
+        client_transport_log(&t->base, MCP_LOG_DEBUG,
+                             "dropping a message that is neither a notification nor the "
+                             "response, received on a request's event stream");
 }
 
 /* ------------------------------------------------------------------------
@@ -171,7 +157,8 @@ static int build_easy(http_client_t *t, client_exchange_t *ex, bool long_lived, 
 #undef SET
     if (c == CURLE_OK)
         return MCP_OK;
-    http_log(t, MCP_LOG_ERROR, "cannot set up a request: %s", curl_easy_strerror(c));
+    client_transport_log(&t->base, MCP_LOG_ERROR, "cannot set up a request: %s",
+                         curl_easy_strerror(c));
     return c == CURLE_OUT_OF_MEMORY ? MCP_ENOMEM : MCP_EINVAL;
 }
 
@@ -529,7 +516,7 @@ static void *fail_transport(http_client_t *t, CURLMcode mc)
 {
     char why[128];
     snprintf(why, sizeof why, "the HTTP client failed: %s", curl_multi_strerror(mc));
-    http_log(t, MCP_LOG_ERROR, "%s", why);
+    client_transport_log(&t->base, MCP_LOG_ERROR, "%s", why);
     shut_down(t, MCP_EIO, why);
     if (t->base.hooks.on_closed)
         t->base.hooks.on_closed(t->base.hooks.user, MCP_EIO, why);
@@ -663,8 +650,9 @@ static void notify_unwaited(void *user, client_outcome_t *out)
 {
     int rc = notify_rc(out);
     if (rc != MCP_OK)
-        http_log(user, MCP_LOG_WARNING, "a notification was not accepted: %s",
-                 out->why ? out->why : mcp_strerror(rc));
+        client_transport_log(&((http_client_t *)user)->base, MCP_LOG_WARNING,
+                             "a notification was not accepted: %s",
+                             out->why ? out->why : mcp_strerror(rc));
 }
 
 /*

@@ -46,20 +46,6 @@ typedef struct sse_transport {
     pthread_t reader;
 } sse_transport_t;
 
-static void slog(sse_transport_t *t, mcp_log_level_t level, const char *fmt, ...)
-    MCP_PRINTF(3, 4);
-static void slog(sse_transport_t *t, mcp_log_level_t level, const char *fmt, ...)
-{
-    const client_transport_hooks_t *h = &t->base.hooks;
-    if (!h->log)
-        return;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    h->log(h->log_user, level, msg);
-}
 
 /* Ends the stream: every exchange fails with MCP_ECLOSED. */
 static void end_all(sse_transport_t *t, const char *why)
@@ -97,7 +83,8 @@ static void on_message(void *user, const char *data, size_t len)
     sse_transport_t *t = user;
     mcp_error_t why = {0};
     if (!message_channel_receive(&t->channel, data, len, &why))
-        slog(t, MCP_LOG_DEBUG, "dropped a message from the server: %s", why.message);
+        client_transport_log(&t->base, MCP_LOG_DEBUG, "dropped a message from the server: %s",
+                             why.message);
     mcp_error_clear(&why);
 }
 
@@ -243,8 +230,9 @@ static int post(void *transport, const json_t *msg)
              : status >= 200 && status < 300  ? MCP_OK
                                               : MCP_EIO;
     if (rc != MCP_OK)
-        slog(t, MCP_LOG_WARNING, "POST to the endpoint failed (%s, HTTP %ld)",
-             c != CURLE_OK ? curl_easy_strerror(c) : "refused", status);
+        client_transport_log(&t->base, MCP_LOG_WARNING,
+                             "POST to the endpoint failed (%s, HTTP %ld)",
+                             c != CURLE_OK ? curl_easy_strerror(c) : "refused", status);
     curl_slist_free_all(headers);
     if (e)
         curl_easy_cleanup(e);
@@ -368,7 +356,8 @@ client_transport_t *client_http_sse_new(const mcp_http_target_t *target,
         op_free(&t->base);
         return NULL;
     }
-    slog(t, MCP_LOG_INFO, "HTTP+SSE endpoint: %s", endpoint ? endpoint : "(out of memory)");
+    client_transport_log(&t->base, MCP_LOG_INFO, "HTTP+SSE endpoint: %s",
+                         endpoint ? endpoint : "(out of memory)");
     free(endpoint);
     return &t->base;
 }

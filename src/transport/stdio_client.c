@@ -78,20 +78,6 @@ typedef struct stdio_transport {
     bool has_io_thread;
 } stdio_transport_t;
 
-static void tlog(stdio_transport_t *t, mcp_log_level_t level, const char *fmt, ...)
-    MCP_PRINTF(3, 4);
-static void tlog(stdio_transport_t *t, mcp_log_level_t level, const char *fmt, ...)
-{
-    const client_transport_hooks_t *h = &t->base.hooks;
-    if (!h->log)
-        return;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    h->log(h->log_user, level, msg);
-}
 
 
 /* ------------------------------------------------------------------------
@@ -282,7 +268,8 @@ static void handle_line(stdio_transport_t *t, const char *line, size_t len)
         return;
     mcp_error_t why = {0};
     if (!message_channel_receive(&t->channel, line, len, &why))
-        tlog(t, MCP_LOG_DEBUG, "dropped a line from the server: %s", why.message);
+        client_transport_log(&t->base, MCP_LOG_DEBUG, "dropped a line from the server: %s",
+                             why.message);
     mcp_error_clear(&why);
 }
 
@@ -328,13 +315,15 @@ static void feed(stdio_transport_t *t, line_buffer_t *b, const char *data, size_
                 memcpy(b->data + b->len, data, copy);
                 b->len += copy;
             } else {
-                tlog(t, MCP_LOG_ERROR, "out of memory reading from the server; line dropped");
+                client_transport_log(&t->base, MCP_LOG_ERROR,
+                                     "out of memory reading from the server; line dropped");
                 b->discarding = true;
             }
         }
         if (take > room && !b->discarding) {
             if (drop_long) {
-                tlog(t, MCP_LOG_WARNING, "the server wrote a line over %zu bytes; dropped", max);
+                client_transport_log(&t->base, MCP_LOG_WARNING,
+                                     "the server wrote a line over %zu bytes; dropped", max);
                 b->discarding = true;
             } else {
                 b->data[b->len] = '\0';
@@ -402,7 +391,7 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
     char what[64], why[MCP_ERROR_MESSAGE_MAX + 64];
     child_describe_status(status, what, sizeof what);
     snprintf(why, sizeof why, "the server %s", what);
-    tlog(t, MCP_LOG_WARNING, "%s", why);
+    client_transport_log(&t->base, MCP_LOG_WARNING, "%s", why);
     message_channel_fail(&t->channel, &pending, MCP_ECLOSED, why);
 
     *quick_deaths = quick ? *quick_deaths + 1 : 0;
@@ -412,7 +401,7 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
     child_process_t fresh = {0, -1, -1, -1};
     mcp_error_t err = {0};
     if (again && child_spawn(&fresh, (const char *const *)t->argv, t->envp, t->cwd, &err) != MCP_OK) {
-        tlog(t, MCP_LOG_ERROR, "cannot restart the server: %s", err.message);
+        client_transport_log(&t->base, MCP_LOG_ERROR, "cannot restart the server: %s", err.message);
         snprintf(why, sizeof why, "the server could not be restarted: %s", err.message);
         again = false;
     }
@@ -436,7 +425,7 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
     }
     pthread_mutex_unlock(&t->lock);
     if (again) {
-        tlog(t, MCP_LOG_INFO, "restarted the server");
+        client_transport_log(&t->base, MCP_LOG_INFO, "restarted the server");
         if (t->base.hooks.on_restarted)
             t->base.hooks.on_restarted(t->base.hooks.user);
         return true;
@@ -474,7 +463,7 @@ static void *io_main(void *arg)
     char *chunk = malloc(READ_CHUNK);
     int quick_deaths = 0;
     if (!chunk) {
-        tlog(t, MCP_LOG_ERROR, "out of memory starting the stdio reader");
+        client_transport_log(&t->base, MCP_LOG_ERROR, "out of memory starting the stdio reader");
         return NULL;
     }
     for (;;) {

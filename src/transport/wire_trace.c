@@ -1,11 +1,21 @@
 /*
- * Reporting the messages on the wire to the client's trace callback
- * (mcp_trace_fn), for the transports.
+ * What the transports report to the client core's hooks: the messages on
+ * the wire to its trace callback (mcp_trace_fn), diagnostics to its log.
  */
 #include <stdlib.h>
 
 #include "client/transport.h"
+#include "log.h"
 #include "mcp/jsonrpc.h"
+
+void client_transport_log(const client_transport_t *t, mcp_log_level_t level, const char *fmt,
+                          ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    mcp_vlogf(t->hooks.log, t->hooks.log_user, level, fmt, ap);
+    va_end(ap);
+}
 
 void client_trace_text(const client_transport_t *t, mcp_trace_direction_t direction,
                        const char *text, size_t len)
