@@ -654,7 +654,9 @@ typedef struct mcp_stdio_options {
 MCP_API int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts);
 
 /* Asks a running mcp_server_run_stdio() to finish as if stdin had closed.
- * Safe from any thread or a signal handler. */
+ * Does nothing when no run is on (a stop is not remembered for a later
+ * run). Safe from any thread or a signal handler, until mcp_server_free()
+ * begins. */
 MCP_API void mcp_server_stop_stdio(mcp_server_t *srv);
 
 #ifdef __cplusplus

@@ -160,6 +160,7 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
         registry_init(&srv->reg[k]);
     atomic_init(&srv->shutting_down, false);
     atomic_init(&srv->stdio_stop_fd, -1);
+    atomic_init(&srv->stdio_running, false);
     if ((opts->state_keys_file || opts->state_keys_env) &&
         configure_state_keys(srv, opts, err) != MCP_OK) {
         mcp_server_free(srv);
@@ -222,6 +223,8 @@ void mcp_server_free(mcp_server_t *srv)
     pthread_mutex_destroy(&srv->pool_lock);
     pthread_mutex_destroy(&srv->codec_lock);
     pthread_mutex_destroy(&srv->live_lock);
+    if (atomic_load(&srv->stdio_stop_fd) >= 0)
+        close(atomic_load(&srv->stdio_stop_fd));
     free(srv);
 }
 

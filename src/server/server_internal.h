@@ -115,8 +115,12 @@ struct mcp_server {
     server_event_bus_t *bus;
     struct listen_hub *hub;
 
-    /* stdio transport: the fd that wakes a running mcp_server_run_stdio. */
+    /* stdio transport: the eventfd that wakes a running
+     * mcp_server_run_stdio (made by the first run, closed by
+     * mcp_server_free: mcp_server_stop_stdio may write to it at any time,
+     * so it must never close under it), and whether a run is on. */
     atomic_int stdio_stop_fd;
+    atomic_bool stdio_running;
 
     /* Legacy clients (legacy_serve.c, session.c, bridge.c). */
     mcp_legacy_mode_t legacy_mode;

@@ -210,6 +210,22 @@ static void submit_line(mcp_server_t *srv, mcp_conn_t *conn, stdio_writer_t *w,
         writer_release(&w->sink); /* not taken: undo the accounting */
 }
 
+/* The server's stop eventfd, made on first use; -1 when none can be made. */
+static int stop_fd_of(mcp_server_t *srv)
+{
+    int fd = atomic_load(&srv->stdio_stop_fd);
+    if (fd >= 0)
+        return fd;
+    int made = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (made < 0)
+        return -1;
+    int expected = -1;
+    if (atomic_compare_exchange_strong(&srv->stdio_stop_fd, &expected, made))
+        return made;
+    close(made); /* another run made it first */
+    return expected;
+}
+
 int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
 {
     if (!srv)
@@ -224,14 +240,16 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
      * cannot wrap around to a tiny buffer. */
     size_t buf_limit = max_line > SIZE_MAX - 2 ? SIZE_MAX : max_line + 2;
 
-    int stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    int stop_fd = stop_fd_of(srv);
     if (stop_fd < 0)
         return MCP_EIO;
-    int expected = -1;
-    if (!atomic_compare_exchange_strong(&srv->stdio_stop_fd, &expected, stop_fd)) {
-        close(stop_fd);
+    bool idle = false;
+    if (!atomic_compare_exchange_strong(&srv->stdio_running, &idle, true))
         return MCP_ESTATE; /* already serving stdio */
-    }
+    /* A stop that came after the last run ended is not for this one. */
+    uint64_t stale;
+    ssize_t drained = read(stop_fd, &stale, sizeof stale);
+    (void)drained;
     stdio_writer_t *w = writer_new(out_fd);
     mcp_conn_t *conn = mcp_conn_new(srv, MCP_TRANSPORT_STDIO);
     char *buf = malloc(READ_CHUNK);
@@ -334,8 +352,7 @@ out:
     }
     mcp_conn_free(conn);
     free(buf);
-    atomic_store(&srv->stdio_stop_fd, -1);
-    close(stop_fd);
+    atomic_store(&srv->stdio_running, false);
     return rc;
 }
 
@@ -344,7 +361,7 @@ void mcp_server_stop_stdio(mcp_server_t *srv)
     if (!srv)
         return;
     int fd = atomic_load(&srv->stdio_stop_fd);
-    if (fd >= 0) {
+    if (fd >= 0 && atomic_load(&srv->stdio_running)) {
         uint64_t one = 1;
         ssize_t n = write(fd, &one, sizeof one); /* async-signal-safe */
         (void)n;
