@@ -3,6 +3,7 @@
 #   make demo      install missing packages, build, run the tour
 #   make check     install missing packages, build with ASan+UBSan, run every test
 #   make fuzz      build the libFuzzer targets with clang-14 and run each for FUZZ_SECONDS
+#   make tsan      build with ThreadSanitizer, run the tests (not part of check: slow)
 #   make bench     optimised build, run the benchmarks against real peers
 #   make install   install headers, libraries, pkg-config and CMake files (PREFIX)
 
@@ -15,8 +16,9 @@ RELEASE_DIR := build/release
 CHECK_DIR   := build/check
 FUZZ_DIR    := build/fuzz
 BENCH_DIR   := build/bench
+TSAN_DIR    := build/tsan
 
-.PHONY: all demo check fuzz bench install deps clean
+.PHONY: all demo check fuzz tsan bench install deps clean
 
 all: release
 
@@ -51,6 +53,18 @@ fuzz:
 	  -DMCP_BUILD_EXAMPLES=OFF >/dev/null
 	@cmake --build $(FUZZ_DIR) -j $(JOBS)
 	@scripts/run-fuzzers.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+
+# Fuzzers and benchmarks are left out: libFuzzer and TSan do not mix, and
+# timings under TSan mean nothing. So is the install test, which builds a
+# program against the installed (uninstrumented) library.
+tsan:
+	@scripts/install-deps.sh check
+	@CC=clang-14 cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DMCP_BUILD_FUZZ=OFF \
+	  -DCMAKE_C_FLAGS="-fsanitize=thread -g -O1" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
+	  -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
+	@cmake --build $(TSAN_DIR) -j $(JOBS)
+	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/scripts/tsan.supp" \
+	  ctest --test-dir $(TSAN_DIR) --output-on-failure -j $(JOBS) -E '^(fuzz|bench|install)/' $(CTEST_ARGS)
 
 bench:
 	@scripts/install-deps.sh bench
