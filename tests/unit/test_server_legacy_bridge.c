@@ -167,13 +167,16 @@ static mcp_server_t *new_server(mcp_legacy_mode_t legacy, int64_t timeout_ms, in
     static const struct {
         const char *name;
         mcp_tool_fn fn;
-    } tools[] = {{"confirm", confirm},         {"ask_all", ask_all}, {"sample", sample},
-                 {"two_rounds", two_rounds},   {"forever", forever}, {"url", url},
-                 {"slow_second", slow_second}};
+        bool run_inline;
+    } tools[] = {{"confirm", confirm, false},       {"ask_all", ask_all, false},
+                 {"sample", sample, false},         {"two_rounds", two_rounds, false},
+                 {"forever", forever, false},       {"url", url, false},
+                 {"slow_second", slow_second, false}, {"confirm_inline", confirm, true}};
     for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
         assert_int_equal(mcp_server_add_tool(srv,
                                              &(mcp_tool_t){.name = tools[i].name,
-                                                           .handler = tools[i].fn},
+                                                           .handler = tools[i].fn,
+                                                           .run_inline = tools[i].run_inline},
                                              NULL),
                          MCP_OK);
     return srv;
@@ -280,6 +283,24 @@ static void test_elicitation_is_bridged(void **state)
     answer(srv, conn, NULL, legacy_result(json_object_get(request, "id"), accepted(true)));
     assert_string_equal(result_text(finish_call(&cap)), "accept yes round 1");
     assert_int_equal(capture_count(&cap), 2);
+    capture_cleanup(&cap);
+    mcp_conn_free(conn);
+    mcp_server_free(srv);
+}
+
+/* A run_inline handler on a legacy session asks without waiting: its
+ * request to the client is out when the submit returns, and the second
+ * run, once the client has answered, finishes the call. */
+static void test_inline_handler_is_bridged(void **state)
+{
+    mcp_server_t *srv = new_server(MCP_LEGACY_SESSIONS, 0, 0);
+    mcp_conn_t *conn = initialized_conn(srv, "2025-11-25", "{\"elicitation\":{}}");
+    capture_sink_t cap;
+    start_call(srv, conn, NULL, 1, "confirm_inline", &cap, NULL);
+    assert_int_equal(capture_count(&cap), 1);
+    const json_t *request = expect_server_request(&cap, 1, "elicitation/create");
+    answer(srv, conn, NULL, legacy_result(json_object_get(request, "id"), accepted(true)));
+    assert_string_equal(result_text(finish_call(&cap)), "accept yes round 1");
     capture_cleanup(&cap);
     mcp_conn_free(conn);
     mcp_server_free(srv);
@@ -720,6 +741,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_elicitation_is_bridged),
+        cmocka_unit_test(test_inline_handler_is_bridged),
         cmocka_unit_test(test_request_ids_are_fresh),
         cmocka_unit_test(test_request_shapes_follow_the_version),
         cmocka_unit_test(test_one_round_of_every_kind),
