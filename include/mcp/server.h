@@ -220,9 +220,11 @@ typedef struct mcp_tool {
      * no I/O, no sleeping, no lock held for long. Skipping the hand-off
      * roughly doubles the HTTP throughput of a trivial tool
      * (docs/benchmarks.md), but while the handler runs its thread serves
-     * nothing else, and a client's cancellation cannot interrupt it. Asking
-     * for input is fine (it never waits: the handler returns and runs again
-     * with the answers). Default false: the worker pool. */
+     * nothing else: other connections of that event thread wait, and on
+     * stdio the next message (a cancellation included) is read only once
+     * it returns. Asking for input is fine (it never waits: the handler
+     * returns and runs again with the answers). Default false: the worker
+     * pool. */
     bool run_inline;
 } mcp_tool_t;
 
