@@ -21,6 +21,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cmocka.h>
 
 #include "http_client.h"
@@ -426,6 +431,32 @@ static void expect_prompt_cancel(int64_t left_at)
     assert_int_equal(atomic_load(&progress_after_cancel), MCP_ECANCELED);
 }
 
+/* Sends a tools/call of `tool` on a fresh connection and closes it at once. */
+static void send_and_leave(const fixture_t *f, const char *tool)
+{
+    char params[128];
+    snprintf(params, sizeof params, "\"name\":\"%s\",\"arguments\":{}", tool);
+    char *body = mcp_text(9, "tools/call", params, "\"progressToken\":1");
+    char head[512];
+    int head_len = snprintf(head, sizeof head,
+                            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+                            "Content-Type: application/json\r\n"
+                            "Accept: application/json, text/event-stream\r\n"
+                            "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n"
+                            "Mcp-Name: %s\r\nContent-Length: %zu\r\n\r\n",
+                            (unsigned)mcp_http_server_port(f->http), tool, strlen(body));
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET,
+                               .sin_port = htons(mcp_http_server_port(f->http)),
+                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    assert_int_equal(send(fd, head, (size_t)head_len, 0), head_len);
+    assert_int_equal(send(fd, body, strlen(body), 0), (ssize_t)strlen(body));
+    close(fd);
+    free(body);
+}
+
 static void test_client_abort(void **state)
 {
     fixture_t *f = start(NULL);
@@ -452,6 +483,14 @@ static void test_client_abort(void **state)
     assert_int_not_equal(resp.curl_code, 0);
     expect_prompt_cancel(left_at);
     http_response_free(&resp);
+
+    /* A client that hangs up the moment it has sent its request, before
+     * the watcher has even started to look at the parked socket. */
+    reset_reports();
+    send_and_leave(f, "slow");
+    left_at = now_ms();
+    assert_true(wait_count(&slow_started, 1));
+    expect_prompt_cancel(left_at);
 
     /* The server goes on serving. */
     call_tool(f->base, &(call_spec_t){.tool = "fast"}, &resp);
