@@ -94,9 +94,11 @@ typedef struct mcp_server_options {
     const char *instructions;
 
     /* Worker threads kept ready for handlers; 0 picks max(2, number of
-     * CPUs). While every worker is busy the pool grows (up to 64, or this
-     * number if larger) so a blocked handler never delays another request;
-     * the extra threads exit after 30 s without work. */
+     * CPUs). When every worker is busy, a request waits up to 5 ms for one
+     * to come free (they may only be busy computing) and then gets a
+     * thread of its own: the pool grows up to 64 threads, or this number
+     * if larger, so a blocked handler delays no other request by more
+     * than that; the extra threads exit after 30 s without work. */
     int worker_threads;
     /* Items per page of tools/list, prompts/list, resources/list and
      * resources/templates/list; 0 picks 100. */

@@ -23,9 +23,16 @@
 #define QUEUE_INITIAL_CAPACITY 64
 #define QUEUE_RETAINED_CAPACITY 4096
 
+/* How long a job may wait for a thread, once min_threads are running,
+ * before the pool starts another for it. Jobs wait that long only when
+ * every thread is busy: either the CPUs are (another thread would only
+ * compete for them) or handlers are blocked (then it is worth a thread). */
+#define GROW_DELAY_MS 5
+
 struct job {
     mcp_pool_job_fn fn;
     void *arg;
+    int64_t queued_ms; /* when it was submitted (mcp_clock_ms) */
 };
 
 /* Jobs not yet started, oldest first: a ring buffer that doubles when full. */
@@ -40,6 +47,7 @@ struct mcp_pool {
     pthread_mutex_t lock;
     pthread_cond_t work_available; /* a job was queued, or shutdown began */
     pthread_cond_t all_exited;     /* the last thread exited */
+    pthread_cond_t monitor_wake;   /* a job is waiting, or shutdown began */
 
     struct job_queue queue;
     int min_threads;
@@ -56,6 +64,15 @@ struct mcp_pool {
      * mcp_pool_shutdown joins the last one. */
     pthread_t unjoined;
     bool has_unjoined;
+
+    /* The monitor starts threads beyond min_threads for jobs that waited
+     * GROW_DELAY_MS (see grow_if_stuck). Started with the first job that
+     * has to wait; gone once shutdown begins, after which jobs start
+     * threads at once, as they do when the monitor cannot be started. */
+    pthread_t monitor;
+    bool has_monitor;     /* started, not joined yet */
+    bool monitor_running; /* started, not exited yet */
+    bool monitor_idle;    /* waiting without a deadline: a waiting job must wake it */
 };
 
 /* The pool whose job the calling thread is running, if any: lets jobs keep
@@ -190,24 +207,96 @@ static void *worker_main(void *arg)
  * that report a fault in the thread itself stay open so that crashes are
  * still reported (and sanitizers still see them).
  */
-static bool start_thread(mcp_pool_t *pool)
+static bool spawn(pthread_t *tid, void *(*main_fn)(void *), mcp_pool_t *pool)
 {
     static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT, SIGSYS};
     sigset_t blocked, saved;
-    pthread_t tid;
 
     sigfillset(&blocked);
     for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
         sigdelset(&blocked, fault_signals[i]);
     pthread_sigmask(SIG_SETMASK, &blocked, &saved);
-    int rc = pthread_create(&tid, NULL, worker_main, pool);
+    int rc = pthread_create(tid, NULL, main_fn, pool);
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
-    if (rc != 0)
+    return rc == 0;
+}
+
+static bool start_thread(mcp_pool_t *pool)
+{
+    pthread_t tid;
+    if (!spawn(&tid, worker_main, pool))
         return false;
 
     pool->threads++;
     if (pool->threads > pool->peak_threads)
         pool->peak_threads = pool->threads;
+    return true;
+}
+
+/*
+ * Starts a thread for every job that has waited GROW_DELAY_MS while no
+ * thread was free (lock held). Returns when the oldest job still waiting
+ * will have waited that long (ms on mcp_clock_ms), or -1 when none waits.
+ */
+static int64_t grow_if_stuck(mcp_pool_t *pool)
+{
+    int64_t now = mcp_clock_ms();
+    size_t idle = (size_t)(pool->threads - pool->busy);
+    size_t stuck = 0; /* jobs that waited too long, oldest first */
+    while (stuck < pool->queue.count) {
+        const struct job *job =
+            &pool->queue.ring[(pool->queue.head + stuck) % pool->queue.capacity];
+        if (now - job->queued_ms < GROW_DELAY_MS)
+            break;
+        stuck++;
+    }
+    while (stuck > idle && pool->threads < pool->max_threads && start_thread(pool))
+        idle++;
+    if (pool->queue.count <= stuck || pool->threads >= pool->max_threads)
+        return -1; /* nothing younger waits, or no thread may be added */
+    const struct job *next = &pool->queue.ring[(pool->queue.head + stuck) % pool->queue.capacity];
+    return next->queued_ms + GROW_DELAY_MS;
+}
+
+static void *monitor_main(void *arg)
+{
+    mcp_pool_t *pool = arg;
+    pthread_mutex_lock(&pool->lock);
+    while (!pool->closing) {
+        int64_t due = pool->queue.count > (size_t)(pool->threads - pool->busy)
+                          ? grow_if_stuck(pool)
+                          : -1;
+        pool->monitor_idle = due < 0;
+        if (due < 0) {
+            pthread_cond_wait(&pool->monitor_wake, &pool->lock);
+        } else {
+            struct timespec deadline = mcp_clock_deadline(due - mcp_clock_ms());
+            pthread_cond_timedwait(&pool->monitor_wake, &pool->lock, &deadline);
+        }
+    }
+    pool->monitor_running = false;
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+/* Whether the monitor will see to a job that has to wait (lock held):
+ * starts it on first need and wakes it from a wait without deadline. */
+static bool monitor_watches(mcp_pool_t *pool)
+{
+    if (!pool->has_monitor) {
+        if (pool->closing || !spawn(&pool->monitor, monitor_main, pool))
+            return false;
+        pool->has_monitor = true;
+        pool->monitor_running = true;
+        pool->monitor_idle = false; /* it looks at the queue when it starts */
+        return true;
+    }
+    if (!pool->monitor_running)
+        return false;
+    if (pool->monitor_idle) {
+        pool->monitor_idle = false;
+        pthread_cond_signal(&pool->monitor_wake);
+    }
     return true;
 }
 
@@ -237,15 +326,21 @@ mcp_pool_t *mcp_pool_new(int min_threads, int max_threads, int idle_ms)
         pthread_condattr_destroy(&monotonic);
         goto fail_pool;
     }
+    if (pthread_cond_init(&pool->monitor_wake, &monotonic) != 0) {
+        pthread_condattr_destroy(&monotonic);
+        goto fail_work_available;
+    }
     pthread_condattr_destroy(&monotonic);
     if (pthread_cond_init(&pool->all_exited, NULL) != 0)
-        goto fail_work_available;
+        goto fail_monitor_wake;
     if (pthread_mutex_init(&pool->lock, NULL) != 0)
         goto fail_all_exited;
     return pool;
 
 fail_all_exited:
     pthread_cond_destroy(&pool->all_exited);
+fail_monitor_wake:
+    pthread_cond_destroy(&pool->monitor_wake);
 fail_work_available:
     pthread_cond_destroy(&pool->work_available);
 fail_pool:
@@ -258,16 +353,22 @@ static int submit_locked(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
 {
     if (pool->closing && current_pool != pool)
         return MCP_ECLOSED;
-    if (!queue_push(&pool->queue, (struct job){fn, arg}))
+    if (!queue_push(&pool->queue, (struct job){fn, arg, mcp_clock_ms()}))
         return MCP_ENOMEM;
 
     size_t idle = (size_t)(pool->threads - pool->busy);
-    if (pool->queue.count > idle && pool->threads < pool->max_threads &&
-        !start_thread(pool) && pool->threads == 0) {
-        /* Nobody would ever run the job. (With threads alive, it simply
-         * waits for one of them.) */
-        queue_drop_newest(&pool->queue);
-        return MCP_ENOMEM;
+    if (pool->queue.count > idle && pool->threads < pool->max_threads) {
+        /* Up to min_threads a job starts a thread at once; beyond, it
+         * waits GROW_DELAY_MS for one to come free first (the monitor),
+         * unless there is no monitor to see to it. */
+        bool at_once = pool->threads < pool->min_threads || pool->threads == 0 ||
+                       !monitor_watches(pool);
+        if (at_once && !start_thread(pool) && pool->threads == 0) {
+            /* Nobody would ever run the job. (With threads alive, it
+             * simply waits for one of them.) */
+            queue_drop_newest(&pool->queue);
+            return MCP_ENOMEM;
+        }
     }
     pthread_cond_signal(&pool->work_available);
     return MCP_OK;
@@ -288,6 +389,15 @@ void mcp_pool_shutdown(mcp_pool_t *pool)
     pthread_mutex_lock(&pool->lock);
     pool->closing = true;
     pthread_cond_broadcast(&pool->work_available);
+    pthread_cond_signal(&pool->monitor_wake);
+    bool join_monitor = pool->has_monitor;
+    pool->has_monitor = false;
+    pthread_mutex_unlock(&pool->lock);
+    /* From here jobs submitted by running jobs start threads at once. */
+    if (join_monitor)
+        pthread_join(pool->monitor, NULL);
+
+    pthread_mutex_lock(&pool->lock);
     while (pool->threads > 0)
         pthread_cond_wait(&pool->all_exited, &pool->lock);
     pthread_t last = pool->unjoined;
@@ -309,6 +419,7 @@ void mcp_pool_free(mcp_pool_t *pool)
     free(pool->queue.ring);
     pthread_mutex_destroy(&pool->lock);
     pthread_cond_destroy(&pool->all_exited);
+    pthread_cond_destroy(&pool->monitor_wake);
     pthread_cond_destroy(&pool->work_available);
     free(pool);
 }

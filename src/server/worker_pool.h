@@ -9,8 +9,12 @@
  *
  *   - No thread exists until the first job is submitted: a server that is
  *     built but never used costs nothing.
- *   - A job that finds no idle thread to take it starts a new thread, up to
- *     max_threads. Beyond that, jobs wait in the queue.
+ *   - A job that finds no idle thread to take it starts a new thread at
+ *     once while fewer than min_threads run. Beyond that it first waits a
+ *     few milliseconds for a thread to come free -- the threads may just
+ *     be busy on the CPUs, where another would only compete with them --
+ *     and a monitor thread starts one for it if none did, up to
+ *     max_threads. Beyond max_threads, jobs wait in the queue.
  *   - A thread beyond the first min_threads that has found no work for
  *     idle_ms milliseconds exits. The first min_threads, once started,
  *     stay until shutdown.

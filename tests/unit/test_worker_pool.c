@@ -241,6 +241,42 @@ static void test_grows_so_blocked_jobs_do_not_stall_others(void **state)
     gate_destroy(&gate);
 }
 
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Beyond min_threads a job first waits for a thread to come free (the
+ * pool's threads may only be busy on the CPUs); when none does, it gets a
+ * thread of its own a few milliseconds later -- never sooner. */
+static void test_grows_beyond_min_only_for_jobs_left_waiting(void **state)
+{
+    struct gate gate;
+    atomic_int quick_done;
+    gate_init(&gate);
+    atomic_init(&quick_done, 0);
+
+    mcp_pool_t *pool = mcp_pool_new(1, 4, 1000);
+    assert_non_null(pool);
+    assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &gate), MCP_OK);
+    wait_started(&gate, 1);
+    assert_int_equal(stats_of(pool).threads, 1);
+
+    int64_t submitted = monotonic_ms();
+    assert_int_equal(mcp_pool_submit(pool, bump, &quick_done), MCP_OK);
+    assert_true(eventually(flag_set, &quick_done));
+    int64_t waited = monotonic_ms() - submitted;
+    print_message("the second job ran after %lld ms\n", (long long)waited);
+    assert_true(waited >= 4); /* GROW_DELAY_MS is 5; clocks tick in whole ms */
+    assert_int_equal(stats_of(pool).peak_threads, 2);
+
+    gate_open(&gate);
+    mcp_pool_free(pool);
+    gate_destroy(&gate);
+}
+
 static void test_never_exceeds_max_threads(void **state)
 {
     struct gate gate;
@@ -509,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_starts_no_thread_before_first_job),
         cmocka_unit_test(test_runs_jobs_in_submission_order),
         cmocka_unit_test(test_grows_so_blocked_jobs_do_not_stall_others),
+        cmocka_unit_test(test_grows_beyond_min_only_for_jobs_left_waiting),
         cmocka_unit_test(test_never_exceeds_max_threads),
         cmocka_unit_test(test_idle_threads_shrink_back_to_min),
         cmocka_unit_test(test_idle_pool_with_min_zero_restarts_on_demand),
