@@ -211,6 +211,9 @@ int http_client_submit(http_client_t *t, client_exchange_t *ex)
     pthread_mutex_lock(&t->lock);
     if (t->closing || t->stopped) {
         pthread_mutex_unlock(&t->lock);
+        /* It never reached the transport: both references are ours. */
+        atomic_store(&ex->refs, 1);
+        http_client_exchange_unref(ex);
         return MCP_ECLOSED;
     }
     if (t->queued_tail)
@@ -588,11 +591,8 @@ static int http_start(client_transport_t *base, const json_t *request,
     if (rc != MCP_OK)
         return rc;
     rc = http_client_submit(t, ex);
-    if (rc != MCP_OK) {
-        atomic_store(&ex->refs, 1);
-        http_client_exchange_unref(ex);
+    if (rc != MCP_OK)
         return rc;
-    }
     *out = ex;
     return MCP_OK;
 }
@@ -680,16 +680,16 @@ static int http_notify(client_transport_t *base, const json_t *notification,
         pthread_cond_init(&w.cond, NULL);
     }
     rc = http_client_submit(t, ex);
-    if (rc == MCP_OK && wait) {
-        pthread_mutex_lock(&w.lock);
-        while (!w.done)
-            pthread_cond_wait(&w.cond, &w.lock);
-        rc = w.rc;
-        pthread_mutex_unlock(&w.lock);
-    } else if (rc != MCP_OK) {
-        atomic_store(&ex->refs, 1); /* never reached the transport */
+    if (rc == MCP_OK) {
+        if (wait) {
+            pthread_mutex_lock(&w.lock);
+            while (!w.done)
+                pthread_cond_wait(&w.cond, &w.lock);
+            rc = w.rc;
+            pthread_mutex_unlock(&w.lock);
+        }
+        http_client_exchange_unref(ex);
     }
-    http_client_exchange_unref(ex);
     if (wait) {
         pthread_mutex_destroy(&w.lock);
         pthread_cond_destroy(&w.cond);

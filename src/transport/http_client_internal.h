@@ -94,7 +94,9 @@ int http_client_exchange_new(http_client_t *t, const json_t *msg, const json_t *
 /* Drops a reference; the last one frees the exchange. */
 void http_client_exchange_unref(client_exchange_t *ex);
 
-/* Hands an exchange to the transport thread (MCP_ECLOSED when closing). */
+/* Hands an exchange to the transport thread. MCP_ECLOSED when the
+ * transport is closing: then the exchange, which never reached it, is
+ * freed (both its references dropped). */
 int http_client_submit(http_client_t *t, client_exchange_t *ex);
 
 /* ------------------------------------------------------------------------

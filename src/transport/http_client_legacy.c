@@ -184,11 +184,8 @@ int http_client_open_stream(client_transport_t *base, const char *protocol_versi
     if (rc != MCP_OK)
         return rc;
     rc = http_client_submit(t, ex);
-    if (rc != MCP_OK) {
-        atomic_store(&ex->refs, 1);
-        http_client_exchange_unref(ex);
+    if (rc != MCP_OK)
         return rc;
-    }
     *out = ex;
     return MCP_OK;
 }

@@ -301,16 +301,25 @@ static bool host_entry_matches(const char *s, size_t n, const char *entry)
     return name_len == entry_name_len && strncasecmp(s, entry, name_len) == 0;
 }
 
+/* How many `name` headers there are (0, 1, or 2 for "more than one"); with
+ * exactly one, its trimmed value in *s, *n. A request may name its Host
+ * and Origin at most once: two are an attempt to confuse the check. */
+static int single_header(const mcp_headers_t *headers, const char *name, const char **s,
+                         size_t *n)
+{
+    size_t count = mcp_headers_count(headers, name);
+    if (count == 1)
+        mcp_header_trim(mcp_headers_get(headers, name), s, n);
+    return count > 1 ? 2 : (int)count;
+}
+
 bool http_host_allowed(const mcp_headers_t *headers, const char *const *allowed)
 {
-    size_t count = mcp_headers_count(headers, "Host");
-    if (count == 0)
-        return true;
-    if (count > 1)
-        return false;
     const char *s;
     size_t n;
-    mcp_header_trim(mcp_headers_get(headers, "Host"), &s, &n);
+    int count = single_header(headers, "Host", &s, &n);
+    if (count != 1)
+        return count == 0;
     if (host_span_is_loopback(s, n))
         return true;
     for (size_t i = 0; allowed && allowed[i]; i++)
@@ -332,14 +341,11 @@ static bool origin_is_loopback(const char *s, size_t n)
 
 bool http_origin_allowed(const mcp_headers_t *headers, const char *const *allowed)
 {
-    size_t count = mcp_headers_count(headers, "Origin");
-    if (count == 0)
-        return true;
-    if (count > 1)
-        return false;
     const char *s;
     size_t n;
-    mcp_header_trim(mcp_headers_get(headers, "Origin"), &s, &n);
+    int count = single_header(headers, "Origin", &s, &n);
+    if (count != 1)
+        return count == 0;
     if (origin_is_loopback(s, n))
         return true;
     for (size_t i = 0; allowed && allowed[i]; i++)

@@ -10,10 +10,12 @@
 // JSON the CLI prints. Exits non-zero on any mismatch, and when the server
 // does not stop cleanly.
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
+
+import { spawnHttpServer } from './http_child.mjs';
 
 const TIMEOUT_MS = 120_000;
 const serverPath = process.argv[2] && resolve(process.argv[2]); /* the CLI runs elsewhere */
@@ -87,22 +89,11 @@ async function exercise(target, how) {
 }
 
 async function overHttp() {
-  const server = spawn(serverPath, ['--http', '0'], { stdio: ['ignore', 'inherit', 'pipe'] });
-  const serverExit = new Promise((resolve) =>
-    server.once('exit', (code, signal) => resolve({ code, signal })));
+  const { server, exit: serverExit, url: serverUrl } =
+    spawnHttpServer(serverPath, ['--http', '0']);
   let failure = null;
   try {
-    const url = await new Promise((resolve, reject) => {
-      let buffered = '';
-      server.stderr.on('data', (chunk) => {
-        process.stderr.write(chunk);
-        buffered += chunk;
-        const found = buffered.match(/http:\/\/127\.0\.0\.1:\d+\/mcp/);
-        if (found) resolve(found[0]);
-      });
-      serverExit.then(({ code, signal }) =>
-        reject(new Error(`notes_server exited before printing its URL (${code ?? signal})`)));
-    });
+    const url = await serverUrl;
     await exercise([url, '--transport', 'http'], 'over HTTP');
   } catch (e) {
     failure = e;

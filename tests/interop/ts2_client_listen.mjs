@@ -15,7 +15,8 @@
 // non-zero on any mismatch, and when the server does not stop cleanly on
 // SIGTERM (a leak or sanitizer report fails the test too).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+
+import { spawnHttpServer } from './http_child.mjs';
 
 const TIMEOUT_MS = 60_000;
 const serverPath = process.argv[2];
@@ -35,10 +36,7 @@ try {
 const { Client, StreamableHTTPClientTransport, SUBSCRIPTION_ID_META_KEY } = sdk;
 
 // `client_test_server --http` picks a free port and names its URL on stderr.
-const server = spawn(serverPath, ['--http'], { stdio: ['ignore', 'inherit', 'pipe'] });
-server.stderr.pipe(process.stderr);
-const serverExit = new Promise((resolve) =>
-  server.once('exit', (code, signal) => resolve({ code, signal })));
+const { server, exit: serverExit, url: serverUrl } = spawnHttpServer(serverPath, ['--http']);
 const guard = setTimeout(() => {
   console.error(`interop: FAILED: no result within ${TIMEOUT_MS / 1000} s`);
   server.kill('SIGKILL');
@@ -46,16 +44,7 @@ const guard = setTimeout(() => {
 }, TIMEOUT_MS);
 
 async function run() {
-  const url = await new Promise((resolve, reject) => {
-    let buffered = '';
-    server.stderr.on('data', (chunk) => {
-      buffered += chunk;
-      const found = buffered.match(/http:\/\/127\.0\.0\.1:\d+\/mcp/);
-      if (found) resolve(found[0]);
-    });
-    serverExit.then(({ code, signal }) =>
-      reject(new Error(`client_test_server exited before printing its URL (${code ?? signal})`)));
-  });
+  const url = await serverUrl;
 
   // Every JSON-RPC message the client POSTs, with its Mcp-Method header.
   const sent = [];

@@ -13,7 +13,8 @@
 // server does not stop cleanly on SIGTERM (a leak or sanitizer report fails
 // the test too).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+
+import { spawnHttpServer } from './http_child.mjs';
 
 const TIMEOUT_MS = 60_000;
 const serverPath = process.argv[2];
@@ -33,10 +34,7 @@ try {
 const { Client, StreamableHTTPClientTransport } = sdk;
 
 // `notes_server --http 0` picks a free port and names its URL on stderr.
-const server = spawn(serverPath, ['--http', '0'], { stdio: ['ignore', 'inherit', 'pipe'] });
-server.stderr.pipe(process.stderr);
-const serverExit = new Promise((resolve) =>
-  server.once('exit', (code, signal) => resolve({ code, signal })));
+const { server, exit: serverExit, url: serverUrl } = spawnHttpServer(serverPath, ['--http', '0']);
 const guard = setTimeout(() => {
   console.error(`interop: FAILED: no result within ${TIMEOUT_MS / 1000} s`);
   server.kill('SIGKILL');
@@ -44,16 +42,7 @@ const guard = setTimeout(() => {
 }, TIMEOUT_MS);
 
 async function run() {
-  const url = await new Promise((resolve, reject) => {
-    let buffered = '';
-    server.stderr.on('data', (chunk) => {
-      buffered += chunk;
-      const found = buffered.match(/http:\/\/127\.0\.0\.1:\d+\/mcp/);
-      if (found) resolve(found[0]);
-    });
-    serverExit.then(({ code, signal }) =>
-      reject(new Error(`notes_server exited before printing its URL (${code ?? signal})`)));
-  });
+  const url = await serverUrl;
 
   // Every JSON-RPC message the client POSTs, in order.
   const sent = [];

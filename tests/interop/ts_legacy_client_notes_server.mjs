@@ -17,7 +17,8 @@
 // on any mismatch, and when the server does not stop cleanly (a leak or
 // sanitizer report fails the test too).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+
+import { spawnHttpServer } from './http_child.mjs';
 
 const TIMEOUT_MS = 90_000;
 const [serverPath, flavour, transportKind] = process.argv.slice(2);
@@ -70,20 +71,10 @@ let server = null; // the HTTP server process (stdio: the transport owns it)
 let serverExit = null;
 
 async function startHttpServer() {
-  server = spawn(serverPath, ['--http', '0'], { stdio: ['ignore', 'inherit', 'pipe'] });
-  serverExit = new Promise((resolve) =>
-    server.once('exit', (code, signal) => resolve({ code, signal })));
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    server.stderr.on('data', (chunk) => {
-      process.stderr.write(chunk);
-      buffered += chunk;
-      const found = buffered.match(/http:\/\/127\.0\.0\.1:\d+\/mcp/);
-      if (found) resolve(found[0]);
-    });
-    serverExit.then(({ code, signal }) =>
-      reject(new Error(`notes_server exited before printing its URL (${code ?? signal})`)));
-  });
+  const child = spawnHttpServer(serverPath, ['--http', '0']);
+  server = child.server;
+  serverExit = child.exit;
+  return child.url;
 }
 
 const guard = setTimeout(() => {

@@ -596,6 +596,19 @@ static void transport_free(client_transport_t *t)
     t->ops->free(t);
 }
 
+/* One tools/call against a server that plays `scene`; the server and the
+ * transport are gone when it returns, the outcome stays in *c
+ * (call_clear it). */
+static void call_scene(const scene_t *scene, json_int_t id, call_t *c)
+{
+    server_t s;
+    server_start(&s, scene);
+    client_transport_t *t = transport_for(&s, NULL);
+    call_tool(t, id, c);
+    transport_free(t);
+    server_stop(&s);
+}
+
 /* The probe verdict for an outcome, as the core would classify it. */
 static mcp_verdict_kind_t probe_verdict(const call_t *c)
 {
@@ -653,18 +666,13 @@ static void test_json_response(void **state)
 {
     (void)state;
     static const scene_t json = {200, "application/json", .chunks = {TOOL_RESULT}};
-    server_t s;
-    server_start(&s, &json);
-    client_transport_t *t = transport_for(&s, NULL);
     call_t c;
-    call_tool(t, 7, &c);
+    call_scene(&json, 7, &c);
     assert_tool_result(&c, 7);
     assert_int_equal(c.status, 200);
     assert_string_equal(c.content_type, "application/json");
     assert_int_equal(json_array_size(c.notifications), 0);
     call_clear(&c);
-    transport_free(t);
-    server_stop(&s);
 }
 
 static void test_sse_notifications_then_response(void **state)
@@ -675,11 +683,8 @@ static void test_sse_notifications_then_response(void **state)
                                            "event: message\ndata: " LOG_MESSAGE "\n\n",
                                            "event: message\ndata: " PROGRESS(2) "\n\n",
                                            "event: message\ndata: " TOOL_RESULT "\n\n"}};
-    server_t s;
-    server_start(&s, &sse);
-    client_transport_t *t = transport_for(&s, NULL);
     call_t c;
-    call_tool(t, 3, &c);
+    call_scene(&sse, 3, &c);
     assert_tool_result(&c, 3);
     assert_int_equal(json_array_size(c.notifications), 3);
     const char *methods[] = {"notifications/progress", "notifications/message",
@@ -695,8 +700,6 @@ static void test_sse_notifications_then_response(void **state)
                      2);
     assert_false(c.late_notification);
     call_clear(&c);
-    transport_free(t);
-    server_stop(&s);
 }
 
 /* Comments, event names, CRLF line ends, a legacy priming event with an id
@@ -714,16 +717,11 @@ static void test_sse_quirks(void **state)
                    "$ID,\"result\":{\"content\":[],\"resultType\":\"complete\"," SERVER_INFO
                    "}}\r",
                    "\n\r\n"}};
-    server_t s;
-    server_start(&s, &quirks);
-    client_transport_t *t = transport_for(&s, NULL);
     call_t c;
-    call_tool(t, 11, &c);
+    call_scene(&quirks, 11, &c);
     assert_tool_result(&c, 11);
     assert_int_equal(json_array_size(c.notifications), 1);
     call_clear(&c);
-    transport_free(t);
-    server_stop(&s);
 }
 
 static void test_sse_ends_without_response(void **state)
@@ -731,18 +729,13 @@ static void test_sse_ends_without_response(void **state)
     (void)state;
     static const scene_t cut = {200, "text/event-stream",
                                 .chunks = {"data: " PROGRESS(1) "\n\n"}};
-    server_t s;
-    server_start(&s, &cut);
-    client_transport_t *t = transport_for(&s, NULL);
     call_t c;
-    call_tool(t, 1, &c);
+    call_scene(&cut, 1, &c);
     assert_int_equal(c.rc, MCP_ECLOSED);
     assert_non_null(strstr(c.why, "ended before the response"));
     assert_null(c.response);
     assert_int_equal(json_array_size(c.notifications), 1);
     call_clear(&c);
-    transport_free(t);
-    server_stop(&s);
 }
 
 /* A legacy server's request on the stream goes to on_unrouted. */
@@ -842,11 +835,8 @@ static void test_400_unsupported_version(void **state)
 {
     (void)state;
     static const scene_t bad_version = {400, "application/json", .chunks = {ERROR_32022}};
-    server_t s;
-    server_start(&s, &bad_version);
-    client_transport_t *t = transport_for(&s, NULL);
     call_t c;
-    call_tool(t, 4, &c);
+    call_scene(&bad_version, 4, &c);
     assert_int_equal(c.rc, MCP_OK);
     assert_int_equal(c.status, 400);
     assert_non_null(c.response);
@@ -856,27 +846,20 @@ static void test_400_unsupported_version(void **state)
                      -32022);
     assert_int_equal(probe_verdict(&c), MCP_VERDICT_MODERN_RETRY);
     call_clear(&c);
-    transport_free(t);
-    server_stop(&s);
 }
 
 static void test_404_method_not_found(void **state)
 {
     (void)state;
     static const scene_t not_found = {404, "application/json", .chunks = {ERROR_32601}};
-    server_t s;
-    server_start(&s, &not_found);
-    client_transport_t *t = transport_for(&s, NULL);
     call_t c;
-    call_tool(t, 5, &c);
+    call_scene(&not_found, 5, &c);
     assert_int_equal(c.rc, MCP_OK);
     assert_int_equal(c.status, 404);
     assert_non_null(c.response);
     MCP_ASSERT_SCHEMA_VALID(c.response, NULL, REVISION);
     assert_int_equal(probe_verdict(&c), MCP_VERDICT_LEGACY);
     call_clear(&c);
-    transport_free(t);
-    server_stop(&s);
 }
 
 static void test_405_empty(void **state)
@@ -884,11 +867,8 @@ static void test_405_empty(void **state)
     (void)state;
     static const scene_t not_allowed = {405, NULL, .header_name = "Allow",
                                         .header_value = "GET"};
-    server_t s;
-    server_start(&s, &not_allowed);
-    client_transport_t *t = transport_for(&s, NULL);
     call_t c;
-    call_tool(t, 6, &c);
+    call_scene(&not_allowed, 6, &c);
     assert_int_equal(c.rc, MCP_EIO);
     assert_int_equal(c.status, 405);
     assert_string_equal(c.why, "HTTP 405");
@@ -896,8 +876,6 @@ static void test_405_empty(void **state)
     assert_null(c.response);
     assert_int_equal(probe_verdict(&c), MCP_VERDICT_LEGACY);
     call_clear(&c);
-    transport_free(t);
-    server_stop(&s);
 }
 
 static void test_401_challenge(void **state)
@@ -907,11 +885,8 @@ static void test_401_challenge(void **state)
         401, "application/json", .header_name = "WWW-Authenticate",
         .header_value = "Bearer resource_metadata=\"http://127.0.0.1/.well-known/x\"",
         .chunks = {"{\"error\":\"invalid_token\"}"}};
-    server_t s;
-    server_start(&s, &unauthorized);
-    client_transport_t *t = transport_for(&s, NULL);
     call_t c;
-    call_tool(t, 8, &c);
+    call_scene(&unauthorized, 8, &c);
     assert_int_equal(c.rc, MCP_EAUTH);
     assert_int_equal(c.status, 401);
     assert_string_equal(c.challenge,
@@ -919,8 +894,6 @@ static void test_401_challenge(void **state)
     assert_string_equal(c.body, "{\"error\":\"invalid_token\"}");
     assert_int_equal(probe_verdict(&c), MCP_VERDICT_AUTHORIZE);
     call_clear(&c);
-    transport_free(t);
-    server_stop(&s);
 }
 
 static void test_500_html(void **state)
@@ -928,11 +901,8 @@ static void test_500_html(void **state)
     (void)state;
     static const scene_t broken = {500, "text/html",
                                    .chunks = {"<html><body>Internal Server Error</body></html>"}};
-    server_t s;
-    server_start(&s, &broken);
-    client_transport_t *t = transport_for(&s, NULL);
     call_t c;
-    call_tool(t, 9, &c);
+    call_scene(&broken, 9, &c);
     assert_int_equal(c.rc, MCP_EIO);
     assert_int_equal(c.status, 500);
     assert_string_equal(c.content_type, "text/html");
@@ -940,8 +910,6 @@ static void test_500_html(void **state)
     assert_null(c.response);
     assert_int_equal(probe_verdict(&c), MCP_VERDICT_RETRY);
     call_clear(&c);
-    transport_free(t);
-    server_stop(&s);
 }
 
 static void test_connection_refused(void **state)
