@@ -19,6 +19,8 @@
 
 #include "mcp/mcp.h"
 
+#include "support/header_lines.h"
+
 #define MAX_HEADERS 64
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -121,26 +123,6 @@ static mcp_http_endpoint_t *endpoint(void)
  * One input
  * ------------------------------------------------------------------------ */
 
-/* Splits the NUL-terminated header block in place into name/value pairs. */
-static size_t split_headers(char *block, mcp_header_t *items)
-{
-    size_t n = 0;
-    for (char *line = block; line && *line && n < MAX_HEADERS;) {
-        char *next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        char *colon = strchr(line, ':');
-        if (colon) {
-            *colon = '\0';
-            items[n].name = line;
-            items[n].value = colon + 1;
-            n++;
-        }
-        line = next;
-    }
-    return n;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     mcp_http_endpoint_t *ep = endpoint();
@@ -156,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         *split = '\0';
 
     mcp_header_t items[MAX_HEADERS];
-    size_t n = split ? split_headers(text, items) : 0;
+    size_t n = split ? fuzz_split_header_lines(text, items, MAX_HEADERS) : 0;
     mcp_http_request_t req = {.method = "POST", .path = "/mcp", .headers = {items, n}};
     answer_t a = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
     mcp_http_responder_t responder = {on_start, on_write, on_finish, &a};

@@ -21,6 +21,8 @@
 
 #include "mcp/mcp.h"
 
+#include "support/header_lines.h"
+
 #define MAX_HEADERS 64
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -86,25 +88,6 @@ static mcp_http_endpoint_t *endpoint(void)
     return ep;
 }
 
-static size_t split_headers(char *block, mcp_header_t *items)
-{
-    size_t n = 0;
-    for (char *line = block; line && *line && n < MAX_HEADERS;) {
-        char *next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        char *colon = strchr(line, ':');
-        if (colon) {
-            *colon = '\0';
-            items[n].name = line;
-            items[n].value = colon + 1;
-            n++;
-        }
-        line = next;
-    }
-    return n;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -134,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (split)
         *split = '\0';
     mcp_header_t items[MAX_HEADERS];
-    size_t n = split ? split_headers(head, items) : 0;
+    size_t n = split ? fuzz_split_header_lines(head, items, MAX_HEADERS) : 0;
 
     mcp_http_request_t req = {method, path, {items, n}, flags & 0x02 ? 1 : 0};
     answer_t a = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};

@@ -19,6 +19,8 @@
 #include "mcp/request.h"
 #include "mcp/result.h"
 
+#include "support/header_lines.h"
+
 #define MAX_HEADERS 32
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -30,26 +32,6 @@ static const char schema_text[] =
     "\"dry\":{\"type\":\"boolean\",\"x-mcp-header\":\"Dry\"},"
     "\"outer\":{\"type\":\"object\",\"properties\":{"
     "\"inner\":{\"type\":\"string\",\"x-mcp-header\":\"Inner\"}}}}}";
-
-/* Splits the NUL-free header block in place into name/value pairs. */
-static size_t split_headers(char *block, mcp_header_t *items)
-{
-    size_t n = 0;
-    for (char *line = block; line && *line && n < MAX_HEADERS;) {
-        char *next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        char *colon = strchr(line, ':');
-        if (colon) {
-            *colon = '\0';
-            items[n].name = line;
-            items[n].value = colon + 1;
-            n++;
-        }
-        line = next;
-    }
-    return n;
-}
 
 static void exercise_shaping(const mcp_message_t *msg)
 {
@@ -107,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(block, text, head_len);
     block[head_len] = '\0';
     mcp_header_t items[MAX_HEADERS];
-    mcp_headers_t list = {items, split_headers(block, items)};
+    mcp_headers_t list = {items, fuzz_split_header_lines(block, items, MAX_HEADERS)};
     const mcp_headers_t *headers = (flags & 1) ? NULL : &list;
 
     mcp_message_t msg;
