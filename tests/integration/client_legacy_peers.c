@@ -296,40 +296,35 @@ static void test_everything_stdio(void **state)
     mcp_client_free(c);
 }
 
-static void test_everything_streamable_http(void **state)
+/* server-everything started in `mode` (its HTTP transports), reached at
+ * `path`: the probe must find it legacy, over HTTP+SSE when `sse`. */
+static void everything_over_http(const char *mode, const char *path, bool sse)
 {
-    (void)state;
     require_peers();
     int port = free_port();
     pid_t pid = start_http_peer((const char *const[]){"node", "--import", LOOPBACK, EVERYTHING,
-                                                       "streamableHttp", NULL}, port);
+                                                       mode, NULL}, port);
     char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
     mcp_client_t *c = new_client();
     mcp_error_t err = {0};
     assert_int_equal(mcp_client_connect_http(c, &(mcp_http_target_t){.url = url}, &err), MCP_OK);
-    assert_verdict(c, MCP_VERDICT_LEGACY, false);
+    assert_verdict(c, MCP_VERDICT_LEGACY, sse);
     exercise_everything(c);
     mcp_client_free(c);
     stop_peer(pid);
 }
 
+static void test_everything_streamable_http(void **state)
+{
+    (void)state;
+    everything_over_http("streamableHttp", "/mcp", false);
+}
+
 static void test_everything_sse(void **state)
 {
     (void)state;
-    require_peers();
-    int port = free_port();
-    pid_t pid = start_http_peer((const char *const[]){"node", "--import", LOOPBACK, EVERYTHING,
-                                                       "sse", NULL}, port);
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/sse", port);
-    mcp_client_t *c = new_client();
-    mcp_error_t err = {0};
-    assert_int_equal(mcp_client_connect_http(c, &(mcp_http_target_t){.url = url}, &err), MCP_OK);
-    assert_verdict(c, MCP_VERDICT_LEGACY, true);
-    exercise_everything(c);
-    mcp_client_free(c);
-    stop_peer(pid);
+    everything_over_http("sse", "/sse", true);
 }
 
 static void ts1(const char *mode)
