@@ -722,9 +722,13 @@ void mcp_http_server_stop(mcp_http_server_t *http)
 {
     if (!http)
         return;
-    /* 1. No new connections, no new requests on open ones. */
+    /* 1. No new requests: begin_request() refuses them, closing their
+     * connections. (Not MHD_quiesce_daemon(): on an epoll daemon with its
+     * own threads it races with the event loop over removing the listen
+     * socket from the epoll set, and libmicrohttpd 0.9.75 aborts the
+     * process when it loses -- "Failed to remove listen FD from epoll
+     * set". The listen socket closes with the daemon instead.) */
     atomic_store(&http->stopping, true);
-    MHD_socket listener = MHD_quiesce_daemon(http->daemon);
 
     /* 2. Subscriptions end gracefully, with their listen result; requests
      * in flight may finish for a while... */
@@ -748,7 +752,5 @@ void mcp_http_server_stop(mcp_http_server_t *http)
     pthread_mutex_unlock(&http->lock);
 
     MHD_stop_daemon(http->daemon);
-    if (listener != MHD_INVALID_SOCKET)
-        close(listener); /* only now: an event thread could still use it */
     http_free(http);
 }
