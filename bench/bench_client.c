@@ -8,7 +8,8 @@
  *   --calls N        measured calls (default 10000)
  *   --warmup N       calls before measuring (default N/10, at most 1000)
  *   --inflight K     calls in flight at once, from K threads (default 1)
- *   --op OP          echo (tools/call echo, default), confirm (tools/call
+ *   --op OP          echo (tools/call echo, default), echo_inline (the
+ *                    same tool registered run_inline), confirm (tools/call
  *                    of a tool that asks for input first: two rounds),
  *                    list (tools/list), read (resources/read bench://big)
  *   --era E          modern (default) or auto
@@ -33,7 +34,7 @@
 
 #include "bench_util.h"
 
-typedef enum op { OP_ECHO, OP_CONFIRM, OP_LIST, OP_READ } op_t;
+typedef enum op { OP_ECHO, OP_ECHO_INLINE, OP_CONFIRM, OP_LIST, OP_READ } op_t;
 
 typedef struct config {
     long calls, warmup, inflight, connects;
@@ -76,6 +77,9 @@ static int run_op(mcp_client_t *c, op_t op, json_t *echo_args, mcp_error_t *err)
     switch (op) {
     case OP_ECHO:
         rc = mcp_client_call_tool(c, "echo", echo_args, NULL, &result, err);
+        break;
+    case OP_ECHO_INLINE:
+        rc = mcp_client_call_tool(c, "echo_inline", echo_args, NULL, &result, err);
         break;
     case OP_CONFIRM:
         rc = mcp_client_call_tool(c, "confirm", NULL, NULL, &result, err);
@@ -199,7 +203,7 @@ static int bench_connects(const config_t *cfg)
 static int usage(void)
 {
     fprintf(stderr, "usage: bench_client [--calls N] [--warmup N] [--inflight K] "
-                    "[--op echo|confirm|list|read] [--era modern|auto] [--connects R] "
+                    "[--op echo|echo_inline|confirm|list|read] [--era modern|auto] [--connects R] "
                     "(--http URL | -- COMMAND [ARGS...])\n");
     return 2;
 }
@@ -234,6 +238,8 @@ int main(int argc, char **argv)
             cfg.era = MCP_CLIENT_ERA_MODERN;
         else if (strcmp(a, "--op") == 0 && strcmp(v, "echo") == 0)
             cfg.op = OP_ECHO;
+        else if (strcmp(a, "--op") == 0 && strcmp(v, "echo_inline") == 0)
+            cfg.op = OP_ECHO_INLINE;
         else if (strcmp(a, "--op") == 0 && strcmp(v, "confirm") == 0)
             cfg.op = OP_CONFIRM;
         else if (strcmp(a, "--op") == 0 && strcmp(v, "list") == 0)

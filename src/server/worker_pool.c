@@ -56,6 +56,7 @@ struct mcp_pool {
 
     int threads;      /* alive: from pthread_create until worker_exit */
     int busy;         /* running a job */
+    int sleeping;     /* waiting on work_available */
     int peak_threads;
     bool closing;     /* mcp_pool_shutdown has begun */
 
@@ -144,7 +145,9 @@ static bool wait_for_work(mcp_pool_t *pool)
         if (pool->closing)
             return false;
         if (pool->threads <= pool->min_threads) {
+            pool->sleeping++;
             pthread_cond_wait(&pool->work_available, &pool->lock);
+            pool->sleeping--;
             continue;
         }
         /* The deadline is fixed once, so wakeups that find no work (another
@@ -153,7 +156,9 @@ static bool wait_for_work(mcp_pool_t *pool)
             deadline = mcp_clock_deadline(pool->idle_ms);
             have_deadline = true;
         }
+        pool->sleeping++;
         int rc = pthread_cond_timedwait(&pool->work_available, &pool->lock, &deadline);
+        pool->sleeping--;
         /* Re-check under the lock: a job may have been queued for us just
          * as the time ran out, or other threads may have exited meanwhile
          * and left this one among the min_threads that stay. */
@@ -348,8 +353,9 @@ fail_pool:
     return NULL;
 }
 
-/* mcp_pool_submit with the lock held. */
-static int submit_locked(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
+/* mcp_pool_submit with the lock held. Sets *wake when a sleeping thread
+ * should be woken for the job, which the caller does after unlocking. */
+static int submit_locked(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg, bool *wake)
 {
     if (pool->closing && current_pool != pool)
         return MCP_ECLOSED;
@@ -370,7 +376,10 @@ static int submit_locked(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
             return MCP_ENOMEM;
         }
     }
-    pthread_cond_signal(&pool->work_available);
+    /* A thread awake (running a job, or on its way back to the queue)
+     * looks at the queue before it sleeps; only a sleeping one needs a
+     * signal, and only one per job not already covered by an earlier one. */
+    *wake = pool->sleeping > 0;
     return MCP_OK;
 }
 
@@ -378,9 +387,14 @@ int mcp_pool_submit(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
 {
     if (!fn)
         return MCP_EINVAL;
+    bool wake = false;
     pthread_mutex_lock(&pool->lock);
-    int rc = submit_locked(pool, fn, arg);
+    int rc = submit_locked(pool, fn, arg, &wake);
     pthread_mutex_unlock(&pool->lock);
+    /* Signalled after unlocking: a thread woken while the lock is still
+     * held would wake only to block on it, two more context switches. */
+    if (wake)
+        pthread_cond_signal(&pool->work_available);
     return rc;
 }
 
