@@ -47,7 +47,24 @@ static json_t *with_mime(json_t *obj, const char *mime_type)
 
 json_t *mcp_content_text(const char *text)
 {
-    return text ? json_pack("{s:s, s:s}", "type", "text", "text", text) : NULL;
+    /* Built directly rather than with json_pack, which parses its format on
+     * every call: this block is in nearly every tools/call result. Only the
+     * caller's text needs the UTF-8 check json_string() makes. */
+    if (!text)
+        return NULL;
+    json_t *block = json_object();
+    json_t *value = json_string(text);
+    if (!block || !value ||
+        json_object_set_new_nocheck(block, "type", json_string_nocheck("text")) != 0) {
+        json_decref(block);
+        json_decref(value);
+        return NULL;
+    }
+    if (json_object_set_new_nocheck(block, "text", value) != 0) { /* value released */
+        json_decref(block);
+        return NULL;
+    }
+    return block;
 }
 
 json_t *mcp_content_textf(const char *fmt, ...)

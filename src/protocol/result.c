@@ -148,7 +148,7 @@ int mcp_shape_modern_result(const char *method, json_t *result, const mcp_result
         return rc;
 
     if (!json_object_get(result, "resultType") &&
-        json_object_set_new(result, "resultType", json_string("complete")) != 0)
+        json_object_set_new_nocheck(result, "resultType", json_string_nocheck("complete")) != 0)
         return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, NULL);
     const char *kind = json_string_value(json_object_get(result, "resultType"));
 

@@ -216,6 +216,24 @@ static int resolve_completion(mcp_exchange_t *ex, completion_request_t *c, mcp_e
  * Turning a handler's work into a result
  * ------------------------------------------------------------------------ */
 
+/*
+ * A new result object whose `key` holds the array the handler filled, or an
+ * empty one when it added nothing. The array moves from the call to the
+ * result (*items becomes NULL), so it is neither copied nor shared.
+ */
+static json_t *result_with_items(const char *key, json_t **items)
+{
+    json_t *array = *items ? *items : json_array();
+    *items = NULL;
+    json_t *result = json_object();
+    if (!result || !array || json_object_set_new_nocheck(result, key, array) != 0) {
+        json_decref(result);
+        json_decref(array);
+        return NULL;
+    }
+    return result;
+}
+
 static json_t *tool_result(mcp_call_t *call)
 {
     if (call->structured && json_array_size(call->content) == 0) {
@@ -225,24 +243,24 @@ static json_t *tool_result(mcp_call_t *call)
         json_t *block = text ? mcp_content_text(text) : NULL;
         free(text);
         if (block)
-            json_array_append_new(call->content, block);
+            mcp_call_add_content(call, block);
     }
-    json_t *result = json_pack("{s:O}", "content", call->content);
-    if (call->structured)
+    json_t *result = result_with_items("content", &call->content);
+    if (result && call->structured)
         json_object_set(result, "structuredContent", call->structured);
-    if (call->is_error)
+    if (result && call->is_error)
         json_object_set_new(result, "isError", json_true());
     return result;
 }
 
 static json_t *complete_result(mcp_call_t *call)
 {
-    json_t *completion = json_pack("{s:O}", "values", call->values);
-    if (call->total >= 0)
+    json_t *completion = result_with_items("values", &call->values);
+    if (completion && call->total >= 0)
         json_object_set_new(completion, "total", json_integer(call->total));
-    if (call->has_more)
+    if (completion && call->has_more)
         json_object_set_new(completion, "hasMore", json_true());
-    return json_pack("{s:o}", "completion", completion);
+    return completion ? json_pack("{s:o}", "completion", completion) : NULL;
 }
 
 /* Does the request carry answers of an earlier round? Its result then
@@ -270,17 +288,17 @@ static json_t *complete_method_result(mcp_call_t *call, mcp_error_t *err)
                           call->target);
             return NULL;
         }
-        result = json_pack("{s:O}", "contents", call->contents);
-        if (is_retry(call->ex))
+        result = result_with_items("contents", &call->contents);
+        if (result && is_retry(call->ex))
             json_object_set_new(result, "ttlMs", json_integer(0));
-        else if (call->cache_ttl_ms >= 0)
+        else if (result && call->cache_ttl_ms >= 0)
             json_object_set_new(result, "ttlMs", json_integer(call->cache_ttl_ms));
-        if (call->cache_scope)
+        if (result && call->cache_scope)
             json_object_set_new(result, "cacheScope", json_string(call->cache_scope));
         break;
     case METHOD_PROMPTS_GET:
-        result = json_pack("{s:O}", "messages", call->messages);
-        if (call->description)
+        result = result_with_items("messages", &call->messages);
+        if (result && call->description)
             json_object_set_new(result, "description", json_string(call->description));
         break;
     case METHOD_COMPLETE:

@@ -188,8 +188,8 @@ static void test_prompt_registration(void **state)
 /* Completion                                                          */
 /* ------------------------------------------------------------------ */
 
-/* Suggests "<kind>:<ref>:<argument>:<value>:<context.city or ->" and, for
- * the argument "many", 150 numbered values. */
+/* Suggests "<kind>:<ref>:<argument>:<value>:<context.city or ->"; for the
+ * argument "many", 150 numbered values; for "none", nothing. */
 static int complete(mcp_call_t *call, mcp_completion_ref_kind_t kind, const char *ref,
                     const char *argument, const char *value, const json_t *context, void *user)
 {
@@ -209,6 +209,8 @@ static int complete(mcp_call_t *call, mcp_completion_ref_kind_t kind, const char
         mcp_call_add_completion(call, "one");
         return mcp_call_set_completion_total(call, 7, true);
     }
+    if (strcmp(argument, "none") == 0)
+        return MCP_OK;
     HANDLER_CHECK(call, mcp_call_add_completion(call, NULL) == MCP_EINVAL);
     const char *city = json_string_value(json_object_get(context, "city"));
     char line[256];
@@ -293,6 +295,13 @@ static void test_completion_limits_and_totals(void **state)
     completion = completion_of(response);
     assert_int_equal(json_integer_value(json_object_get(completion, "total")), 7);
     assert_true(json_is_true(json_object_get(completion, "hasMore")));
+    json_decref(response);
+
+    /* No suggestion at all is still a values array (it is required). */
+    response = serve(srv, complete_request(ref, "{\"name\":\"none\",\"value\":\"\"}", NULL), NULL);
+    values = json_object_get(completion_of(response), "values");
+    assert_true(json_is_array(values));
+    assert_int_equal(json_array_size(values), 0);
     json_decref(response);
     mcp_server_free(srv);
 }

@@ -154,6 +154,25 @@ static void test_bad_content_is_refused(void **state)
     mcp_server_free(srv);
 }
 
+static int adds_nothing(mcp_call_t *call, void *user)
+{
+    return MCP_OK;
+}
+
+/* content is required in a CallToolResult: a tool that added none still
+ * answers an empty array, never an absent member. */
+static void test_no_content_is_an_empty_array(void **state)
+{
+    mcp_server_t *srv = new_server();
+    add(srv, &(mcp_tool_t){.name = "quiet", .handler = adds_nothing});
+    json_t *response = call(srv, "quiet", NULL, NULL);
+    const json_t *content = content_of(response);
+    assert_true(json_is_array(content));
+    assert_int_equal(json_array_size(content), 0);
+    json_decref(response);
+    mcp_server_free(srv);
+}
+
 /* ------------------------------------------------------------------ */
 /* structuredContent                                                   */
 /* ------------------------------------------------------------------ */
@@ -668,6 +687,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_content_of_every_kind),
         cmocka_unit_test(test_bad_content_is_refused),
+        cmocka_unit_test(test_no_content_is_an_empty_array),
         cmocka_unit_test(test_structured_content),
         cmocka_unit_test(test_tool_error_result),
         cmocka_unit_test(test_handler_errors),
