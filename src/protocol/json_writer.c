@@ -27,7 +27,9 @@ static void put(struct out *o, const char *s, size_t n)
     if (o->failed)
         return;
     if (o->cap - o->len <= n) {
-        size_t cap = o->cap ? o->cap : 256;
+        /* 512 holds a typical response whole; glibc serves requests under
+         * 1 KiB from its small bins, without consolidating free chunks. */
+        size_t cap = o->cap ? o->cap : 512;
         while (cap - o->len <= n) {
             if (cap > SIZE_MAX / 2) {
                 o->failed = true;
