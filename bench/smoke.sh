@@ -41,6 +41,8 @@ start() { # start NAME COMMAND...
 expect seal_ns "$bin/bench_mrtr" --rounds 20
 expect calls_per_s "$bin/bench_client" --calls 20 --inflight 2 -- "$bin/bench_server" stdio
 expect connects "$bin/bench_client" --connects 2 -- "$bin/bench_server" stdio
+expect calls_per_s "$bin/bench_pipe_ceiling" --calls 300 --warmup 10
+expect calls_per_s "$bin/bench_pipe_ceiling" --calls 300 --cpus one
 
 start libmcp "$bin/bench_server" http --tools 3
 for op in echo confirm list read; do
