@@ -8,12 +8,16 @@
  * more jobs than there are idle threads.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "server/worker_pool.h"
 #include "clock.h"
@@ -35,6 +39,15 @@ struct job {
     int64_t queued_ms; /* when it was submitted (mcp_clock_ms) */
 };
 
+/* A live thread of the pool, on its own stack, listed so the monitor can
+ * tell busy threads that are blocked from those that compute. */
+struct worker {
+    pid_t tid;
+    bool busy;
+    int64_t job_started_ms; /* when it took its job (mcp_clock_ms) */
+    struct worker *prev, *next;
+};
+
 /* Jobs not yet started, oldest first: a ring buffer that doubles when full. */
 struct job_queue {
     struct job *ring;
@@ -54,6 +67,7 @@ struct mcp_pool {
     int max_threads;
     int idle_ms;
 
+    struct worker *workers; /* the threads that have started, newest first */
     int threads;      /* alive: from pthread_create until worker_exit */
     int busy;         /* running a job */
     int sleeping;     /* waiting on work_available */
@@ -186,22 +200,47 @@ static void worker_exit(mcp_pool_t *pool)
         pthread_join(predecessor, NULL);
 }
 
+static void workers_link(mcp_pool_t *pool, struct worker *w)
+{
+    w->prev = NULL;
+    w->next = pool->workers;
+    if (w->next)
+        w->next->prev = w;
+    pool->workers = w;
+}
+
+static void workers_unlink(mcp_pool_t *pool, struct worker *w)
+{
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        pool->workers = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+}
+
 static void *worker_main(void *arg)
 {
     mcp_pool_t *pool = arg;
+    struct worker self = {.tid = gettid()};
     current_pool = pool;
 
     pthread_mutex_lock(&pool->lock);
+    workers_link(pool, &self);
     while (wait_for_work(pool)) {
         struct job job = queue_pop(&pool->queue);
         pool->busy++;
+        self.busy = true;
+        self.job_started_ms = mcp_clock_ms();
         pthread_mutex_unlock(&pool->lock);
 
         job.fn(job.arg);
 
         pthread_mutex_lock(&pool->lock);
         pool->busy--;
+        self.busy = false;
     }
+    workers_unlink(pool, &self);
     worker_exit(pool);
     return NULL;
 }
@@ -239,9 +278,52 @@ static bool start_thread(mcp_pool_t *pool)
 }
 
 /*
- * Starts a thread for every job that has waited GROW_DELAY_MS while no
- * thread was free (lock held). Returns when the oldest job still waiting
- * will have waited that long (ms on mcp_clock_ms), or -1 when none waits.
+ * Whether thread `tid` of this process is blocked: sleeping, waiting for
+ * I/O or stopped, rather than running or ready to run. Read from the state
+ * field of /proc/self/task/TID/stat, which follows the command name in
+ * parentheses. When it cannot be read, the thread counts as blocked, so
+ * the pool grows as if every busy thread were.
+ */
+static bool thread_blocked(pid_t tid)
+{
+    char path[64], stat[512];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return true;
+    ssize_t n = read(fd, stat, sizeof stat - 1);
+    close(fd);
+    if (n <= 0)
+        return true;
+    stat[n] = '\0';
+    const char *paren = strrchr(stat, ')');
+    return !paren || paren[1] != ' ' || paren[2] != 'R';
+}
+
+/* How many busy threads are blocked in a job they took GROW_DELAY_MS ago
+ * or more (lock held). Younger jobs are left out: a quick job may sleep
+ * for a moment on a lock, which is no reason for another thread. */
+static int blocked_threads(const mcp_pool_t *pool, int64_t now)
+{
+    int blocked = 0;
+    for (const struct worker *w = pool->workers; w; w = w->next)
+        if (w->busy && now - w->job_started_ms >= GROW_DELAY_MS && thread_blocked(w->tid))
+            blocked++;
+    return blocked;
+}
+
+/*
+ * Starts threads for jobs that have waited GROW_DELAY_MS while no thread
+ * was free (lock held). Returns when to look again (ms on mcp_clock_ms),
+ * or -1 when no job waits.
+ *
+ * A job left waiting means every thread is busy, but a thread added helps
+ * only if some of them are blocked in their handler: threads that compute,
+ * or wait for a CPU, would only take turns with the new one, and on a
+ * loaded machine a thread can wait for a CPU longer than GROW_DELAY_MS.
+ * So the pool keeps min_threads (at least one) threads that are not
+ * blocked, and starts one for each blocked thread beyond that while jobs
+ * wait; it looks again every GROW_DELAY_MS while they do.
  */
 static int64_t grow_if_stuck(mcp_pool_t *pool)
 {
@@ -255,10 +337,19 @@ static int64_t grow_if_stuck(mcp_pool_t *pool)
             break;
         stuck++;
     }
-    while (stuck > idle && pool->threads < pool->max_threads && start_thread(pool))
-        idle++;
-    if (pool->queue.count <= stuck || pool->threads >= pool->max_threads)
-        return -1; /* nothing younger waits, or no thread may be added */
+    if (stuck > idle) {
+        int runnable_floor = pool->min_threads > 0 ? pool->min_threads : 1;
+        int blocked = blocked_threads(pool, now);
+        while (stuck > idle && pool->threads < pool->max_threads &&
+               pool->threads - blocked < runnable_floor && start_thread(pool))
+            idle++;
+    }
+    if (pool->threads >= pool->max_threads)
+        return -1; /* no thread may be added */
+    if (stuck > idle)
+        return now + GROW_DELAY_MS; /* they wait on computing threads */
+    if (pool->queue.count <= stuck)
+        return -1; /* nothing younger waits */
     const struct job *next = &pool->queue.ring[(pool->queue.head + stuck) % pool->queue.capacity];
     return next->queued_ms + GROW_DELAY_MS;
 }

@@ -11,10 +11,13 @@
  *     built but never used costs nothing.
  *   - A job that finds no idle thread to take it starts a new thread at
  *     once while fewer than min_threads run. Beyond that it first waits a
- *     few milliseconds for a thread to come free -- the threads may just
- *     be busy on the CPUs, where another would only compete with them --
- *     and a monitor thread starts one for it if none did, up to
- *     max_threads. Beyond max_threads, jobs wait in the queue.
+ *     few milliseconds for a thread to come free. If none did, a monitor
+ *     thread starts one for it, up to max_threads -- but only in place of
+ *     a thread blocked in its job (sleeping or waiting for I/O, as Linux
+ *     reports in /proc): threads that compute, or wait for a CPU, would
+ *     only take turns with another. The pool keeps min_threads (at least
+ *     one) threads that are not blocked. Beyond max_threads, jobs wait in
+ *     the queue.
  *   - A thread beyond the first min_threads that has found no work for
  *     idle_ms milliseconds exits. The first min_threads, once started,
  *     stay until shutdown.

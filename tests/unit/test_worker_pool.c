@@ -1,7 +1,8 @@
 /*
- * Elastic worker pool: FIFO order, growth while jobs block, shrinking back
- * to min_threads, shutdown draining the queue, submissions during and after
- * shutdown, and a multi-threaded stress run.
+ * Elastic worker pool: FIFO order, growth while jobs block (and not while
+ * they compute), shrinking back to min_threads, shutdown draining the
+ * queue, submissions during and after shutdown, and a multi-threaded
+ * stress run.
  *
  * Timing: the machine may be loaded, so tests never assert how long
  * something took. They wait for a condition with a generous deadline, and
@@ -277,6 +278,51 @@ static void test_grows_beyond_min_only_for_jobs_left_waiting(void **state)
     gate_destroy(&gate);
 }
 
+/* A job that computes: it spins, never sleeping, until told to stop. */
+struct spinner {
+    atomic_int running, stop;
+};
+
+static void spin(void *arg)
+{
+    struct spinner *sp = arg;
+    atomic_store(&sp->running, 1);
+    while (!atomic_load(&sp->stop))
+        ;
+}
+
+/* A job left waiting behind a thread that computes gets no thread of its
+ * own: another would only take turns with it for the CPUs. (Behind a
+ * blocked thread it does: the test above.) */
+static void test_no_growth_behind_threads_that_compute(void **state)
+{
+    struct spinner sp;
+    atomic_int quick_done;
+    atomic_init(&sp.running, 0);
+    atomic_init(&sp.stop, 0);
+    atomic_init(&quick_done, 0);
+
+    mcp_pool_t *pool = mcp_pool_new(1, 4, 1000);
+    assert_non_null(pool);
+    assert_int_equal(mcp_pool_submit(pool, spin, &sp), MCP_OK);
+    assert_true(eventually(flag_set, &sp.running));
+    assert_int_equal(mcp_pool_submit(pool, bump, &quick_done), MCP_OK);
+
+    /* Ten times the grow delay: a pool that grows for any waiting job has
+     * started a thread by now and run the second job on it. */
+    sleep_ms(50);
+    mcp_pool_stats_t s = stats_of(pool);
+    assert_int_equal(s.threads, 1);
+    assert_int_equal(s.queued, 1);
+    assert_int_equal(atomic_load(&quick_done), 0);
+
+    /* Once the computing job ends, its thread takes the waiting one. */
+    atomic_store(&sp.stop, 1);
+    assert_true(eventually(flag_set, &quick_done));
+    assert_int_equal(stats_of(pool).peak_threads, 1);
+    mcp_pool_free(pool);
+}
+
 static void test_never_exceeds_max_threads(void **state)
 {
     struct gate gate;
@@ -546,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_runs_jobs_in_submission_order),
         cmocka_unit_test(test_grows_so_blocked_jobs_do_not_stall_others),
         cmocka_unit_test(test_grows_beyond_min_only_for_jobs_left_waiting),
+        cmocka_unit_test(test_no_growth_behind_threads_that_compute),
         cmocka_unit_test(test_never_exceeds_max_threads),
         cmocka_unit_test(test_idle_threads_shrink_back_to_min),
         cmocka_unit_test(test_idle_pool_with_min_zero_restarts_on_demand),
