@@ -93,9 +93,10 @@ typedef struct mcp_server_options {
     /* Natural-language guidance for the model (server/discover, initialize). */
     const char *instructions;
 
-    /* Worker threads kept ready for handlers; 0 picks max(2, number of
-     * CPUs). When every worker is busy, a request waits up to 5 ms for one
-     * to come free (they may only be busy computing) and then gets a
+    /* Worker threads kept ready for handlers; 0 picks one per CPU but
+     * the first (at least one), leaving a CPU to the threads that read
+     * requests. When every worker is busy, a request waits up to 5 ms for
+     * one to come free (they may only be busy computing) and then gets a
      * thread of its own: the pool grows up to 64 threads, or this number
      * if larger, so a blocked handler delays no other request by more
      * than that; the extra threads exit after 30 s without work. */
