@@ -69,6 +69,8 @@ struct reader {
     size_t scratch_cap;
     char inline_scratch[INLINE_SCRATCH];
 
+    int max_nesting; /* the caller's limit on arrays and objects */
+    bool too_deep;   /* ... which the text went over */
     bool failed;
     json_error_t *err;
 };
@@ -856,6 +858,13 @@ error:
  * (the outermost value is at depth 1). */
 static json_t *parse_value(struct reader *r, int depth)
 {
+    /* The caller's limit goes first: at a limit of exactly
+     * JSON_PARSER_MAX_DEPTH, an array one deeper is the caller's to report. */
+    if ((r->token == '{' || r->token == '[') && depth > r->max_nesting) {
+        r->too_deep = true;
+        fail_here(r, json_error_stack_overflow, "nesting limit reached");
+        return NULL;
+    }
     if (depth > JSON_PARSER_MAX_DEPTH) {
         fail_here(r, json_error_stack_overflow, "maximum parsing depth reached");
         return NULL;
@@ -888,6 +897,14 @@ static json_t *parse_value(struct reader *r, int depth)
 
 json_t *json_read(const char *buf, size_t len, json_error_t *err)
 {
+    bool too_deep;
+    return json_read_nested(buf, len, INT_MAX, &too_deep, err);
+}
+
+json_t *json_read_nested(const char *buf, size_t len, int max_nesting, bool *too_deep,
+                         json_error_t *err)
+{
+    *too_deep = false;
     if (!buf) {
         /* What jansson answers: no position, since there is no text. */
         if (err) {
@@ -899,7 +916,8 @@ json_t *json_read(const char *buf, size_t len, json_error_t *err)
         }
         return NULL;
     }
-    struct reader r = {.start = buf, .end = buf + len, .p = buf, .token_start = buf, .err = err};
+    struct reader r = {.start = buf, .end = buf + len, .p = buf, .token_start = buf,
+                       .max_nesting = max_nesting, .err = err};
     r.scratch = r.inline_scratch;
     r.scratch_cap = sizeof r.inline_scratch;
 
@@ -915,5 +933,6 @@ json_t *json_read(const char *buf, size_t len, json_error_t *err)
     }
     if (r.scratch != r.inline_scratch)
         release(r.scratch);
+    *too_deep = r.too_deep;
     return root;
 }
