@@ -750,11 +750,53 @@ static json_t *built(struct reader *r, json_t *value_new)
     return value_new;
 }
 
+/*
+ * The keys of the object being read, while they are few and all point into
+ * the text: comparing a new key with them is cheaper than asking the
+ * object, which hashes the key (and setting it hashes it again). Once a key
+ * cannot be kept here, the object itself is asked.
+ */
+#define FEW_KEYS 8
+struct seen_keys {
+    size_t count;
+    bool ask_object;
+    struct {
+        const char *text;
+        size_t len;
+    } keys[FEW_KEYS];
+};
+
+static bool key_seen(const struct seen_keys *seen, const json_t *object, const char *key,
+                     size_t len)
+{
+    if (seen->ask_object)
+        return json_object_getn(object, key, len) != NULL;
+    for (size_t i = 0; i < seen->count; i++)
+        if (seen->keys[i].len == len && memcmp(seen->keys[i].text, key, len) == 0)
+            return true;
+    return false;
+}
+
+/* `in_text`: the key points into the text, so it outlives the object. */
+static void key_add(struct seen_keys *seen, const char *key, size_t len, bool in_text)
+{
+    if (!in_text || seen->count == FEW_KEYS) {
+        seen->ask_object = true;
+        return;
+    }
+    seen->keys[seen->count].text = key;
+    seen->keys[seen->count].len = len;
+    seen->count++;
+}
+
 static json_t *parse_object(struct reader *r, int depth)
 {
     json_t *object = built(r, json_object());
     if (!object)
         return NULL;
+    struct seen_keys seen;
+    seen.count = 0;
+    seen.ask_object = false;
     scan(r);
     if (r->token == '}')
         return object;
@@ -768,7 +810,7 @@ static json_t *parse_object(struct reader *r, int depth)
             fail_here(r, json_error_null_byte_in_key, "NUL byte in object key not supported");
             goto error;
         }
-        if (json_object_getn(object, r->string, r->string_len)) {
+        if (key_seen(&seen, object, r->string, r->string_len)) {
             fail_here(r, json_error_duplicate_key, "duplicate object key");
             goto error;
         }
@@ -777,7 +819,8 @@ static json_t *parse_object(struct reader *r, int depth)
         size_t key_len = r->string_len;
         char *key_copy = NULL;
         const char *key = r->string;
-        if (r->string_in_scratch) {
+        bool key_in_text = !r->string_in_scratch;
+        if (!key_in_text) {
             key_copy = allocate(key_len); /* an escape decodes to at least a byte */
             if (!key_copy) {
                 fail_out_of_memory(r);
@@ -802,6 +845,7 @@ static json_t *parse_object(struct reader *r, int depth)
                 fail_out_of_memory(r);
             goto error;
         }
+        key_add(&seen, key, key_len, key_in_text);
 
         scan_punctuation(r);
         if (r->token != ',')

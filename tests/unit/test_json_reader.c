@@ -101,6 +101,13 @@ static const text_case_t accepted[] = {
     CASE("member order kept", "{\"b\":1,\"a\":2,\"c\":3}"),
     CASE("same key in different objects", "{\"a\":{\"a\":1},\"b\":{\"a\":2}}"),
     CASE("empty key", "{\"\":1}"),
+    /* Keys the duplicate check compares without jansson (eight plain ones)
+     * and with it (the ninth on, or after an escaped key). */
+    CASE("keys of one length", "{\"ab\":1,\"ba\":2,\"aa\":3,\"bb\":4}"),
+    CASE("a key and its prefix", "{\"a\":1,\"ab\":2,\"\":3,\"abc\":4}"),
+    CASE("nine keys",
+         "{\"1\":1,\"2\":2,\"3\":3,\"4\":4,\"5\":5,\"6\":6,\"7\":7,\"8\":8,\"9\":9}"),
+    CASE("an escaped key among plain ones", "{\"a\":1,\"\\u0062\":2,\"c\":3}"),
     /* Strings */
     CASE("empty string", "\"\""),
     CASE("DEL is not a control character", "\"\x7f\""),
@@ -183,6 +190,17 @@ static const text_case_t rejected[] = {
     CASE("duplicate key, nested", "{\"o\":{\"b\":1,\"c\":2,\"b\":3}}"),
     CASE("duplicate key, escaped", "{\"a\":1,\"\\u0061\":2}"),
     CASE("duplicate key, UTF-8 and escaped", "{\"\xc3\xa9\":1,\"\\u00e9\":2}"),
+    CASE("duplicate key, eighth",
+         "{\"1\":1,\"2\":2,\"3\":3,\"4\":4,\"5\":5,\"6\":6,\"7\":7,\"1\":8}"),
+    CASE("duplicate key, ninth",
+         "{\"1\":1,\"2\":2,\"3\":3,\"4\":4,\"5\":5,\"6\":6,\"7\":7,\"8\":8,\"8\":9}"),
+    CASE("duplicate key, tenth of the first",
+         "{\"1\":1,\"2\":2,\"3\":3,\"4\":4,\"5\":5,\"6\":6,\"7\":7,\"8\":8,\"9\":9,\"1\":0}"),
+    CASE("duplicate key, tenth of the ninth",
+         "{\"1\":1,\"2\":2,\"3\":3,\"4\":4,\"5\":5,\"6\":6,\"7\":7,\"8\":8,\"9\":9,\"9\":0}"),
+    CASE("duplicate key, after an escaped one", "{\"\\u0061\":1,\"b\":2,\"b\":3}"),
+    CASE("duplicate key, of an escaped one", "{\"\\u0062\":1,\"a\":2,\"b\":3}"),
+    CASE("duplicate key, plain then escaped then plain", "{\"a\":1,\"\\u0062\":2,\"a\":3}"),
     CASE("duplicate key, long", "{\"aaaaaaaaaaaaaaaaaaaaaaaaaa\":1,\"aaaaaaaaaaaaaaaaaaaaaaaaaa\":2}"),
     /* Strings */
     CASE("unterminated string", "\"abc"),
