@@ -140,12 +140,10 @@ static bool copy_headers(mcp_http_exchange_t *x, const mcp_headers_t *h)
     for (size_t i = 0; i < h->count; i++) {
         if (!h->items[i].name)
             continue;
-        const char *value = h->items[i].value ? h->items[i].value : "";
-        size_t name_len = strlen(h->items[i].name) + 1, value_len = strlen(value) + 1;
-        x->headers[k].name = memcpy(p, h->items[i].name, name_len);
-        p += name_len;
-        x->headers[k].value = memcpy(p, value, value_len);
-        p += value_len;
+        x->headers[k].name = p;
+        p = stpcpy(p, h->items[i].name) + 1;
+        x->headers[k].value = p;
+        p = stpcpy(p, h->items[i].value ? h->items[i].value : "") + 1;
         k++;
     }
     x->n_headers = n;

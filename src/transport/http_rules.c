@@ -157,6 +157,16 @@ static void accept_element(const char *s, size_t n, accept_match_t *json, accept
 
 void http_accept_read(const mcp_headers_t *headers, http_accept_t *out)
 {
+    /* What the spec has every client send, read once per request: known
+     * without parsing it. */
+    static const char both[] = "application/json, text/event-stream";
+    size_t count;
+    const char *only = mcp_headers_lookup(headers, "Accept", &count);
+    if (count == 1 && strcmp(only, both) == 0) {
+        out->json = out->sse = true;
+        return;
+    }
+
     accept_match_t json = {-1, 0}, sse = {-1, 0};
     bool any_element = false;
     for (size_t i = 0; headers && i < headers->count; i++) {
