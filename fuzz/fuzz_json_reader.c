@@ -9,12 +9,18 @@
  * right after a number or a literal, is checked as such: when only jansson
  * accepts, the input must hold NUL bytes, and without them json_read must
  * accept it and build jansson's tree.
+ *
+ * json_read_nested, with a small limit, is held to json_read: the same tree
+ * when the text nests within the limit, "too deep" when it does not (at a
+ * bracket that is indeed one too deep, and no later than json_read's own
+ * error), and json_read's error otherwise.
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcp/jsonrpc.h"
 #include "protocol/json_reader.h"
 #include "protocol/json_writer.h"
 
@@ -80,6 +86,55 @@ static void require_skipped_nul(const char *buf, size_t size, const json_t *thei
     free(stripped);
 }
 
+/* How deep arrays and objects nest in a tree (a scalar is 0). */
+static int nesting(const json_t *j)
+{
+    int deepest = 0;
+    if (json_is_object(j)) {
+        const char *key;
+        json_t *value;
+        json_object_foreach((json_t *)j, key, value) {
+            int d = nesting(value);
+            deepest = d > deepest ? d : deepest;
+        }
+        return deepest + 1;
+    }
+    if (json_is_array(j)) {
+        size_t i;
+        json_t *value;
+        json_array_foreach(j, i, value) {
+            int d = nesting(value);
+            deepest = d > deepest ? d : deepest;
+        }
+        return deepest + 1;
+    }
+    return 0;
+}
+
+static void check_nested(const char *buf, size_t size, const json_t *plain,
+                         const json_error_t *plain_err)
+{
+    enum { LIMIT = 3 };
+    bool too_deep;
+    json_error_t err;
+    json_t *got = json_read_nested(buf, size, LIMIT, &too_deep, &err);
+    if (got) {
+        require(!too_deep && plain && nesting(plain) <= LIMIT);
+        require_same_tree(got, plain);
+    } else if (too_deep) {
+        /* The text up to the error opens a bracket one too deep... */
+        require(json_error_code(&err) == json_error_stack_overflow);
+        require(mcp_json_depth(buf, (size_t)err.position, LIMIT) == LIMIT + 1);
+        /* ...before anything json_read rejects. */
+        require(plain ? nesting(plain) > LIMIT : err.position <= plain_err->position);
+    } else {
+        require(!plain);
+        require(json_error_code(&err) == json_error_code(plain_err));
+        require(strcmp(err.text, plain_err->text) == 0 && err.position == plain_err->position);
+    }
+    json_decref(got);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *buf = (const char *)data;
@@ -95,6 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort(); /* json_read is never the more lenient */
     else if (!may_skip_nul(buf, size))
         require_same_error(&ours_err, &theirs_err);
+    check_nested(buf, size, ours, &ours_err);
 
     json_decref(ours);
     json_decref(theirs);

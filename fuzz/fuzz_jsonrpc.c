@@ -4,6 +4,7 @@
  * must survive mcp_json_dump + mcp_jsonrpc_parse as the same message.
  * Every rejection must carry -32700 or -32600.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,8 @@ static int tree_depth(const json_t *j)
     return 0;
 }
 
-static void check(const char *buf, size_t len, const mcp_parse_limits_t *limits, int max_depth)
+/* Parses, checks the outcome, and tells whether the message was accepted. */
+static bool check(const char *buf, size_t len, const mcp_parse_limits_t *limits, int max_depth)
 {
     mcp_message_t msg;
     mcp_error_t err = {0};
@@ -60,7 +62,7 @@ static void check(const char *buf, size_t len, const mcp_parse_limits_t *limits,
         json_decref(response);
         mcp_message_clear(&msg);
         mcp_error_clear(&err);
-        return;
+        return false;
     }
 
     if (msg.kind == MCP_MSG_INVALID || !json_is_object(msg.root))
@@ -90,6 +92,7 @@ static void check(const char *buf, size_t len, const mcp_parse_limits_t *limits,
     mcp_message_clear(&again);
     mcp_message_clear(&msg);
     mcp_error_clear(&err);
+    return true;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -97,13 +100,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *buf = (const char *)data;
     check(buf, size, NULL, MCP_DEFAULT_MAX_DEPTH);
     mcp_parse_limits_t small = {.max_bytes = 256, .max_depth = 4};
-    check(buf, size, &small, small.max_depth);
+    bool accepted = check(buf, size, &small, small.max_depth);
 
-    /* The pre-scan never reports more than max + 1, and agrees with itself. */
+    /* The pre-scan never reports more than max + 1, and agrees with itself
+     * and with the parser's limit on an accepted text. */
     int depth = mcp_json_depth(buf, size, 4);
     if (depth < 0 || depth > 5)
         abort();
     if (depth <= 4 && mcp_json_depth(buf, size, 1000) != depth)
+        abort();
+    if (accepted && depth > 4)
         abort();
     return 0;
 }

@@ -2,9 +2,10 @@
  * JSON-RPC 2.0 messages: parse one message from bytes, build messages.
  *
  * MCP sends exactly one JSON-RPC message per stdio line or HTTP body; batches
- * (JSON arrays) are rejected. The parser checks size and nesting depth on the
- * raw bytes before parsing them (the parser recurses, and dumping deep
- * documents needs a deep stack), is as strict as jansson's loader, rejects
+ * (JSON arrays) are rejected. The parser checks the size before parsing and
+ * the nesting depth while parsing, before anything too deep is built (the
+ * parser recurses, and dumping deep documents needs a deep stack), is as
+ * strict as jansson's loader, rejects
  * duplicate object keys (a smuggling risk between headers and body), and
  * accepts \u0000 inside strings.
  *
@@ -27,8 +28,9 @@ typedef enum mcp_msg_kind {
     MCP_MSG_ERROR         /* has error (id may be absent or null) */
 } mcp_msg_kind_t;
 
-/* Limits checked before parsing. Zero (or negative) fields take the defaults
- * below. */
+/* Limits on a message: its size is checked before parsing, its depth while
+ * parsing (a syntax error earlier in the text is reported first). Zero (or
+ * negative) fields take the defaults below. */
 typedef struct mcp_parse_limits {
     size_t max_bytes; /* default MCP_DEFAULT_MAX_MESSAGE_BYTES */
     int max_depth;    /* default MCP_DEFAULT_MAX_DEPTH (arrays + objects) */

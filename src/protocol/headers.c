@@ -1,26 +1,53 @@
-/* Case-insensitive lookup in a borrowed list of HTTP headers. */
-#include <strings.h>
-
+/*
+ * Case-insensitive lookup in a borrowed list of HTTP headers.
+ *
+ * Every request is looked up a dozen times (Host, Origin, Accept, ...), so
+ * names are compared inline rather than with strcasecmp: header names are
+ * ASCII tokens (RFC 9110), two names usually differ in their first bytes,
+ * and the loop stops there. ASCII folding is also what HTTP means by
+ * "case-insensitive", whatever the process locale.
+ */
 #include "mcp/headers.h"
+#include "protocol/headers_internal.h"
+
+bool mcp_header_name_is(const char *name, const char *wanted)
+{
+    const unsigned char *a = (const unsigned char *)name, *b = (const unsigned char *)wanted;
+    for (; mcp_ascii_same_nocase(*a, *b); a++, b++)
+        if (*a == '\0')
+            return true;
+    return false;
+}
+
+const char *mcp_headers_lookup(const mcp_headers_t *headers, const char *name, size_t *count)
+{
+    const char *first = NULL;
+    size_t n = 0;
+    for (size_t i = 0; headers && name && i < headers->count; i++) {
+        const mcp_header_t *h = &headers->items[i];
+        if (!h->name || !mcp_header_name_is(h->name, name))
+            continue;
+        if (n++ == 0)
+            first = h->value ? h->value : "";
+    }
+    *count = n;
+    return first;
+}
 
 const char *mcp_headers_get(const mcp_headers_t *headers, const char *name)
 {
-    if (!headers || !name)
-        return NULL;
-    for (size_t i = 0; i < headers->count; i++)
-        if (headers->items[i].name && strcasecmp(headers->items[i].name, name) == 0)
-            return headers->items[i].value ? headers->items[i].value : "";
+    for (size_t i = 0; headers && name && i < headers->count; i++) {
+        const mcp_header_t *h = &headers->items[i];
+        if (h->name && mcp_header_name_is(h->name, name))
+            return h->value ? h->value : "";
+    }
     return NULL;
 }
 
 size_t mcp_headers_count(const mcp_headers_t *headers, const char *name)
 {
-    size_t n = 0;
-    if (!headers || !name)
-        return 0;
-    for (size_t i = 0; i < headers->count; i++)
-        if (headers->items[i].name && strcasecmp(headers->items[i].name, name) == 0)
-            n++;
+    size_t n;
+    mcp_headers_lookup(headers, name, &n);
     return n;
 }
 

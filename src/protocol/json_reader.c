@@ -69,6 +69,8 @@ struct reader {
     size_t scratch_cap;
     char inline_scratch[INLINE_SCRATCH];
 
+    int max_nesting; /* the caller's limit on arrays and objects */
+    bool too_deep;   /* ... which the text went over */
     bool failed;
     json_error_t *err;
 };
@@ -748,11 +750,53 @@ static json_t *built(struct reader *r, json_t *value_new)
     return value_new;
 }
 
+/*
+ * The keys of the object being read, while they are few and all point into
+ * the text: comparing a new key with them is cheaper than asking the
+ * object, which hashes the key (and setting it hashes it again). Once a key
+ * cannot be kept here, the object itself is asked.
+ */
+#define FEW_KEYS 8
+struct seen_keys {
+    size_t count;
+    bool ask_object;
+    struct {
+        const char *text;
+        size_t len;
+    } keys[FEW_KEYS];
+};
+
+static bool key_seen(const struct seen_keys *seen, const json_t *object, const char *key,
+                     size_t len)
+{
+    if (seen->ask_object)
+        return json_object_getn(object, key, len) != NULL;
+    for (size_t i = 0; i < seen->count; i++)
+        if (seen->keys[i].len == len && memcmp(seen->keys[i].text, key, len) == 0)
+            return true;
+    return false;
+}
+
+/* `in_text`: the key points into the text, so it outlives the object. */
+static void key_add(struct seen_keys *seen, const char *key, size_t len, bool in_text)
+{
+    if (!in_text || seen->count == FEW_KEYS) {
+        seen->ask_object = true;
+        return;
+    }
+    seen->keys[seen->count].text = key;
+    seen->keys[seen->count].len = len;
+    seen->count++;
+}
+
 static json_t *parse_object(struct reader *r, int depth)
 {
     json_t *object = built(r, json_object());
     if (!object)
         return NULL;
+    struct seen_keys seen;
+    seen.count = 0;
+    seen.ask_object = false;
     scan(r);
     if (r->token == '}')
         return object;
@@ -766,7 +810,7 @@ static json_t *parse_object(struct reader *r, int depth)
             fail_here(r, json_error_null_byte_in_key, "NUL byte in object key not supported");
             goto error;
         }
-        if (json_object_getn(object, r->string, r->string_len)) {
+        if (key_seen(&seen, object, r->string, r->string_len)) {
             fail_here(r, json_error_duplicate_key, "duplicate object key");
             goto error;
         }
@@ -775,7 +819,8 @@ static json_t *parse_object(struct reader *r, int depth)
         size_t key_len = r->string_len;
         char *key_copy = NULL;
         const char *key = r->string;
-        if (r->string_in_scratch) {
+        bool key_in_text = !r->string_in_scratch;
+        if (!key_in_text) {
             key_copy = allocate(key_len); /* an escape decodes to at least a byte */
             if (!key_copy) {
                 fail_out_of_memory(r);
@@ -800,6 +845,7 @@ static json_t *parse_object(struct reader *r, int depth)
                 fail_out_of_memory(r);
             goto error;
         }
+        key_add(&seen, key, key_len, key_in_text);
 
         scan_punctuation(r);
         if (r->token != ',')
@@ -856,6 +902,13 @@ error:
  * (the outermost value is at depth 1). */
 static json_t *parse_value(struct reader *r, int depth)
 {
+    /* The caller's limit goes first: at a limit of exactly
+     * JSON_PARSER_MAX_DEPTH, an array one deeper is the caller's to report. */
+    if ((r->token == '{' || r->token == '[') && depth > r->max_nesting) {
+        r->too_deep = true;
+        fail_here(r, json_error_stack_overflow, "nesting limit reached");
+        return NULL;
+    }
     if (depth > JSON_PARSER_MAX_DEPTH) {
         fail_here(r, json_error_stack_overflow, "maximum parsing depth reached");
         return NULL;
@@ -888,6 +941,14 @@ static json_t *parse_value(struct reader *r, int depth)
 
 json_t *json_read(const char *buf, size_t len, json_error_t *err)
 {
+    bool too_deep;
+    return json_read_nested(buf, len, INT_MAX, &too_deep, err);
+}
+
+json_t *json_read_nested(const char *buf, size_t len, int max_nesting, bool *too_deep,
+                         json_error_t *err)
+{
+    *too_deep = false;
     if (!buf) {
         /* What jansson answers: no position, since there is no text. */
         if (err) {
@@ -899,7 +960,8 @@ json_t *json_read(const char *buf, size_t len, json_error_t *err)
         }
         return NULL;
     }
-    struct reader r = {.start = buf, .end = buf + len, .p = buf, .token_start = buf, .err = err};
+    struct reader r = {.start = buf, .end = buf + len, .p = buf, .token_start = buf,
+                       .max_nesting = max_nesting, .err = err};
     r.scratch = r.inline_scratch;
     r.scratch_cap = sizeof r.inline_scratch;
 
@@ -915,5 +977,6 @@ json_t *json_read(const char *buf, size_t len, json_error_t *err)
     }
     if (r.scratch != r.inline_scratch)
         release(r.scratch);
+    *too_deep = r.too_deep;
     return root;
 }

@@ -37,6 +37,7 @@
 #ifndef MCP_PROTOCOL_JSON_READER_H
 #define MCP_PROTOCOL_JSON_READER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -49,5 +50,17 @@
  * syntax errors apart. `err` is untouched on success.
  */
 json_t *json_read(const char *buf, size_t len, json_error_t *err);
+
+/*
+ * json_read() under the caller's own limit as well: at most `max_nesting`
+ * arrays and objects nested in one another (the outermost counts 1;
+ * scalars do not count). An array or object beyond it fails the read as
+ * soon as its bracket is met, so the partial tree (freed before returning)
+ * is never deeper than the limit; the error is json_error_stack_overflow
+ * and *too_deep is set. Errors met earlier in the text win, as they do in
+ * json_read(). On any other outcome *too_deep is false.
+ */
+json_t *json_read_nested(const char *buf, size_t len, int max_nesting, bool *too_deep,
+                         json_error_t *err);
 
 #endif /* MCP_PROTOCOL_JSON_READER_H */

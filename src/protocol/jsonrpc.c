@@ -231,23 +231,24 @@ int mcp_jsonrpc_parse(const char *buf, size_t len, const mcp_parse_limits_t *lim
     if (!buf)
         buf = "";
 
-    /* Both limits are checked on the raw bytes: the reader recurses while
-     * parsing, and so do decref and dump later, so a deep document must
-     * never become a tree. */
     if (len > max_bytes)
         return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,
                              "The message is %zu bytes, more than the limit of %zu", len,
                              max_bytes);
-    if (mcp_json_depth(buf, len, max_depth) > max_depth)
-        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,
-                             "The message nests deeper than the limit of %d", max_depth);
 
     /* jansson's strictness, duplicate keys rejected, \u0000 allowed in
      * strings. Any value is read: a lone scalar is valid JSON, so it is an
-     * Invalid Request (-32600, from classify) rather than a parse error. */
+     * Invalid Request (-32600, from classify) rather than a parse error.
+     * The reader enforces the depth limit as it goes: it recurses, and so
+     * do decref and dump later, so a deep document must never become a
+     * tree. (A syntax error before the too-deep point is reported first.) */
     json_error_t jerr;
-    json_t *root = json_read(buf, len, &jerr);
+    bool too_deep;
+    json_t *root = json_read_nested(buf, len, max_depth, &too_deep, &jerr);
     if (!root) {
+        if (too_deep)
+            return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,
+                                 "The message nests deeper than the limit of %d", max_depth);
         switch (json_error_code(&jerr)) {
         case json_error_out_of_memory:
             return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL,

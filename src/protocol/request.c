@@ -18,6 +18,7 @@
 #include "mcp/request.h"
 #include "mcp/result.h"
 #include "mcp/xmcp_header.h"
+#include "protocol/headers_internal.h"
 
 static const char *const log_levels[] = {
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
@@ -98,8 +99,9 @@ static int envelope_error(mcp_error_t *err, const char *key, const char *problem
 static int header_once(const mcp_headers_t *headers, const char *name, const char **raw,
                        const json_t *expected, mcp_error_t *err)
 {
-    *raw = mcp_headers_get(headers, name);
-    if (mcp_headers_count(headers, name) > 1)
+    size_t count;
+    *raw = mcp_headers_lookup(headers, name, &count);
+    if (count > 1)
         return mcp_error_header_mismatch(err, name, *raw, expected,
                                          "the header appears more than once");
     return MCP_OK;

@@ -79,6 +79,7 @@ struct mcp_http_exchange {
     char *principal;
     char *body;
     size_t body_len, body_cap;
+    size_t body_declared; /* the Content-Length (at most max_body), or 0 */
     bool body_too_large;
     bool ended; /* mcp_http_end() was called */
     int64_t idle_ms;

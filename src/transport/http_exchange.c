@@ -140,12 +140,10 @@ static bool copy_headers(mcp_http_exchange_t *x, const mcp_headers_t *h)
     for (size_t i = 0; i < h->count; i++) {
         if (!h->items[i].name)
             continue;
-        const char *value = h->items[i].value ? h->items[i].value : "";
-        size_t name_len = strlen(h->items[i].name) + 1, value_len = strlen(value) + 1;
-        x->headers[k].name = memcpy(p, h->items[i].name, name_len);
-        p += name_len;
-        x->headers[k].value = memcpy(p, value, value_len);
-        p += value_len;
+        x->headers[k].name = p;
+        p = stpcpy(p, h->items[i].name) + 1;
+        x->headers[k].value = p;
+        p = stpcpy(p, h->items[i].value ? h->items[i].value : "") + 1;
         k++;
     }
     x->n_headers = n;
@@ -487,7 +485,7 @@ int mcp_http_begin(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
     int status = 0;
     const char *reason = NULL;
     http_accept_t accept;
-    uint64_t declared;
+    uint64_t declared = 0; /* the Content-Length; stays 0 when there is none */
     http_accept_read(h, &accept);
     if (verb == HTTP_VERB_GET) {
         if (!accept.sse) {
@@ -519,6 +517,7 @@ int mcp_http_begin(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
     }
     x->principal = principal;
     x->verb = verb;
+    x->body_declared = (size_t)declared; /* at most max_body: larger is refused above */
     *out = x;
     return MCP_OK;
 }
@@ -541,7 +540,9 @@ int mcp_http_body(mcp_http_exchange_t *x, const void *data, size_t len)
         rc = MCP_ELIMIT;
     } else if (len > 0) {
         if (x->body_len + len > x->body_cap) {
-            size_t cap = x->body_cap ? x->body_cap : 4096;
+            /* A body that keeps to its Content-Length fits in one
+             * allocation of exactly that size; any other grows by doubling. */
+            size_t cap = x->body_cap ? x->body_cap : x->body_declared ? x->body_declared : 4096;
             while (cap < x->body_len + len)
                 cap = cap > max / 2 ? max : cap * 2;
             char *grown = realloc(x->body, cap);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "protocol/headers_internal.h"
 #include "transport/http_rules.h"
 
 /* RFC 9110 tchar: the characters of a token. */
@@ -13,7 +14,13 @@ static bool is_tchar(char c)
 {
     if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
         return true;
-    return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+    switch (c) {
+    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
+    case '-': case '.': case '^': case '_': case '`': case '|': case '~':
+        return true;
+    default:
+        return false;
+    }
 }
 
 static bool is_ows(char c)
@@ -24,7 +31,12 @@ static bool is_ows(char c)
 /* Does s[0..n) equal the NUL-terminated `word`, ignoring ASCII case? */
 static bool span_equals(const char *s, size_t n, const char *word)
 {
-    return strlen(word) == n && strncasecmp(s, word, n) == 0;
+    if (strlen(word) != n) /* most words are literals: a constant */
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!mcp_ascii_same_nocase((unsigned char)s[i], (unsigned char)word[i]))
+            return false;
+    return true;
 }
 
 /* ------------------------------------------------------------------------
@@ -145,11 +157,21 @@ static void accept_element(const char *s, size_t n, accept_match_t *json, accept
 
 void http_accept_read(const mcp_headers_t *headers, http_accept_t *out)
 {
+    /* What the spec has every client send, read once per request: known
+     * without parsing it. */
+    static const char both[] = "application/json, text/event-stream";
+    size_t count;
+    const char *only = mcp_headers_lookup(headers, "Accept", &count);
+    if (count == 1 && strcmp(only, both) == 0) {
+        out->json = out->sse = true;
+        return;
+    }
+
     accept_match_t json = {-1, 0}, sse = {-1, 0};
     bool any_element = false;
     for (size_t i = 0; headers && i < headers->count; i++) {
         const mcp_header_t *h = &headers->items[i];
-        if (!h->name || strcasecmp(h->name, "Accept") != 0 || !h->value)
+        if (!h->name || !mcp_header_name_is(h->name, "Accept") || !h->value)
             continue;
         const char *s = h->value;
         while (*s) {
@@ -189,11 +211,13 @@ void http_accept_read(const mcp_headers_t *headers, http_accept_t *out)
 
 bool http_content_type_is_json(const mcp_headers_t *headers)
 {
-    if (mcp_headers_count(headers, "Content-Type") != 1)
+    size_t count;
+    const char *value = mcp_headers_lookup(headers, "Content-Type", &count);
+    if (count != 1)
         return false;
     const char *start;
     size_t len;
-    mcp_header_trim(mcp_headers_get(headers, "Content-Type"), &start, &len);
+    mcp_header_trim(value, &start, &len);
     const char *semi = memchr(start, ';', len);
     if (semi)
         len = (size_t)(semi - start);
@@ -212,11 +236,13 @@ bool http_path_matches(const char *target, const char *path)
 
 bool http_content_length(const mcp_headers_t *headers, uint64_t *out)
 {
-    if (mcp_headers_count(headers, "Content-Length") != 1)
+    size_t count;
+    const char *value = mcp_headers_lookup(headers, "Content-Length", &count);
+    if (count != 1)
         return false;
     const char *s;
     size_t len;
-    mcp_header_trim(mcp_headers_get(headers, "Content-Length"), &s, &len);
+    mcp_header_trim(value, &s, &len);
     if (len == 0)
         return false;
     uint64_t v = 0;
@@ -307,9 +333,10 @@ static bool host_entry_matches(const char *s, size_t n, const char *entry)
 static int single_header(const mcp_headers_t *headers, const char *name, const char **s,
                          size_t *n)
 {
-    size_t count = mcp_headers_count(headers, name);
+    size_t count;
+    const char *value = mcp_headers_lookup(headers, name, &count);
     if (count == 1)
-        mcp_header_trim(mcp_headers_get(headers, name), s, n);
+        mcp_header_trim(value, s, n);
     return count > 1 ? 2 : (int)count;
 }
 

@@ -396,10 +396,14 @@ static enum MHD_Result take_next_step(http_req_t *req)
     return MHD_YES;
 }
 
-/* The request headers as libmicrohttpd holds them (borrowed). */
+/* The request headers as libmicrohttpd holds them (borrowed): in the
+ * list itself while they are few, as they nearly always are. */
+#define INLINE_HEADERS 16
 typedef struct header_list {
-    mcp_header_t *items;
+    mcp_header_t *items; /* inline_items, or allocated */
     size_t count, cap;
+    bool incomplete; /* out of memory: some headers are missing */
+    mcp_header_t inline_items[INLINE_HEADERS];
 } header_list_t;
 
 static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *name,
@@ -407,10 +411,15 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const 
 {
     header_list_t *list = cls;
     if (list->count == list->cap) {
-        size_t cap = list->cap ? list->cap * 2 : 16;
-        mcp_header_t *grown = realloc(list->items, cap * sizeof *grown);
-        if (!grown)
+        size_t cap = list->cap * 2;
+        mcp_header_t *grown = malloc(cap * sizeof *grown);
+        if (!grown) {
+            list->incomplete = true;
             return MHD_NO;
+        }
+        memcpy(grown, list->items, list->count * sizeof *grown);
+        if (list->items != list->inline_items)
+            free(list->items);
         list->items = grown;
         list->cap = cap;
     }
@@ -430,19 +439,29 @@ static enum MHD_Result begin_request(mcp_http_server_t *http, struct MHD_Connect
         return MHD_NO;
     *req_cls = req; /* libmicrohttpd's reference, dropped on completion */
 
-    header_list_t list = {0};
+    header_list_t list;
+    list.items = list.inline_items;
+    list.count = 0;
+    list.cap = INLINE_HEADERS;
+    list.incomplete = false;
     MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_header, &list);
-    mcp_http_request_t request = {
-        .method = method, .path = url, .headers = {list.items, list.count}};
-    mcp_http_responder_t responder = {on_start, on_write, on_finish, req};
-    req->responder_live = true;
-    req_ref(req); /* the responder's */
-    int rc = mcp_http_begin(http->ep, &request, &responder, &req->x);
-    free(list.items);
-    if (rc != MCP_OK) {
-        responder_forget(req);
-        return MHD_NO;
+    int rc = MCP_ENOMEM;
+    /* Judged by some of its headers, a request could pass a check it
+     * fails (a second Host, an Origin): without them all, it is closed. */
+    if (!list.incomplete) {
+        mcp_http_request_t request = {
+            .method = method, .path = url, .headers = {list.items, list.count}};
+        mcp_http_responder_t responder = {on_start, on_write, on_finish, req};
+        req->responder_live = true;
+        req_ref(req); /* the responder's */
+        rc = mcp_http_begin(http->ep, &request, &responder, &req->x);
+        if (rc != MCP_OK)
+            responder_forget(req);
     }
+    if (list.items != list.inline_items)
+        free(list.items);
+    if (rc != MCP_OK)
+        return MHD_NO;
     if (req->x)
         return MHD_YES; /* read the body */
     /* Refused at once: answer without reading the body (libmicrohttpd

@@ -363,6 +363,49 @@ static void test_rules(void **state)
         check_rule(f->base, &RULES[i]);
 }
 
+/* A request with more headers than the server keeps inline: the ones
+ * at the end still count (a bad Origin there, or a second one, is refused). */
+static void test_many_headers(void **state)
+{
+    fixture_t *f = *state;
+    enum { FILL = 40 };
+    static const struct {
+        const char *first, *last; /* before and after the fill, or NULL */
+        long status;
+    } rows[] = {
+        {NULL, NULL, 200},
+        {NULL, "Origin: https://app.example", 200},
+        {NULL, "Origin: https://evil.example", 403},
+        {"Origin: https://app.example", "Origin: https://app.example", 403},
+    };
+    char fill[FILL][32];
+    char *body = mcp_text(7, "server/discover", NULL, NULL);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const char *headers[FILL + 8] = {STD, "Mcp-Method: server/discover"};
+        size_t n = 4;
+        if (rows[i].first)
+            headers[n++] = rows[i].first;
+        for (size_t k = 0; k < FILL; k++) {
+            snprintf(fill[k], sizeof fill[k], "X-Fill-%zu: %zu", k, k);
+            headers[n++] = fill[k];
+        }
+        headers[n] = rows[i].last;
+        http_response_t resp;
+        http_call(&(http_request_t){.base = f->base, .headers = headers, .body = body}, &resp);
+        print_message("%s ... %s -> %ld\n", rows[i].first ? rows[i].first : "-",
+                      rows[i].last ? rows[i].last : "-", resp.status);
+        assert_int_equal(resp.curl_code, 0);
+        assert_int_equal(resp.status, rows[i].status);
+        json_t *msgs = mcp_messages(&resp);
+        assert_non_null(msgs);
+        json_t *msg = json_array_get(msgs, 0);
+        MCP_ASSERT_SCHEMA_VALID(msg, rows[i].status == 200 ? "server/discover" : NULL, REVISION);
+        json_decref(msgs);
+        http_response_free(&resp);
+    }
+    free(body);
+}
+
 /* ------------------------------------------------------------------------
  * Body limits (413), Content-Length and chunked
  * ------------------------------------------------------------------------ */
@@ -660,6 +703,7 @@ int main(void)
     http_client_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_many_headers),
         cmocka_unit_test(test_body_limit),
         cmocka_unit_test(test_header_limit),
         cmocka_unit_test(test_auth),

@@ -454,6 +454,91 @@ static void test_body_in_chunks(void **state)
     request_free(&r);
 }
 
+/* Begins `r` with "Content-Length: declared" (none when NULL), sends `len`
+ * bytes of `body` in `pieces` parts, ends it and returns the status of the
+ * answer (0: none yet). `last_rc` gets mcp_http_body()'s last result. */
+static int send_declared(fixture_t *f, const char *declared, const char *body, size_t len,
+                         size_t pieces, int *last_rc)
+{
+    request_t r;
+    const char *const extra[] = {"Content-Length", declared, NULL};
+    request_init(&r, "server/discover", NULL, NULL, declared ? extra : NULL);
+    recorder_t rec;
+    recorder_init(&rec);
+    mcp_http_responder_t resp = responder_of(&rec);
+    mcp_http_exchange_t *x;
+    assert_int_equal(mcp_http_begin(f->ep, &r.req, &resp, &x), MCP_OK);
+    assert_non_null(x);
+    size_t piece = len / pieces;
+    for (size_t i = 0, off = 0; i < pieces; i++, off += piece)
+        *last_rc = mcp_http_body(x, body + off, i + 1 < pieces ? piece : len - off);
+    assert_int_equal(mcp_http_end(x), MCP_OK);
+    assert_true(wait_finished(&rec));
+    int status = rec.status;
+    if (status == 200) {
+        json_t *msg = body_message(&rec);
+        assert_int_equal(json_integer_value(json_object_get(msg, "id")), 9);
+        MCP_ASSERT_SCHEMA_VALID(msg, "server/discover", REVISION);
+        json_decref(msg);
+    }
+    mcp_http_exchange_release(x);
+    recorder_destroy(&rec);
+    request_free(&r);
+    return status;
+}
+
+/* Content-Length sizes the body buffer, but only the bytes that arrive
+ * count: a body longer or shorter than it claims, or without any claim,
+ * reaches the core whole, and the limit holds whatever was declared. */
+static void test_body_and_declared_length(void **state)
+{
+    fixture_t *f = *state;
+    request_t r;
+    request_init(&r, "server/discover", NULL, NULL, NULL);
+    /* The request padded with spaces to exactly the limit, plus one. */
+    char padded[BODY_LIMIT + 1];
+    size_t len = strlen(r.body);
+    memset(padded, ' ', sizeof padded);
+    memcpy(padded, r.body, len);
+    char exact[32], more[32];
+    snprintf(exact, sizeof exact, "%zu", len);
+    snprintf(more, sizeof more, "%zu", len + 500);
+    static const char limit[] = "2048"; /* BODY_LIMIT */
+    const struct {
+        const char *name;
+        const char *declared; /* NULL: no Content-Length */
+        size_t pieces;
+    } rows[] = {
+        {"as declared, whole", exact, 1},
+        {"as declared, in pieces", exact, 3},
+        {"longer than declared", "10", 3},
+        {"declared zero", "0", 2},
+        {"shorter than declared", more, 2},
+        {"not a number", "12abc", 4},
+        {"no Content-Length, many pieces", NULL, 40},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        int rc = -1;
+        print_message("%s\n", rows[i].name);
+        assert_int_equal(send_declared(f, rows[i].declared, r.body, len, rows[i].pieces, &rc), 200);
+        assert_int_equal(rc, MCP_OK);
+    }
+
+    /* At the limit, declared or not, and one byte past it. */
+    int rc = -1;
+    assert_int_equal(send_declared(f, limit, padded, BODY_LIMIT, 1, &rc), 200);
+    assert_int_equal(rc, MCP_OK);
+    assert_int_equal(send_declared(f, limit, padded, BODY_LIMIT, 5, &rc), 200);
+    assert_int_equal(send_declared(f, NULL, padded, BODY_LIMIT, 5, &rc), 200);
+    assert_int_equal(send_declared(f, limit, padded, BODY_LIMIT + 1, 1, &rc), 413);
+    assert_int_equal(rc, MCP_ELIMIT);
+    assert_int_equal(send_declared(f, exact, padded, BODY_LIMIT + 1, 3, &rc), 413);
+    assert_int_equal(rc, MCP_ELIMIT);
+    assert_int_equal(send_declared(f, NULL, padded, BODY_LIMIT + 1, 3, &rc), 413);
+    assert_int_equal(rc, MCP_ELIMIT);
+    request_free(&r);
+}
+
 static void test_framing(void **state)
 {
     fixture_t *f = *state;
@@ -612,6 +697,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_refusal_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_body_in_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_body_and_declared_length, setup, teardown),
         cmocka_unit_test_setup_teardown(test_framing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_responder_failure, setup, teardown),

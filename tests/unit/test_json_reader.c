@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <locale.h>
 #include <math.h>
 #include <stdbool.h>
@@ -100,6 +101,13 @@ static const text_case_t accepted[] = {
     CASE("member order kept", "{\"b\":1,\"a\":2,\"c\":3}"),
     CASE("same key in different objects", "{\"a\":{\"a\":1},\"b\":{\"a\":2}}"),
     CASE("empty key", "{\"\":1}"),
+    /* Keys the duplicate check compares without jansson (eight plain ones)
+     * and with it (the ninth on, or after an escaped key). */
+    CASE("keys of one length", "{\"ab\":1,\"ba\":2,\"aa\":3,\"bb\":4}"),
+    CASE("a key and its prefix", "{\"a\":1,\"ab\":2,\"\":3,\"abc\":4}"),
+    CASE("nine keys",
+         "{\"1\":1,\"2\":2,\"3\":3,\"4\":4,\"5\":5,\"6\":6,\"7\":7,\"8\":8,\"9\":9}"),
+    CASE("an escaped key among plain ones", "{\"a\":1,\"\\u0062\":2,\"c\":3}"),
     /* Strings */
     CASE("empty string", "\"\""),
     CASE("DEL is not a control character", "\"\x7f\""),
@@ -182,6 +190,17 @@ static const text_case_t rejected[] = {
     CASE("duplicate key, nested", "{\"o\":{\"b\":1,\"c\":2,\"b\":3}}"),
     CASE("duplicate key, escaped", "{\"a\":1,\"\\u0061\":2}"),
     CASE("duplicate key, UTF-8 and escaped", "{\"\xc3\xa9\":1,\"\\u00e9\":2}"),
+    CASE("duplicate key, eighth",
+         "{\"1\":1,\"2\":2,\"3\":3,\"4\":4,\"5\":5,\"6\":6,\"7\":7,\"1\":8}"),
+    CASE("duplicate key, ninth",
+         "{\"1\":1,\"2\":2,\"3\":3,\"4\":4,\"5\":5,\"6\":6,\"7\":7,\"8\":8,\"8\":9}"),
+    CASE("duplicate key, tenth of the first",
+         "{\"1\":1,\"2\":2,\"3\":3,\"4\":4,\"5\":5,\"6\":6,\"7\":7,\"8\":8,\"9\":9,\"1\":0}"),
+    CASE("duplicate key, tenth of the ninth",
+         "{\"1\":1,\"2\":2,\"3\":3,\"4\":4,\"5\":5,\"6\":6,\"7\":7,\"8\":8,\"9\":9,\"9\":0}"),
+    CASE("duplicate key, after an escaped one", "{\"\\u0061\":1,\"b\":2,\"b\":3}"),
+    CASE("duplicate key, of an escaped one", "{\"\\u0062\":1,\"a\":2,\"b\":3}"),
+    CASE("duplicate key, plain then escaped then plain", "{\"a\":1,\"\\u0062\":2,\"a\":3}"),
     CASE("duplicate key, long", "{\"aaaaaaaaaaaaaaaaaaaaaaaaaa\":1,\"aaaaaaaaaaaaaaaaaaaaaaaaaa\":2}"),
     /* Strings */
     CASE("unterminated string", "\"abc"),
@@ -329,6 +348,91 @@ static void test_depth_limit_error_order(void **state)
         check_rejected(&(text_case_t){"scalar at the depth limit", text, len});
         free(text);
     }
+}
+
+/* ---------------------------------------------------------------------- */
+/* json_read_nested: the caller's limit on arrays and objects              */
+/* ---------------------------------------------------------------------- */
+
+static void test_nesting_limit(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        const char *text;
+        int max_nesting;
+        enum { ACCEPTED, TOO_DEEP, AS_JSON_READ } outcome;
+        int position; /* TOO_DEEP: just after the bracket too many */
+    } rows[] = {
+        {"at the limit", "[[{}]]", 3, ACCEPTED, 0},
+        {"one past it", "[[{}]]", 2, TOO_DEEP, 3},
+        {"scalars do not count", "[[1,\"s\",null]]", 2, ACCEPTED, 0},
+        {"brackets in strings do not count", "[\"[[{{\"]", 1, ACCEPTED, 0},
+        {"wide, not deep", "[[],{},[[]],{\"a\":[]}]", 3, ACCEPTED, 0},
+        {"a member of an object", "{\"a\":{\"b\":[]},\"c\":1}", 2, TOO_DEEP, 11},
+        {"limit 0: no container at all", "[]", 0, TOO_DEEP, 1},
+        {"limit 0: a scalar", "7", 0, ACCEPTED, 0},
+        {"a syntax error before the deep part", "[1 2,[[[]]]]", 2, AS_JSON_READ, 0},
+        {"a lexical error before the deep part", "[\"\\x\",[[[]]]]", 2, AS_JSON_READ, 0},
+        {"a duplicate key before the deep part", "{\"a\":1,\"a\":[[[]]]}", 1, AS_JSON_READ, 0},
+        {"too deep before a syntax error", "[[[ 1 2", 2, TOO_DEEP, 3},
+        {"too deep before trailing bytes", "[[[]]] x", 2, TOO_DEEP, 3},
+        {"trailing bytes before the deep part", "[] [[[]]]", 1, AS_JSON_READ, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const char *text = rows[i].text;
+        size_t len = strlen(text);
+        json_error_t err, plain_err;
+        bool too_deep = !(rows[i].outcome == TOO_DEEP);
+        print_message("%s\n", rows[i].name);
+        json_t *got = json_read_nested(text, len, rows[i].max_nesting, &too_deep, &err);
+        json_t *plain = json_read(text, len, &plain_err);
+        assert_int_equal(too_deep, rows[i].outcome == TOO_DEEP);
+        switch (rows[i].outcome) {
+        case ACCEPTED:
+            assert_non_null(got);
+            assert_true(json_equal(got, plain));
+            break;
+        case TOO_DEEP:
+            assert_null(got);
+            assert_int_equal(json_error_code(&err), json_error_stack_overflow);
+            assert_int_equal(err.position, rows[i].position);
+            assert_string_equal(err.source, "<buffer>");
+            break;
+        case AS_JSON_READ:
+            assert_null(got);
+            assert_null(plain);
+            assert_int_equal(json_error_code(&err), json_error_code(&plain_err));
+            assert_string_equal(err.text, plain_err.text);
+            assert_int_equal(err.position, plain_err.position);
+            break;
+        }
+        json_decref(got);
+        json_decref(plain);
+    }
+
+    /* At the reader's own limit the caller's comes first for a container,
+     * and the reader's for a scalar, whatever the caller's limit. */
+    size_t len;
+    char *text = nested_arrays(JSON_PARSER_MAX_DEPTH, "[]", &len);
+    bool too_deep = false;
+    json_error_t err;
+    assert_null(json_read_nested(text, len, JSON_PARSER_MAX_DEPTH, &too_deep, &err));
+    assert_true(too_deep);
+    free(text);
+    text = nested_arrays(JSON_PARSER_MAX_DEPTH, "1", &len);
+    assert_null(json_read_nested(text, len, JSON_PARSER_MAX_DEPTH, &too_deep, &err));
+    assert_false(too_deep);
+    assert_int_equal(json_error_code(&err), json_error_stack_overflow);
+    assert_null(json_read_nested(text, len, INT_MAX, &too_deep, NULL));
+    assert_false(too_deep);
+    free(text);
+
+    /* No buffer: json_read's error, not too deep. */
+    too_deep = true;
+    assert_null(json_read_nested(NULL, 0, 5, &too_deep, &err));
+    assert_false(too_deep);
+    assert_int_equal(json_error_code(&err), json_error_invalid_argument);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -671,6 +775,7 @@ int main(void)
         cmocka_unit_test(test_rejected),
         cmocka_unit_test(test_depth_limit),
         cmocka_unit_test(test_depth_limit_error_order),
+        cmocka_unit_test(test_nesting_limit),
         cmocka_unit_test(test_nul_after_token),
         cmocka_unit_test(test_exact_strings),
         cmocka_unit_test(test_long_escaped_strings),

@@ -404,8 +404,70 @@ static void test_parse_depth_limit(void **state)
     free(three_deep);
     free(four_deep);
 
-    /* Checked before parsing: too deep wins over invalid JSON. */
+    /* Checked while parsing: too deep wins over invalid JSON after it... */
     assert_int_equal(parse_code(RAW("[[[[ not json"), &three), MCP_INVALID_REQUEST);
+    assert_int_equal(parse_code(RAW("{\"a\":[[{}]],\"b\":[1,]}"), &three), MCP_INVALID_REQUEST);
+    /* ...and invalid JSON before it wins over too deep. */
+    assert_int_equal(parse_code(RAW("{\"a\" 1,\"b\":[[[[]]]]}"), &three), MCP_PARSE_ERROR);
+    assert_int_equal(parse_code(RAW("[1,,[[[[]]]]]"), &three), MCP_PARSE_ERROR);
+    assert_int_equal(parse_code(RAW("{} [[[[]]]]"), &three), MCP_PARSE_ERROR);
+}
+
+/* `levels` arrays nested in one another around `inner` (malloc'd). */
+static char *nested_arrays(size_t levels, const char *inner, size_t *len)
+{
+    size_t inner_len = strlen(inner);
+    *len = 2 * levels + inner_len;
+    char *text = malloc(*len);
+    assert_non_null(text);
+    memset(text, '[', levels);
+    memcpy(text + levels, inner, inner_len);
+    memset(text + levels + inner_len, ']', levels);
+    return text;
+}
+
+/* The limit's own error, exactly at the limit and one past it, and the
+ * reader's error ("too deep" too) where the reader's limit of 2048 values,
+ * scalars included, comes first. */
+static void test_parse_depth_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        int max_depth;
+        size_t levels;
+        const char *inner;
+        const char *message; /* NULL: accepted (then rejected as a batch) */
+    } rows[] = {
+        {3, 3, "", NULL},
+        {3, 4, "", "The message nests deeper than the limit of 3"},
+        {3, 3, "{}", "The message nests deeper than the limit of 3"},
+        {3, 3, "1", NULL}, /* scalars do not count */
+        {1, 1, "", NULL},
+        {1, 2, "", "The message nests deeper than the limit of 1"},
+        {2048, 2048, "", NULL},
+        {2048, 2049, "", "The message nests deeper than the limit of 2048"},
+        {2048, 2048, "1", "The message nests too deep: maximum parsing depth reached near '1'"},
+        {2049, 2049, "", "The message nests too deep: maximum parsing depth reached near '['"},
+        {5000, 3000, "", "The message nests too deep: maximum parsing depth reached near '['"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        size_t len;
+        char *text = nested_arrays(rows[i].levels, rows[i].inner, &len);
+        mcp_parse_limits_t limits = {.max_depth = rows[i].max_depth};
+        mcp_message_t msg;
+        mcp_error_t err = {0};
+        assert_int_equal(mcp_jsonrpc_parse(text, len, &limits, &msg, &err), MCP_EINVAL);
+        assert_int_equal(err.code, MCP_INVALID_REQUEST);
+        if (rows[i].message) {
+            assert_string_equal(err.message, rows[i].message);
+        } else if (strstr(err.message, "deep")) {
+            fail_msg("%zu levels around \"%s\", limit %d: %s", rows[i].levels, rows[i].inner,
+                     rows[i].max_depth, err.message);
+        }
+        mcp_message_clear(&msg);
+        mcp_error_clear(&err);
+        free(text);
+    }
 }
 
 /* Above jansson's own limit (2048) its error is still "too deep", -32600. */
@@ -836,6 +898,7 @@ int main(void)
         cmocka_unit_test(test_parse_size_limit),
         cmocka_unit_test(test_parse_default_size_limit),
         cmocka_unit_test(test_parse_depth_limit),
+        cmocka_unit_test(test_parse_depth_errors),
         cmocka_unit_test(test_parse_depth_beyond_jansson),
         cmocka_unit_test(test_parse_depth_ignores_strings),
         cmocka_unit_test(test_parse_null_buffer),
