@@ -30,6 +30,10 @@ static const mcp_header_t SSE_HEADERS[] = {
 #define N_SSE_HEADERS (sizeof SSE_HEADERS / sizeof SSE_HEADERS[0])
 #define TOO_LARGE "Content Too Large: the request body exceeds the server's limit"
 
+/* The largest Content-Length a body buffer is sized to before its bytes
+ * arrive (see mcp_http_body). */
+#define TRUSTED_CONTENT_LENGTH (64 * 1024)
+
 /* ------------------------------------------------------------------------
  * Answers without an exchange (refusals at begin)
  * ------------------------------------------------------------------------ */
@@ -541,8 +545,14 @@ int mcp_http_body(mcp_http_exchange_t *x, const void *data, size_t len)
     } else if (len > 0) {
         if (x->body_len + len > x->body_cap) {
             /* A body that keeps to its Content-Length fits in one
-             * allocation of exactly that size; any other grows by doubling. */
-            size_t cap = x->body_cap ? x->body_cap : x->body_declared ? x->body_declared : 4096;
+             * allocation of exactly that size; any other grows by doubling.
+             * Only up to TRUSTED_CONTENT_LENGTH is the claim believed before
+             * the bytes arrive: a peer must not make the server hold
+             * max_body per connection for a few bytes sent. */
+            size_t cap = x->body_cap ? x->body_cap
+                         : x->body_declared && x->body_declared <= TRUSTED_CONTENT_LENGTH
+                             ? x->body_declared
+                             : 4096;
             while (cap < x->body_len + len)
                 cap = cap > max / 2 ? max : cap * 2;
             char *grown = realloc(x->body, cap);
