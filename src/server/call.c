@@ -23,8 +23,16 @@ void call_init(mcp_call_t *call, mcp_exchange_t *ex, method_id_t method, const c
         call->arguments = json_object();
         call->owns_arguments = true;
     }
-    /* content, contents, messages and values start NULL: each method
-     * fills one at most, and append() creates it on first use. */
+    /* Each method fills one of these four; all are made now, before the
+     * handler runs, though making only the one needed, or each on first
+     * use, saves ~2k instructions per call: both changed how glibc lays
+     * out the heap around a large text the handler then allocates, and a
+     * 1 MB resources/read went from 1 page fault per request to 300-750
+     * (and ~20% more CPU). append() still creates one that is missing. */
+    call->content = json_array();
+    call->contents = json_array();
+    call->messages = json_array();
+    call->values = json_array();
     call->total = -1;
     call->cache_ttl_ms = -1;
     call->last_progress = -INFINITY;
