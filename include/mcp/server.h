@@ -96,10 +96,15 @@ typedef struct mcp_server_options {
     /* Worker threads kept ready for handlers; 0 picks one per CPU but
      * the first (at least one), leaving a CPU to the threads that read
      * requests. When every worker is busy, a request waits up to 5 ms for
-     * one to come free (they may only be busy computing) and then gets a
-     * thread of its own: the pool grows up to 64 threads, or this number
-     * if larger, so a blocked handler delays no other request by more
-     * than that; the extra threads exit after 30 s without work. */
+     * one to come free; if a worker is then blocked in its handler
+     * (sleeping, waiting for I/O), the request gets a thread of its own:
+     * the pool grows up to 64 threads, or this number if larger, so a
+     * blocked handler delays no other request by more than that; the
+     * extra threads exit after 30 s without work. Workers that compute
+     * get no extra threads: handlers that spend milliseconds of CPU each,
+     * many at once, are served by at most this many CPUs, so set it to
+     * the number of CPUs for them (quick handlers run fastest with the
+     * default: fewer workers are woken less often). */
     int worker_threads;
     /* Items per page of tools/list, prompts/list, resources/list and
      * resources/templates/list; 0 picks 100. */
