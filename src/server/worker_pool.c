@@ -444,9 +444,8 @@ fail_pool:
     return NULL;
 }
 
-/* mcp_pool_submit with the lock held. Sets *wake when a sleeping thread
- * should be woken for the job, which the caller does after unlocking. */
-static int submit_locked(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg, bool *wake)
+/* mcp_pool_submit with the lock held. */
+static int submit_locked(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
 {
     if (pool->closing && current_pool != pool)
         return MCP_ECLOSED;
@@ -469,8 +468,11 @@ static int submit_locked(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg, bool *
     }
     /* A thread awake (running a job, or on its way back to the queue)
      * looks at the queue before it sleeps; only a sleeping one needs a
-     * signal, and only one per job not already covered by an earlier one. */
-    *wake = pool->sleeping > 0;
+     * signal. It is sent under the lock: a submitter that is not one of
+     * the pool's threads (a timer, say) could otherwise still be inside
+     * pthread_cond_signal when the pool is shut down and freed. */
+    if (pool->sleeping > 0)
+        pthread_cond_signal(&pool->work_available);
     return MCP_OK;
 }
 
@@ -478,14 +480,9 @@ int mcp_pool_submit(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
 {
     if (!fn)
         return MCP_EINVAL;
-    bool wake = false;
     pthread_mutex_lock(&pool->lock);
-    int rc = submit_locked(pool, fn, arg, &wake);
+    int rc = submit_locked(pool, fn, arg);
     pthread_mutex_unlock(&pool->lock);
-    /* Signalled after unlocking: a thread woken while the lock is still
-     * held would wake only to block on it, two more context switches. */
-    if (wake)
-        pthread_cond_signal(&pool->work_available);
     return rc;
 }
 
