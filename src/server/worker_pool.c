@@ -70,7 +70,6 @@ struct mcp_pool {
     struct worker *workers; /* the threads that have started, newest first */
     int threads;      /* alive: from pthread_create until worker_exit */
     int busy;         /* running a job */
-    int sleeping;     /* waiting on work_available */
     int peak_threads;
     bool closing;     /* mcp_pool_shutdown has begun */
 
@@ -159,9 +158,7 @@ static bool wait_for_work(mcp_pool_t *pool)
         if (pool->closing)
             return false;
         if (pool->threads <= pool->min_threads) {
-            pool->sleeping++;
             pthread_cond_wait(&pool->work_available, &pool->lock);
-            pool->sleeping--;
             continue;
         }
         /* The deadline is fixed once, so wakeups that find no work (another
@@ -170,9 +167,7 @@ static bool wait_for_work(mcp_pool_t *pool)
             deadline = mcp_clock_deadline(pool->idle_ms);
             have_deadline = true;
         }
-        pool->sleeping++;
         int rc = pthread_cond_timedwait(&pool->work_available, &pool->lock, &deadline);
-        pool->sleeping--;
         /* Re-check under the lock: a job may have been queued for us just
          * as the time ran out, or other threads may have exited meanwhile
          * and left this one among the min_threads that stay. */
@@ -466,13 +461,11 @@ static int submit_locked(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
             return MCP_ENOMEM;
         }
     }
-    /* A thread awake (running a job, or on its way back to the queue)
-     * looks at the queue before it sleeps; only a sleeping one needs a
-     * signal. It is sent under the lock: a submitter that is not one of
-     * the pool's threads (a timer, say) could otherwise still be inside
-     * pthread_cond_signal when the pool is shut down and freed. */
-    if (pool->sleeping > 0)
-        pthread_cond_signal(&pool->work_available);
+    /* Signalled under the lock: a submitter that is not one of the pool's
+     * threads (a timer, say) could otherwise still be inside
+     * pthread_cond_signal when the pool is shut down and freed. With no
+     * thread waiting, the signal costs no system call. */
+    pthread_cond_signal(&pool->work_available);
     return MCP_OK;
 }
 
