@@ -22,6 +22,8 @@
 #include "protocol/json_reader.h"
 #include "protocol/json_writer.h"
 
+#include "nested_json.h"
+
 #define FLAGS (JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY)
 
 /* A string literal and its length, so that tables can hold NUL bytes. */
@@ -293,19 +295,6 @@ static void test_rejected(void **state)
 /* ---------------------------------------------------------------------- */
 /* Nesting depth: jansson counts every value, scalars included            */
 /* ---------------------------------------------------------------------- */
-
-/* `levels` arrays nested in one another around `inner` (may be ""). */
-static char *nested_arrays(size_t levels, const char *inner, size_t *len)
-{
-    size_t inner_len = strlen(inner);
-    *len = 2 * levels + inner_len;
-    char *text = malloc(*len);
-    assert_non_null(text);
-    memset(text, '[', levels);
-    memcpy(text + levels, inner, inner_len);
-    memset(text + levels + inner_len, ']', levels);
-    return text;
-}
 
 static void check_depth(size_t levels, const char *inner, bool ok)
 {

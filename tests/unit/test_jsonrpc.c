@@ -13,6 +13,8 @@
 #include "mcp/errors.h"
 #include "mcp/jsonrpc.h"
 
+#include "nested_json.h"
+
 /* A string literal and its length, so that tables can hold raw bytes and NULs. */
 #define RAW(s) s, sizeof(s) - 1
 
@@ -411,19 +413,6 @@ static void test_parse_depth_limit(void **state)
     assert_int_equal(parse_code(RAW("{\"a\" 1,\"b\":[[[[]]]]}"), &three), MCP_PARSE_ERROR);
     assert_int_equal(parse_code(RAW("[1,,[[[[]]]]]"), &three), MCP_PARSE_ERROR);
     assert_int_equal(parse_code(RAW("{} [[[[]]]]"), &three), MCP_PARSE_ERROR);
-}
-
-/* `levels` arrays nested in one another around `inner` (malloc'd). */
-static char *nested_arrays(size_t levels, const char *inner, size_t *len)
-{
-    size_t inner_len = strlen(inner);
-    *len = 2 * levels + inner_len;
-    char *text = malloc(*len);
-    assert_non_null(text);
-    memset(text, '[', levels);
-    memcpy(text + levels, inner, inner_len);
-    memset(text + levels + inner_len, ']', levels);
-    return text;
 }
 
 /* The limit's own error, exactly at the limit and one past it, and the
