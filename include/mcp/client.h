@@ -189,6 +189,13 @@ typedef struct mcp_client_options {
     int64_t timeout_ms;
     /* Maximum input_required rounds for one call (0 picks 8). */
     int max_input_rounds;
+    /* How long (µs) a thread that sent a request waits actively for its
+     * answer before sleeping; 0 picks 50, < 0 never, at most 10000. A local
+     * server often answers within microseconds, and waking a sleeping
+     * thread costs tens of them on a VM. The price is at most spin_us of
+     * CPU time per request; the wait yields the CPU to any thread that is
+     * ready to run, and is off when the process may use only one CPU. */
+    int spin_us;
     /* Reuse cacheable results while fresh (ttlMs). On by default. */
     bool disable_cache;
     /* Ask servers for log messages at or above this level ("debug" ...

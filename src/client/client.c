@@ -16,6 +16,7 @@
 #include "mcp/probe.h"
 #include "mcp/request.h"
 #include "clock.h"
+#include "spin.h"
 
 #define DEFAULT_TIMEOUT_MS 60000
 #define DEFAULT_MAX_INPUT_ROUNDS 8
@@ -135,6 +136,7 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
     c->timeout_ms = opts->timeout_ms == 0 ? DEFAULT_TIMEOUT_MS : opts->timeout_ms;
     c->max_input_rounds = opts->max_input_rounds > 0 ? opts->max_input_rounds
                                                      : DEFAULT_MAX_INPUT_ROUNDS;
+    c->spin_us = mcp_spin_budget_us(opts->spin_us);
     c->disable_cache = opts->disable_cache;
     c->on_log = opts->on_log;
     c->on_log_user = opts->on_log_user;

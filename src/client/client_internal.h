@@ -178,6 +178,7 @@ struct mcp_client {
     size_t n_versions;
     int64_t timeout_ms;          /* < 0: none */
     int max_input_rounds;
+    int spin_us;                 /* active wait for an answer; 0: none (spin.h) */
     bool disable_cache;
     client_input_handlers_t input;
     mcp_server_log_fn on_log;

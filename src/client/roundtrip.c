@@ -15,11 +15,12 @@
 
 #include "client/client_internal.h"
 #include "clock.h"
+#include "spin.h"
 
 typedef struct waiter {
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    bool done;                /* guarded by lock */
+    bool done;                /* written under lock with release ordering */
     json_t *response;
     int rc;
     char why[MCP_ERROR_MESSAGE_MAX];
@@ -113,7 +114,8 @@ static void on_done(void *user, client_outcome_t *outcome)
     if (outcome->last_event_id && outcome->last_event_id[0])
         w->wire.last_event_id = strdup(outcome->last_event_id);
     w->wire.retry_ms = outcome->retry_ms;
-    w->done = true;
+    /* Release ordering for wait_for's active wait, which reads it unlocked. */
+    __atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&w->cond);
     pthread_mutex_unlock(&w->lock);
 }
@@ -130,6 +132,9 @@ static int wait_for(client_transport_t *t, client_exchange_t *ex, waiter_t *w,
     client_cancel_waiter_t cw = {&w->lock, &w->cond, NULL};
     client_cancel_watch(o->cancel, &cw);
     int stopped = MCP_OK;
+    /* The answer is often moments away: wait for it actively first
+     * (spin.h). The lock below orders everything else on_done wrote. */
+    mcp_spin_until(&w->done, w->client->spin_us);
     pthread_mutex_lock(&w->lock);
     while (!w->done) {
         if (stopped == MCP_OK && mcp_cancel_triggered(o->cancel))

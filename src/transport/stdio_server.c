@@ -8,6 +8,12 @@
  * under a mutex, so lines never interleave. Nothing else is ever written to
  * stdout.
  *
+ * A sequential client sends its next request a few microseconds after our
+ * answer reaches it. So that the reader does not have to be woken from
+ * sleep for it (costly on a VM, see spin.h), the reader waits actively for
+ * a short while after each answer: the writer notes every response, and
+ * kicks the reader out of poll() if it was sleeping there.
+ *
  * The writer outlives the run: a handler that ignores cancellation may still
  * answer after mcp_server_run_stdio() returned, so the writer is
  * reference-counted (one reference per request in flight) and drops
@@ -27,6 +33,7 @@
 #include "mcp/server_core.h"
 #include "server/server_internal.h"
 #include "clock.h"
+#include "spin.h"
 
 #define DEFAULT_MAX_LINE ((size_t)16 * 1024 * 1024)
 #define DEFAULT_GRACE_MS 5000
@@ -43,6 +50,9 @@ typedef struct stdio_writer {
     bool open;              /* false once the run ended or writing failed */
     bool broken;            /* a write failed (the reader gave up on us) */
     size_t inflight;        /* submitted messages not yet released */
+    bool answered;          /* a response went out since the reader last looked */
+    bool reader_asleep;     /* the reader sleeps in poll(); kick it on a response */
+    int kick_fd;            /* eventfd that wakes the reader; -1 without spinning */
 } stdio_writer_t;
 
 static void writer_unref(stdio_writer_t *w)
@@ -51,6 +61,8 @@ static void writer_unref(stdio_writer_t *w)
         return;
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->idle);
+    if (w->kick_fd >= 0)
+        close(w->kick_fd);
     free(w);
 }
 
@@ -102,6 +114,14 @@ static int writer_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg,
         w->open = false;
         w->broken = true;
         rc = -1;
+    } else if (kind == MCP_OUT_RESPONSE && w->kick_fd >= 0) {
+        w->answered = true;
+        if (w->reader_asleep) {
+            w->reader_asleep = false;
+            uint64_t one = 1;
+            ssize_t k = write(w->kick_fd, &one, sizeof one);
+            (void)k; /* only fails when the count is already non-zero */
+        }
     }
     pthread_mutex_unlock(&w->lock);
     free(line);
@@ -163,11 +183,13 @@ static bool writer_wait_idle(stdio_writer_t *w, int ms)
     return idle;
 }
 
-static stdio_writer_t *writer_new(int fd)
+/* spin_us > 0: the reader waits actively after answers (needs a kick_fd). */
+static stdio_writer_t *writer_new(int fd, int spin_us)
 {
     stdio_writer_t *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
+    w->kick_fd = spin_us > 0 ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
     w->sink.send = writer_send;
     w->sink.release = writer_release;
     atomic_init(&w->refs, 1);
@@ -211,6 +233,43 @@ static void submit_line(mcp_server_t *srv, mcp_conn_t *conn, stdio_writer_t *w,
 }
 
 /* The server's stop eventfd, made on first use; -1 when none can be made. */
+/*
+ * Waits until stdin or the stop descriptor (fds[0], fds[1]) is ready;
+ * fds[2] is set up here. After a response went out it first waits actively
+ * for up to spin_us, then sleeps in poll(), from which the next response
+ * kicks it to wait actively again. Returns what poll() returned.
+ */
+static int wait_for_input(stdio_writer_t *w, struct pollfd fds[3], int spin_us)
+{
+    if (w->kick_fd < 0)
+        return poll(fds, 2, -1);
+    fds[2] = (struct pollfd){.fd = w->kick_fd, .events = POLLIN};
+    for (;;) {
+        pthread_mutex_lock(&w->lock);
+        bool answered = w->answered;
+        w->answered = false;
+        w->reader_asleep = !answered;
+        pthread_mutex_unlock(&w->lock);
+        if (answered) {
+            int ready = mcp_spin_poll(fds, 2, spin_us);
+            if (ready != 0)
+                return ready;
+            continue; /* sleep, unless another answer went out meanwhile */
+        }
+        int ready = poll(fds, 3, -1);
+        pthread_mutex_lock(&w->lock);
+        w->reader_asleep = false;
+        pthread_mutex_unlock(&w->lock);
+        if (ready <= 0 || !fds[2].revents)
+            return ready;
+        uint64_t kicks;
+        ssize_t drained = read(w->kick_fd, &kicks, sizeof kicks);
+        (void)drained; /* non-blocking; nothing to read is fine */
+        if (fds[0].revents || fds[1].revents)
+            return ready;
+    }
+}
+
 static int stop_fd_of(mcp_server_t *srv)
 {
     int fd = atomic_load(&srv->stdio_stop_fd);
@@ -250,7 +309,8 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
     uint64_t stale;
     ssize_t drained = read(stop_fd, &stale, sizeof stale);
     (void)drained;
-    stdio_writer_t *w = writer_new(out_fd);
+    int spin_us = mcp_spin_budget_us(opts ? opts->spin_us : 0);
+    stdio_writer_t *w = writer_new(out_fd, spin_us);
     mcp_conn_t *conn = mcp_conn_new(srv, MCP_TRANSPORT_STDIO);
     char *buf = malloc(READ_CHUNK);
     size_t cap = READ_CHUNK, used = 0;
@@ -264,8 +324,8 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
     mcp_conn_set_outbound(conn, outbound_new(w));
 
     for (;;) {
-        struct pollfd fds[2] = {{.fd = in_fd, .events = POLLIN}, {.fd = stop_fd, .events = POLLIN}};
-        if (poll(fds, 2, -1) < 0) {
+        struct pollfd fds[3] = {{.fd = in_fd, .events = POLLIN}, {.fd = stop_fd, .events = POLLIN}};
+        if (wait_for_input(w, fds, spin_us) < 0) {
             if (errno == EINTR)
                 continue;
             rc = MCP_EIO;

@@ -616,6 +616,72 @@ static void test_timeout_cancels_the_exchange(void **state)
     mcp_error_clear(&err);
 }
 
+typedef struct late_answer {
+    fixture_t *f;
+    int delay_ms;
+} late_answer_t;
+
+/* Answers the one tools/call in flight, delay_ms after it was sent. */
+static void *answer_late(void *arg)
+{
+    late_answer_t *a = arg;
+    struct timespec tick = {0, 100 * 1000L};
+    while (fake_outstanding(a->f->ft) == 0)
+        nanosleep(&tick, NULL);
+    json_t *all = fake_requests(a->f->ft);
+    json_int_t id = fake_id(json_array_get(all, json_array_size(all) - 1));
+    json_decref(all);
+    struct timespec pause = {a->delay_ms / 1000, (long)(a->delay_ms % 1000) * 1000000L};
+    nanosleep(&pause, NULL);
+    json_t *response = json_pack("{s:s, s:I, s:{s:s, s:[{s:s, s:s}]}}", "jsonrpc", "2.0", "id",
+                                 id, "result", "resultType", "complete", "content", "type",
+                                 "text", "text", "late");
+    assert_true(fake_finish(a->f->ft, id, response, MCP_OK));
+    return NULL;
+}
+
+/* However long the caller waits actively for its answer (never, the
+ * default, the longest), an answer that comes while it does, or after it
+ * went to sleep, is the call's result, and a timeout shorter than the
+ * active wait still ends the call in time. */
+static void test_answers_whatever_the_active_wait(void **state)
+{
+    (void)state;
+    static const int SPINS[] = {-1, 0, 10000};
+    static const int DELAYS_MS[] = {0, 2, 40};
+    for (size_t i = 0; i < sizeof SPINS / sizeof SPINS[0]; i++) {
+        fixture_t f = {0};
+        mcp_client_options_t o = {.name = "test", .version = "1", .spin_us = SPINS[i]};
+        connect_fixture(&f, MCP_TRANSPORT_STDIO, &o);
+        f.server.hang = true;
+        for (size_t d = 0; d < sizeof DELAYS_MS / sizeof DELAYS_MS[0]; d++) {
+            late_answer_t a = {&f, DELAYS_MS[d]};
+            pthread_t th;
+            assert_int_equal(pthread_create(&th, NULL, answer_late, &a), 0);
+            json_t *r = NULL;
+            mcp_error_t err = {0};
+            assert_int_equal(mcp_client_call_tool(f.c, "t", NULL, NULL, &r, &err), MCP_OK);
+            pthread_join(th, NULL);
+            const json_t *block = json_array_get(json_object_get(r, "content"), 0);
+            assert_string_equal(json_string_value(json_object_get(block, "text")), "late");
+            json_decref(r);
+            mcp_error_clear(&err);
+        }
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        json_t *r = NULL;
+        assert_int_equal(mcp_client_call_tool(f.c, "t", NULL,
+                                              &(mcp_request_options_t){.timeout_ms = 1}, &r,
+                                              NULL),
+                         MCP_ETIMEDOUT);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        /* The active wait is at most 10 ms; the timeout fires after it. */
+        assert_true((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 5000);
+        assert_int_equal(fake_outstanding(f.ft), 0);
+        mcp_client_free(f.c);
+    }
+}
+
 static void *cancel_soon(void *arg)
 {
     struct timespec ts = {0, 50 * 1000000L};
@@ -1022,6 +1088,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache_reuse_and_bypass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_ttl_zero_and_disabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_cancels_the_exchange, setup, teardown),
+        cmocka_unit_test(test_answers_whatever_the_active_wait),
         cmocka_unit_test_setup_teardown(test_cancel_from_another_thread, setup, teardown),
         cmocka_unit_test_setup_teardown(test_closed_under_a_call, setup, teardown),
         cmocka_unit_test(test_on_closed),

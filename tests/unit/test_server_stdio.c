@@ -34,6 +34,7 @@ typedef struct run {
     pthread_t thread;
     int rc;
     bool running;
+    int spin_us; /* mcp_stdio_options_t.spin_us */
 } run_t;
 
 static int echo(mcp_call_t *call, void *user)
@@ -41,23 +42,38 @@ static int echo(mcp_call_t *call, void *user)
     return mcp_call_add_text(call, mcp_call_arg_string(call, "text"));
 }
 
+/* Answers after a pause longer than any spin budget, so that the reader
+ * is asleep in poll() when the answer goes out. */
+static int slow_echo(mcp_call_t *call, void *user)
+{
+    struct timespec pause = {0, 30 * 1000000L};
+    nanosleep(&pause, NULL);
+    return echo(call, user);
+}
+
 static void *run_main(void *arg)
 {
     run_t *r = arg;
     r->rc = mcp_server_run_stdio(
         r->srv, &(mcp_stdio_options_t){.in_fd = r->in[0], .out_fd = r->out[1],
-                                       .shutdown_grace_ms = 2000});
+                                       .shutdown_grace_ms = 2000, .spin_us = r->spin_us});
     return NULL;
 }
 
-static void run_start(run_t *r, mcp_server_t *srv)
+static void run_start_spinning(run_t *r, mcp_server_t *srv, int spin_us)
 {
     memset(r, 0, sizeof *r);
     r->srv = srv;
+    r->spin_us = spin_us;
     assert_int_equal(pipe2(r->in, O_CLOEXEC), 0);
     assert_int_equal(pipe2(r->out, O_CLOEXEC), 0);
     assert_int_equal(pthread_create(&r->thread, NULL, run_main, r), 0);
     r->running = true;
+}
+
+static void run_start(run_t *r, mcp_server_t *srv)
+{
+    run_start_spinning(r, srv, 0);
 }
 
 static int run_join(run_t *r)
@@ -123,6 +139,10 @@ static mcp_server_t *new_server(void)
                                                             .handler = echo, .run_inline = true},
                                          NULL),
                      MCP_OK);
+    assert_int_equal(mcp_server_add_tool(srv, &(mcp_tool_t){.name = "slow_echo",
+                                                            .handler = slow_echo},
+                                         NULL),
+                     MCP_OK);
     return srv;
 }
 
@@ -177,6 +197,47 @@ static void test_stop_ends_a_run_and_another_may_follow(void **state)
     mcp_server_free(srv);
 }
 
+static void expect_echo(run_t *r, json_int_t id, const char *text)
+{
+    json_t *msg = read_message(r);
+    assert_int_equal(json_integer_value(json_object_get(msg, "id")), id);
+    const json_t *block =
+        json_array_get(json_object_get(json_object_get(msg, "result"), "content"), 0);
+    assert_string_equal(json_string_value(json_object_get(block, "text")), text);
+    json_decref(msg);
+}
+
+/* Whether the reader never waits actively (< 0), waits the default time
+ * (0) or the longest (10000 µs, also asked beyond it), every request of a
+ * sequential client is answered: those that come while it waits actively,
+ * and those after a slow answer, which went out while the reader slept in
+ * poll() and woke it. A stop still ends the run at any point. */
+static void test_sequential_calls_whatever_the_active_wait(void **state)
+{
+    static const int SPINS[] = {-1, 0, 10000, 1000000};
+    mcp_server_t *srv = new_server();
+    for (size_t i = 0; i < sizeof SPINS / sizeof SPINS[0]; i++) {
+        run_t r;
+        run_start_spinning(&r, srv, SPINS[i]);
+        json_int_t id = 0;
+        for (int round = 0; round < 3; round++) {
+            for (int k = 0; k < 50; k++) {
+                send_call(&r, ++id, k % 2 ? "echo" : "echo_inline", "quick");
+                expect_echo(&r, id, "quick");
+            }
+            send_call(&r, ++id, "slow_echo", "slow");
+            expect_echo(&r, id, "slow");
+        }
+        /* Input still open: the stop ends the run, right after an answer
+         * that woke the sleeping reader. */
+        send_call(&r, ++id, "slow_echo", "last");
+        expect_echo(&r, id, "last");
+        mcp_server_stop_stdio(srv);
+        assert_int_equal(run_join(&r), MCP_OK);
+    }
+    mcp_server_free(srv);
+}
+
 /* The reader of our output is gone: the run ends with MCP_EIO (and the
  * process is not killed by SIGPIPE). */
 static void test_broken_output(void **state)
@@ -211,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_stop_ends_a_run_and_another_may_follow),
         cmocka_unit_test(test_broken_output),
         cmocka_unit_test(test_inline_handlers),
+        cmocka_unit_test(test_sequential_calls_whatever_the_active_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
