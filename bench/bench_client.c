@@ -16,6 +16,8 @@
  *   --connects R     instead of calls: R times connect + first call +
  *                    close, timed (a stdio connect includes starting the
  *                    server process)
+ *   --spin-us U      the client's spin_us option (default 0: libmcp's
+ *                    default active wait; -1: none)
  *
  * Output: {"calls":N,"seconds":S,"calls_per_s":X,"p50_us":A,"p99_us":B,
  * "client_rss_kb":R} or, with --connects, {"connects":R,"p50_us":A,
@@ -38,6 +40,7 @@ typedef enum op { OP_ECHO, OP_ECHO_INLINE, OP_CONFIRM, OP_LIST, OP_READ } op_t;
 
 typedef struct config {
     long calls, warmup, inflight, connects;
+    int spin_us;              /* mcp_client_options_t.spin_us */
     op_t op;
     mcp_client_era_t era;
     const char *url;          /* HTTP, or NULL */
@@ -55,7 +58,7 @@ static mcp_client_t *connect_client(const config_t *cfg, mcp_error_t *err)
 {
     mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
         .name = "libmcp-bench", .version = MCP_LIB_VERSION, .era = cfg->era,
-        .elicit = accept_all}, err);
+        .elicit = accept_all, .spin_us = cfg->spin_us}, err);
     if (!c)
         return NULL;
     int rc = cfg->url ? mcp_client_connect_http(c, &(mcp_http_target_t){.url = cfg->url}, err)
@@ -204,6 +207,7 @@ static int usage(void)
 {
     fprintf(stderr, "usage: bench_client [--calls N] [--warmup N] [--inflight K] "
                     "[--op echo|echo_inline|confirm|list|read] [--era modern|auto] [--connects R] "
+                    "[--spin-us U] "
                     "(--http URL | -- COMMAND [ARGS...])\n");
     return 2;
 }
@@ -230,6 +234,8 @@ int main(int argc, char **argv)
             cfg.inflight = atol(v);
         else if (strcmp(a, "--connects") == 0)
             cfg.connects = atol(v);
+        else if (strcmp(a, "--spin-us") == 0)
+            cfg.spin_us = atoi(v);
         else if (strcmp(a, "--http") == 0)
             cfg.url = v;
         else if (strcmp(a, "--era") == 0 && strcmp(v, "auto") == 0)

@@ -17,7 +17,12 @@
  * other CPU, and an idle virtual CPU wakes slowly. Left alone, the
  * scheduler picks either, run by run, so --cpus can pin the choice.
  *
- *   bench_pipe_ceiling [--calls N] [--warmup N] [--cpus any|one|two]
+ * With --spin-us, both sides first wait actively for their next line, as
+ * libmcp's stdio client and server do by default (src/spin.h: polite,
+ * yielding polls), so that libmcp's rows compare with a ceiling that waits
+ * the same way.
+ *
+ *   bench_pipe_ceiling [--calls N] [--warmup N] [--cpus any|one|two] [--spin-us U]
  *
  *   --calls N     measured round trips (default 10000)
  *   --warmup N    round trips before measuring (default N/10, at most 1000)
@@ -25,6 +30,8 @@
  *                 does a real client and server
  *          one    both pinned to the first CPU this process may use
  *          two    the parent on the first, the child on the second
+ *   --spin-us U   wait actively up to U µs before each blocking read
+ *                 (default 0: block at once)
  *
  * Output, the format of bench_client: {"calls":N,"seconds":S,
  * "calls_per_s":X,"p50_us":A,"p99_us":B,"request_bytes":Q,
@@ -33,6 +40,7 @@
  */
 #define _GNU_SOURCE /* sched_setaffinity, cpu_set_t */
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,6 +51,10 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "spin.h"
+
+/* --spin-us: how long each side waits actively before a blocking read. */
+static int spin_us;
 
 /* What bench_client (libmcp 0.1.0) writes for one echo call, captured from
  * its pipe; a real client's id counts up, this one stays put. */
@@ -78,6 +90,8 @@ static int write_all(int fd, const char *buf, size_t len)
 static ssize_t read_some(int fd, char *buf, size_t size)
 {
     ssize_t n;
+    struct pollfd ready = {.fd = fd, .events = POLLIN};
+    mcp_spin_poll(&ready, 1, spin_us); /* whatever it says, read() decides */
     do
         n = read(fd, buf, size);
     while (n < 0 && errno == EINTR);
@@ -153,7 +167,9 @@ static int start_server(server_t *s, int cpu)
         close(in[1]);
         close(out[0]);
         close(out[1]);
-        execl("/proc/self/exe", "bench_pipe_ceiling", "--serve", (char *)NULL);
+        char spin[16];
+        snprintf(spin, sizeof spin, "%d", spin_us);
+        execl("/proc/self/exe", "bench_pipe_ceiling", "--serve", spin, (char *)NULL);
         _exit(127);
     }
     close(in[0]);
@@ -226,14 +242,17 @@ static int place(const char *cpus, int *child_cpu)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: bench_pipe_ceiling [--calls N] [--warmup N] [--cpus any|one|two]\n");
+    fprintf(stderr, "usage: bench_pipe_ceiling [--calls N] [--warmup N] [--cpus any|one|two] "
+                    "[--spin-us U]\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "--serve") == 0)
+    if (argc == 3 && strcmp(argv[1], "--serve") == 0) {
+        spin_us = atoi(argv[2]);
         return serve();
+    }
     long calls = 10000, warmup = -1;
     const char *cpus = "any";
     for (int i = 1; i < argc; i++) {
@@ -243,6 +262,8 @@ int main(int argc, char **argv)
             warmup = atol(argv[++i]);
         else if (strcmp(argv[i], "--cpus") == 0 && i + 1 < argc)
             cpus = argv[++i];
+        else if (strcmp(argv[i], "--spin-us") == 0 && i + 1 < argc)
+            spin_us = atoi(argv[++i]);
         else
             return usage();
     }

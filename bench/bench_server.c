@@ -9,12 +9,13 @@
  *   tool_1..N     --tools N extra tools, for a long tools/list
  *   bench://big   a 1 MB text resource                     (resources/read)
  *
- *   bench_server stdio [--tools N]
+ *   bench_server stdio [--tools N] [--spin-us U]
  *   bench_server http [PORT] [--tools N] [--threads T]
  *
  * Over HTTP it prints its URL as the first line of stdout, then serves
  * until SIGINT or SIGTERM. tools/list answers all tools in one page, as
- * the TypeScript server does.
+ * the TypeScript server does. --spin-us sets the stdio option spin_us
+ * (default 0: libmcp's default active wait; -1: none).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -135,16 +136,20 @@ int main(int argc, char **argv)
     uint16_t port = 0;
     int extra_tools = 0;
     unsigned threads = 0;
+    int spin_us = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--tools") == 0 && i + 1 < argc)
             extra_tools = atoi(argv[++i]);
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             threads = (unsigned)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--spin-us") == 0 && i + 1 < argc)
+            spin_us = atoi(argv[++i]);
         else
             port = (uint16_t)atoi(argv[i]);
     }
     if (strcmp(mode, "stdio") != 0 && strcmp(mode, "http") != 0) {
-        fprintf(stderr, "usage: bench_server stdio|http [PORT] [--tools N] [--threads T]\n");
+        fprintf(stderr, "usage: bench_server stdio|http [PORT] [--tools N] [--threads T] "
+                        "[--spin-us U]\n");
         return 2;
     }
 
@@ -159,7 +164,8 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "http") == 0) {
         rc = serve_http(srv, port, threads);
     } else {
-        rc = mcp_server_run_stdio(srv, NULL);
+        rc = mcp_server_run_stdio(srv, &(mcp_stdio_options_t){.in_fd = 0, .out_fd = 1,
+                                                              .spin_us = spin_us});
     }
     mcp_server_free(srv);
     free(big_text);

@@ -43,6 +43,8 @@ expect calls_per_s "$bin/bench_client" --calls 20 --inflight 2 -- "$bin/bench_se
 expect connects "$bin/bench_client" --connects 2 -- "$bin/bench_server" stdio
 expect calls_per_s "$bin/bench_pipe_ceiling" --calls 300 --warmup 10
 expect calls_per_s "$bin/bench_pipe_ceiling" --calls 300 --cpus one
+expect calls_per_s "$bin/bench_pipe_ceiling" --calls 300 --spin-us 50
+expect calls_per_s "$bin/bench_client" --calls 20 --spin-us -1 -- "$bin/bench_server" stdio --spin-us -1
 
 start libmcp "$bin/bench_server" http --tools 3
 for op in echo confirm list read; do
