@@ -10,11 +10,11 @@
  *   bench://big   a 1 MB text resource                     (resources/read)
  *
  *   bench_server stdio [--tools N] [--spin-us U]
- *   bench_server http [PORT] [--tools N] [--threads T]
+ *   bench_server http [PORT] [--tools N] [--threads T] [--spin-us U]
  *
  * Over HTTP it prints its URL as the first line of stdout, then serves
  * until SIGINT or SIGTERM. tools/list answers all tools in one page, as
- * the TypeScript server does. --spin-us sets the stdio option spin_us
+ * the TypeScript server does. --spin-us sets the server option spin_us
  * (default 0: libmcp's default active wait; -1: none).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
     mcp_error_t err = {0};
     mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){
         .name = "libmcp-bench", .version = MCP_LIB_VERSION,
-        .page_size = (size_t)extra_tools + 2}, &err);
+        .page_size = (size_t)extra_tools + 2, .spin_us = spin_us}, &err);
     int rc = srv ? build(srv, extra_tools, &err) : MCP_EINVAL;
     if (rc != MCP_OK) {
         fprintf(stderr, "bench_server: %s\n", err.message);
@@ -164,8 +164,7 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "http") == 0) {
         rc = serve_http(srv, port, threads);
     } else {
-        rc = mcp_server_run_stdio(srv, &(mcp_stdio_options_t){.in_fd = 0, .out_fd = 1,
-                                                              .spin_us = spin_us});
+        rc = mcp_server_run_stdio(srv, NULL);
     }
     mcp_server_free(srv);
     free(big_text);

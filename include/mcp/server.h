@@ -106,6 +106,18 @@ typedef struct mcp_server_options {
      * the number of CPUs for them (quick handlers run fastest with the
      * default: fewer workers are woken less often). */
     int worker_threads;
+    /* How long (µs) a thread of the server with nothing to do waits
+     * actively for its next piece of work before it sleeps: one idle
+     * worker for the next job, and the stdio reader for the next request
+     * after each answer. 0 picks 50, < 0 never, at most 10000. A client
+     * that calls in turn sends its next request a few microseconds after
+     * an answer, and waking a sleeping thread costs tens of them on a
+     * virtual machine: in `make bench`, sequential stdio calls went from
+     * ~9k to ~25-30k a second, and HTTP calls over one connection from
+     * ~9k to ~16k. The price is at most spin_us of CPU time each time a
+     * thread runs out of work; the wait yields the CPU to any thread that
+     * is ready to run, and is off when the process may use only one CPU. */
+    int spin_us;
     /* Items per page of tools/list, prompts/list, resources/list and
      * resources/templates/list; 0 picks 100. */
     size_t page_size;
@@ -651,15 +663,6 @@ typedef struct mcp_stdio_options {
     int out_fd;           /* default 1 (stdout); -1 also means 1 */
     size_t max_line;      /* longest accepted line in bytes; 0 picks 16 MiB */
     int shutdown_grace_ms;/* on EOF, how long in-flight work may finish; 0 picks 5000 */
-    /* After each response, how long (µs) the reader waits actively for the
-     * next request before sleeping in poll(); 0 picks 50, < 0 never, at
-     * most 10000. A sequential client's next request usually comes within
-     * microseconds, and waking a sleeping thread costs tens of them on a
-     * VM: with 50 µs, stdio round trips in `make bench` go from ~10k to
-     * ~30k a second. The price is at most spin_us of CPU time per
-     * response; the wait yields the CPU to any thread that is ready to
-     * run, and is off when the process may use only one CPU. */
-    int spin_us;
 } mcp_stdio_options_t;
 
 /*

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "spin.h"
 #include "server/server_internal.h"
 #include "server/worker_pool.h"
 
@@ -130,6 +131,7 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
     srv->max_input_rounds =
         opts->max_input_rounds > 0 ? opts->max_input_rounds : DEFAULT_MAX_INPUT_ROUNDS;
     srv->worker_threads = opts->worker_threads;
+    srv->spin_us = mcp_spin_budget_us(opts->spin_us);
     srv->log = opts->log;
     srv->log_user = opts->log_user;
     pthread_rwlock_init(&srv->lock, NULL);
@@ -248,6 +250,8 @@ int server_run_job(mcp_server_t *srv, void (*fn)(void *), void *arg)
         }
         int max = min > MAX_WORKER_THREADS ? min : MAX_WORKER_THREADS;
         srv->pool = mcp_pool_new(min, max, WORKER_IDLE_MS);
+        if (srv->pool)
+            mcp_pool_set_spin(srv->pool, srv->spin_us);
     }
     struct mcp_pool *pool = srv->pool;
     pthread_mutex_unlock(&srv->pool_lock);

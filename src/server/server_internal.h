@@ -85,6 +85,7 @@ struct mcp_server {
     bool omit_server_info_meta;
     int max_input_rounds;
     int worker_threads;
+    int spin_us;            /* active waits of idle threads; 0: none (spin.h) */
     mcp_log_fn log;
     void *log_user;
 

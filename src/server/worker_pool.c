@@ -21,6 +21,7 @@
 
 #include "server/worker_pool.h"
 #include "clock.h"
+#include "spin.h"
 
 /* First allocation of the queue, and the capacity above which an emptied
  * queue gives its memory back (so a burst does not pin it forever). */
@@ -72,6 +73,15 @@ struct mcp_pool {
     int busy;         /* running a job */
     int peak_threads;
     bool closing;     /* mcp_pool_shutdown has begun */
+
+    /* Waiting actively for the next job (mcp_pool_set_spin): the budget,
+     * whether a thread is doing it now, and whether it should stop: a job
+     * is queued or shutdown began. That thread reads spin_wake without the
+     * lock; it is stored atomically, with the lock held, whenever the
+     * queue or `closing` changes. */
+    int spin_us;
+    bool spinning;
+    bool spin_wake;
 
     /* The thread that exited last and has not been joined yet. A thread
      * cannot join itself, so each exiting thread joins its predecessor;
@@ -139,9 +149,38 @@ static void queue_drop_newest(struct job_queue *q)
     q->count--;
 }
 
+/* Tells a thread waiting actively whether to stop (lock held; after every
+ * change to the queue or to `closing`). */
+static void note_spin_wake(mcp_pool_t *pool)
+{
+    __atomic_store_n(&pool->spin_wake, pool->queue.count != 0 || pool->closing,
+                     __ATOMIC_RELEASE);
+}
+
 /* ------------------------------------------------------------------------
  * Worker threads
  * ------------------------------------------------------------------------ */
+
+/*
+ * Before a core thread sleeps (lock held): unless another thread does it
+ * already, waits actively for a job for up to spin_us, with the lock
+ * released. Returns true when the caller should look at the queue again
+ * instead of sleeping: a job came, or shutdown began (whose broadcast a
+ * thread that is not waiting on the condition misses; spin_wake tells it
+ * instead).
+ */
+static bool wait_actively(mcp_pool_t *pool)
+{
+    if (pool->spin_us <= 0 || pool->spinning)
+        return false;
+    pool->spinning = true;
+    int budget_us = pool->spin_us;
+    pthread_mutex_unlock(&pool->lock);
+    mcp_spin_until(&pool->spin_wake, budget_us);
+    pthread_mutex_lock(&pool->lock);
+    pool->spinning = false;
+    return pool->queue.count != 0 || pool->closing;
+}
 
 
 /*
@@ -158,7 +197,8 @@ static bool wait_for_work(mcp_pool_t *pool)
         if (pool->closing)
             return false;
         if (pool->threads <= pool->min_threads) {
-            pthread_cond_wait(&pool->work_available, &pool->lock);
+            if (!wait_actively(pool))
+                pthread_cond_wait(&pool->work_available, &pool->lock);
             continue;
         }
         /* The deadline is fixed once, so wakeups that find no work (another
@@ -224,6 +264,7 @@ static void *worker_main(void *arg)
     workers_link(pool, &self);
     while (wait_for_work(pool)) {
         struct job job = queue_pop(&pool->queue);
+        note_spin_wake(pool);
         pool->busy++;
         self.busy = true;
         self.job_started_ms = mcp_clock_ms();
@@ -446,6 +487,7 @@ static int submit_locked(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
         return MCP_ECLOSED;
     if (!queue_push(&pool->queue, (struct job){fn, arg, mcp_clock_ms()}))
         return MCP_ENOMEM;
+    note_spin_wake(pool);
 
     size_t idle = (size_t)(pool->threads - pool->busy);
     if (pool->queue.count > idle && pool->threads < pool->max_threads) {
@@ -458,6 +500,7 @@ static int submit_locked(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
             /* Nobody would ever run the job. (With threads alive, it
              * simply waits for one of them.) */
             queue_drop_newest(&pool->queue);
+            note_spin_wake(pool);
             return MCP_ENOMEM;
         }
     }
@@ -467,6 +510,13 @@ static int submit_locked(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
      * thread waiting, the signal costs no system call. */
     pthread_cond_signal(&pool->work_available);
     return MCP_OK;
+}
+
+void mcp_pool_set_spin(mcp_pool_t *pool, int budget_us)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->spin_us = budget_us > 0 ? budget_us : 0;
+    pthread_mutex_unlock(&pool->lock);
 }
 
 int mcp_pool_submit(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
@@ -483,6 +533,7 @@ void mcp_pool_shutdown(mcp_pool_t *pool)
 {
     pthread_mutex_lock(&pool->lock);
     pool->closing = true;
+    note_spin_wake(pool);
     pthread_cond_broadcast(&pool->work_available);
     pthread_cond_signal(&pool->monitor_wake);
     bool join_monitor = pool->has_monitor;

@@ -65,6 +65,15 @@ typedef struct mcp_pool_stats {
 mcp_pool_t *mcp_pool_new(int min_threads, int max_threads, int idle_ms);
 
 /*
+ * Lets one idle thread among the first min_threads wait actively for the
+ * next job for up to budget_us before it sleeps (src/spin.h; <= 0: never,
+ * the default). A job submitted moments after the last one finished then
+ * finds that thread awake instead of paying a wake-up. One thread at a
+ * time, so that the pool never holds more than one CPU while it waits.
+ */
+void mcp_pool_set_spin(mcp_pool_t *pool, int budget_us);
+
+/*
  * Queues `fn(arg)` to run on a worker thread, starting a thread when none
  * is idle and fewer than max_threads are alive. Returns:
  *   MCP_OK        the job will run (the pool owns nothing: `arg` stays the

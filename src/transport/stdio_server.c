@@ -11,8 +11,9 @@
  * A sequential client sends its next request a few microseconds after our
  * answer reaches it. So that the reader does not have to be woken from
  * sleep for it (costly on a VM, see spin.h), the reader waits actively for
- * a short while after each answer: the writer notes every response, and
- * kicks the reader out of poll() if it was sleeping there.
+ * a short while before it sleeps, and again after each answer: the writer
+ * notes every response, and kicks the reader out of poll() if it was
+ * sleeping there.
  *
  * The writer outlives the run: a handler that ignores cancellation may still
  * answer after mcp_server_run_stdio() returned, so the writer is
@@ -235,22 +236,25 @@ static void submit_line(mcp_server_t *srv, mcp_conn_t *conn, stdio_writer_t *w,
 /* The server's stop eventfd, made on first use; -1 when none can be made. */
 /*
  * Waits until stdin or the stop descriptor (fds[0], fds[1]) is ready;
- * fds[2] is set up here. After a response went out it first waits actively
- * for up to spin_us, then sleeps in poll(), from which the next response
- * kicks it to wait actively again. Returns what poll() returned.
+ * fds[2] is set up here. It first waits actively for up to spin_us, then
+ * sleeps in poll(), from which a response kicks it to wait actively again:
+ * a sequential client's next request follows its answer closely. Returns
+ * what poll() returned.
  */
 static int wait_for_input(stdio_writer_t *w, struct pollfd fds[3], int spin_us)
 {
     if (w->kick_fd < 0)
         return poll(fds, 2, -1);
     fds[2] = (struct pollfd){.fd = w->kick_fd, .events = POLLIN};
+    bool spin = true;
     for (;;) {
         pthread_mutex_lock(&w->lock);
-        bool answered = w->answered;
+        spin = spin || w->answered;
         w->answered = false;
-        w->reader_asleep = !answered;
+        w->reader_asleep = !spin;
         pthread_mutex_unlock(&w->lock);
-        if (answered) {
+        if (spin) {
+            spin = false;
             int ready = mcp_spin_poll(fds, 2, spin_us);
             if (ready != 0)
                 return ready;
@@ -309,7 +313,7 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
     uint64_t stale;
     ssize_t drained = read(stop_fd, &stale, sizeof stale);
     (void)drained;
-    int spin_us = mcp_spin_budget_us(opts ? opts->spin_us : 0);
+    int spin_us = srv->spin_us; /* mcp_server_options_t.spin_us, resolved */
     stdio_writer_t *w = writer_new(out_fd, spin_us);
     mcp_conn_t *conn = mcp_conn_new(srv, MCP_TRANSPORT_STDIO);
     char *buf = malloc(READ_CHUNK);

@@ -34,7 +34,6 @@ typedef struct run {
     pthread_t thread;
     int rc;
     bool running;
-    int spin_us; /* mcp_stdio_options_t.spin_us */
 } run_t;
 
 static int echo(mcp_call_t *call, void *user)
@@ -56,24 +55,18 @@ static void *run_main(void *arg)
     run_t *r = arg;
     r->rc = mcp_server_run_stdio(
         r->srv, &(mcp_stdio_options_t){.in_fd = r->in[0], .out_fd = r->out[1],
-                                       .shutdown_grace_ms = 2000, .spin_us = r->spin_us});
+                                       .shutdown_grace_ms = 2000});
     return NULL;
-}
-
-static void run_start_spinning(run_t *r, mcp_server_t *srv, int spin_us)
-{
-    memset(r, 0, sizeof *r);
-    r->srv = srv;
-    r->spin_us = spin_us;
-    assert_int_equal(pipe2(r->in, O_CLOEXEC), 0);
-    assert_int_equal(pipe2(r->out, O_CLOEXEC), 0);
-    assert_int_equal(pthread_create(&r->thread, NULL, run_main, r), 0);
-    r->running = true;
 }
 
 static void run_start(run_t *r, mcp_server_t *srv)
 {
-    run_start_spinning(r, srv, 0);
+    memset(r, 0, sizeof *r);
+    r->srv = srv;
+    assert_int_equal(pipe2(r->in, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(r->out, O_CLOEXEC), 0);
+    assert_int_equal(pthread_create(&r->thread, NULL, run_main, r), 0);
+    r->running = true;
 }
 
 static int run_join(run_t *r)
@@ -128,10 +121,11 @@ static json_t *read_message(run_t *r)
     return msg;
 }
 
-static mcp_server_t *new_server(void)
+/* spin_us: mcp_server_options_t.spin_us */
+static mcp_server_t *new_server_spinning(int spin_us)
 {
-    mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){.name = "stdio", .version = "1"},
-                                       NULL);
+    mcp_server_t *srv = mcp_server_new(
+        &(mcp_server_options_t){.name = "stdio", .version = "1", .spin_us = spin_us}, NULL);
     assert_int_equal(mcp_server_add_tool(srv, &(mcp_tool_t){.name = "echo", .handler = echo},
                                          NULL),
                      MCP_OK);
@@ -144,6 +138,11 @@ static mcp_server_t *new_server(void)
                                          NULL),
                      MCP_OK);
     return srv;
+}
+
+static mcp_server_t *new_server(void)
+{
+    return new_server_spinning(0);
 }
 
 /* Handlers registered run_inline run on the reader thread: each answer is
@@ -207,7 +206,7 @@ static void expect_echo(run_t *r, json_int_t id, const char *text)
     json_decref(msg);
 }
 
-/* Whether the reader never waits actively (< 0), waits the default time
+/* Whether the server's idle threads never wait actively (< 0), wait the default time
  * (0) or the longest (10000 µs, also asked beyond it), every request of a
  * sequential client is answered: those that come while it waits actively,
  * and those after a slow answer, which went out while the reader slept in
@@ -215,10 +214,10 @@ static void expect_echo(run_t *r, json_int_t id, const char *text)
 static void test_sequential_calls_whatever_the_active_wait(void **state)
 {
     static const int SPINS[] = {-1, 0, 10000, 1000000};
-    mcp_server_t *srv = new_server();
     for (size_t i = 0; i < sizeof SPINS / sizeof SPINS[0]; i++) {
+        mcp_server_t *srv = new_server_spinning(SPINS[i]);
         run_t r;
-        run_start_spinning(&r, srv, SPINS[i]);
+        run_start(&r, srv);
         json_int_t id = 0;
         for (int round = 0; round < 3; round++) {
             for (int k = 0; k < 50; k++) {
@@ -234,8 +233,8 @@ static void test_sequential_calls_whatever_the_active_wait(void **state)
         expect_echo(&r, id, "last");
         mcp_server_stop_stdio(srv);
         assert_int_equal(run_join(&r), MCP_OK);
+        mcp_server_free(srv);
     }
-    mcp_server_free(srv);
 }
 
 /* The reader of our output is gone: the run ends with MCP_EIO (and the

@@ -108,6 +108,12 @@ static bool started_reaches(void *arg)
     return atomic_load(&t->gate->started) >= t->count;
 }
 
+static bool finished_reaches(void *arg)
+{
+    struct count_target *t = arg;
+    return atomic_load(&t->gate->finished) >= t->count;
+}
+
 static void wait_started(struct gate *g, int count)
 {
     struct count_target t = {g, count};
@@ -558,6 +564,72 @@ static void *submit_many(void *arg)
     return NULL;
 }
 
+static bool reaches_two(void *arg)
+{
+    return atomic_load((atomic_int *)arg) >= 2;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* A pool whose idle thread waits actively (for up to 5 s here, far beyond
+ * what a server allows) still takes each job that comes meanwhile, and a
+ * shutdown ends the wait at once instead of after the budget. */
+static void test_active_wait_takes_jobs_and_ends_at_shutdown(void **state)
+{
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    mcp_pool_t *pool = mcp_pool_new(1, 1, 1000);
+    assert_non_null(pool);
+    mcp_pool_set_spin(pool, 5 * 1000 * 1000);
+
+    assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
+    assert_true(eventually(flag_set, &ran));
+    sleep_ms(2); /* the thread is waiting actively now */
+    assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
+    assert_true(eventually(reaches_two, &ran));
+    assert_int_equal(stats_of(pool).peak_threads, 1);
+
+    sleep_ms(2);
+    int64_t start = now_ms();
+    mcp_pool_shutdown(pool);
+    assert_true(now_ms() - start < 2000);
+    assert_int_equal(stats_of(pool).threads, 0);
+    mcp_pool_free(pool);
+}
+
+/* One thread waits actively; the others sleep as before, and jobs that
+ * come together still run together. */
+static void test_active_wait_leaves_other_threads_to_their_jobs(void **state)
+{
+    struct gate g;
+    gate_init(&g);
+    mcp_pool_t *pool = mcp_pool_new(3, 3, 1000);
+    assert_non_null(pool);
+    mcp_pool_set_spin(pool, 20 * 1000);
+    for (int round = 0; round < 20; round++) {
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &g), MCP_OK);
+        wait_started(&g, 3 * (round + 1));
+        gate_open(&g);
+        struct count_target all = {&g, 3 * (round + 1)};
+        assert_true(eventually(finished_reaches, &all));
+        pthread_mutex_lock(&g.lock);
+        g.opened = false;
+        pthread_mutex_unlock(&g.lock);
+        sleep_ms(round % 3); /* catch threads sleeping, waking or waiting actively */
+    }
+    mcp_pool_shutdown(pool);
+    assert_int_equal(atomic_load(&g.finished), 60);
+    assert_int_equal(stats_of(pool).peak_threads, 3);
+    mcp_pool_free(pool);
+    gate_destroy(&g);
+}
+
 static void test_stress_many_tiny_jobs_from_many_threads(void **state)
 {
     struct stress st;
@@ -600,6 +672,8 @@ int main(void)
         cmocka_unit_test(test_submit_after_shutdown_fails),
         cmocka_unit_test(test_free_waits_for_running_jobs),
         cmocka_unit_test(test_jobs_may_submit_while_pool_drains),
+        cmocka_unit_test(test_active_wait_takes_jobs_and_ends_at_shutdown),
+        cmocka_unit_test(test_active_wait_leaves_other_threads_to_their_jobs),
         cmocka_unit_test(test_stress_many_tiny_jobs_from_many_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
