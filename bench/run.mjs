@@ -127,10 +127,12 @@ async function httpEcho() {
 // Where the scheduler puts the two processes decides it (one CPU: two
 // context switches a round trip; two: two cross-CPU wake-ups), and it
 // chooses run by run, so the unpinned ceiling is the median of three runs,
-// and both placements are measured pinned beside it. libmcp's stdio client
-// and server wait actively for a moment before sleeping (spin_us, default
-// 50 µs), so the ceiling is measured waiting that way too, and the libmcp
-// pair without it (spin_us -1) beside the default.
+// and both placements are measured pinned beside it. Every pair runs three
+// times too, with fresh processes, and the median is its row: where the
+// scheduler puts a pair's threads moves it by up to 2x from run to run.
+// libmcp's client and server wait actively for a moment before sleeping
+// (spin_us, default 50 µs), so the ceiling is measured waiting that way
+// too, and the libmcp pair without it (spin_us -1) beside the default.
 const SPIN_DEFAULT_US = 50;
 function stdioPairs() {
   const ceiling = (cpus, spin = 0) => measure([bin('bench_pipe_ceiling'), '--calls', String(count(20000)),
@@ -157,7 +159,7 @@ function stdioPairs() {
     for (const [client, server, op, spin, c, s, n] of pairs) {
       log(`stdio ${client} client -> ${server} server, ${op}${spin ? '' : ', no active wait'}, ${inflight} in flight`);
       const calls = count(n);
-      const r = measure([...c, '--calls', String(calls), '--inflight', String(inflight), '--', ...s]);
+      const r = median(() => measure([...c, '--calls', String(calls), '--inflight', String(inflight), '--', ...s]));
       results.stdio.push({ client, server, op, spin, inflight, ...r });
     }
   }
