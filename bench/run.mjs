@@ -70,10 +70,16 @@ async function stopServer(server) {
   clearTimeout(timer);
 }
 
-function wrk(url, connections, op, duration = seconds) {
+// A failed request from libmcp or the bare ceiling ends the run. The
+// TypeScript peer, at 64 connections, now and then lets a request pass
+// wrk's 2 s timeout (its p99 there is near a second): its row keeps the
+// count, and the table says so.
+function wrk(url, connections, op, duration = seconds, tolerateErrors = false) {
   const r = measure(['wrk', '-t1', `-c${connections}`, `-d${duration}s`, '-s',
                      path.join(here, 'mcp_call.lua'), url], { MCP_OP: op });
-  if (r.errors || r.non2xx) throw new Error(`wrk saw ${r.errors} errors, ${r.non2xx} non-2xx at ${url}`);
+  if (r.non2xx || (r.errors && !tolerateErrors))
+    throw new Error(`wrk saw ${r.errors} errors, ${r.non2xx} non-2xx at ${url}`);
+  if (r.errors) log(`wrk saw ${r.errors} errors (timeouts) at ${url}; kept in the row`);
   return r;
 }
 
@@ -109,7 +115,7 @@ async function httpEcho() {
     for (const c of [1, 16, 64]) {
       for (const [name, s] of Object.entries(servers)) {
         log(`http echo c=${c} ${name}`);
-        results.http.push({ server: name, connections: c, ...wrk(s.url, c, 'echo') });
+        results.http.push({ server: name, connections: c, ...wrk(s.url, c, 'echo', seconds, name === 'ts') });
         if (name === 'libmcp') {
           // The same tool registered run_inline: no hand-off to the worker pool.
           log(`http echo_inline c=${c} libmcp`);
@@ -277,6 +283,8 @@ function report() {
                   fmt(t.rps), us(t.p50_us), us(t.p99_us), fmt(m.rps), ratio(l.rps, t.rps), ratio(i.rps, t.rps),
                   `${fmt(100 * l.rps / m.rps)}%`, `${fmt(100 * i.rps / m.rps)}%`];
         }));
+  for (const r of results.http.filter((x) => x.errors))
+    console.log(`(${r.server} at ${r.connections} connections: ${r.errors} requests timed out in wrk)`);
   const [l16, i16, t16, m16] = [h('libmcp', 16), h('libmcp_inline', 16), h('ts', 16), h('mhd', 16)];
   target('HTTP c=16: >= 25x the TypeScript v2 server', l16.rps >= 25 * t16.rps, ratio(l16.rps, t16.rps));
   target('HTTP c=16: >= 75% of bare libmicrohttpd', l16.rps >= 0.75 * m16.rps, `${fmt(100 * l16.rps / m16.rps)}%`);
