@@ -167,9 +167,15 @@ static int connect_modern(mcp_client_t *c, mcp_error_t *err)
     return rc;
 }
 
-/* Adds the server's stderr, if it said anything, to a failure message. */
+/* Adds the server's stderr, if it said anything, to the message of a
+ * connect that fails. A stdio transport is closed first: that stops the
+ * server and reads its stderr to the end, so the message holds the
+ * server's last words even when the connect noticed the end (a failed
+ * write, say) before the transport's reader had read them. */
 static int with_stderr(mcp_client_t *c, int rc, mcp_error_t *err)
 {
+    if (c->kind == MCP_TRANSPORT_STDIO && c->transport)
+        c->transport->ops->close(c->transport);
     char tail[sizeof c->stderr_tail + 1];
     client_stderr_tail(c, tail, sizeof tail);
     if (err && tail[0]) {
