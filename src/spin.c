@@ -36,7 +36,7 @@ int mcp_spin_budget_us(int configured_us)
     return configured_us > MCP_SPIN_MAX_US ? MCP_SPIN_MAX_US : configured_us;
 }
 
-bool mcp_spin_until(const bool *flag, int budget_us)
+bool mcp_spin_until_helping(const bool *flag, int budget_us, void (*help)(void *), void *arg)
 {
     if (budget_us <= 0)
         return false;
@@ -44,10 +44,20 @@ bool mcp_spin_until(const bool *flag, int budget_us)
     for (;;) {
         if (__atomic_load_n(flag, __ATOMIC_ACQUIRE))
             return true;
+        if (help) {
+            help(arg);
+            if (__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+                return true;
+        }
         if (now_ns() >= until)
             return false;
         sched_yield();
     }
+}
+
+bool mcp_spin_until(const bool *flag, int budget_us)
+{
+    return mcp_spin_until_helping(flag, budget_us, NULL, NULL);
 }
 
 int mcp_spin_poll(struct pollfd *fds, nfds_t n, int budget_us)

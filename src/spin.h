@@ -45,4 +45,9 @@ bool mcp_spin_until(const bool *flag, int budget_us);
  * (errno set; EINTR is not retried, as with poll()). */
 int mcp_spin_poll(struct pollfd *fds, nfds_t n, int budget_us);
 
+/* mcp_spin_until(), calling help(arg) between looks at the flag: for a
+ * waiter that can make its answer come sooner (read it off the connection
+ * itself). help must not block. */
+bool mcp_spin_until_helping(const bool *flag, int budget_us, void (*help)(void *), void *arg);
+
 #endif /* MCP_SPIN_H */

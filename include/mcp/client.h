@@ -43,12 +43,15 @@
  * Thread safety: calls are blocking and may be made from several threads
  * at once on one client. The input callbacks (elicit, sample, roots) run on
  * the thread of the call that needs them; listen callbacks on a thread of
- * their subscription; progress, log and stderr callbacks on the thread that
- * reads the connection. No callback runs while a client lock is held, so
- * input and listen callbacks may make calls on the client; progress, log
- * and stderr callbacks should return quickly and must not wait for a call
- * on the same stdio connection (its answer would be read by the very thread
- * they block). mcp_client_free() must not race with other calls.
+ * their subscription; progress and log callbacks on the thread that reads
+ * the connection (the client's reader thread, or over stdio a call that
+ * reads it itself while it waits actively for its answer, see spin_us),
+ * stderr callbacks on the reader thread. No callback runs while a client
+ * lock is held, so input and listen callbacks may make calls on the
+ * client; progress, log and stderr callbacks should return quickly and
+ * must not wait for a call on the same stdio connection (its answer would
+ * be read by the very thread they block). mcp_client_free() must not race
+ * with other calls.
  */
 #ifndef MCP_CLIENT_H
 #define MCP_CLIENT_H

@@ -124,6 +124,12 @@ static const client_exchange_events_t events = {.on_notification = on_notificati
                                                 .on_done = on_done};
 
 
+static void assist_transport(void *transport)
+{
+    client_transport_t *t = transport;
+    t->ops->assist(t);
+}
+
 /* Waits for the exchange's outcome, cancelling it on expiry or on the
  * caller's cancel. Returns why waiting stopped early (MCP_OK: it did not). */
 static int wait_for(client_transport_t *t, client_exchange_t *ex, waiter_t *w,
@@ -133,8 +139,11 @@ static int wait_for(client_transport_t *t, client_exchange_t *ex, waiter_t *w,
     client_cancel_watch(o->cancel, &cw);
     int stopped = MCP_OK;
     /* The answer is often moments away: wait for it actively first
-     * (spin.h). The lock below orders everything else on_done wrote. */
-    mcp_spin_until(&w->done, w->client->spin_us);
+     * (spin.h), reading it off the connection ourselves where the
+     * transport lets us. The lock below orders everything else on_done
+     * wrote. */
+    mcp_spin_until_helping(&w->done, w->client->spin_us,
+                           t->ops->assist ? assist_transport : NULL, t);
     pthread_mutex_lock(&w->lock);
     while (!w->done) {
         if (stopped == MCP_OK && mcp_cancel_triggered(o->cancel))

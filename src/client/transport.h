@@ -106,6 +106,12 @@ typedef struct client_transport_ops {
     void (*close)(client_transport_t *t);
     /* Frees a closed transport. */
     void (*free)(client_transport_t *t);
+    /* Optional (NULL: not offered). Called again and again by a thread
+     * waiting actively for an answer (spin.h): reads and routes what the
+     * connection has ready right now, unless another thread is reading it.
+     * Never blocks. Outcomes it routes are delivered on the calling thread,
+     * as they would be on the transport's own reader. */
+    void (*assist)(client_transport_t *t);
 
     /* Legacy Streamable HTTP sessions (2025-03-26 ... 2025-11-25). NULL on
      * transports without them (stdio, HTTP+SSE). */

@@ -95,6 +95,9 @@ int child_spawn(child_process_t *cp, const char *const *argv, char *const *envp,
     /* Writes must never block the client forever on a server that stopped
      * reading: the writer polls with a deadline instead. */
     fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
+    /* Reads of its stdout never block either: more than one thread may
+     * read it (stdio_client.c), each after poll() said it was ready. */
+    fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
     *cp = (child_process_t){pid, in[1], out[0], errp[0]};
     return MCP_OK;
 }

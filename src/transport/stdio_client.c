@@ -73,6 +73,12 @@ typedef struct stdio_transport {
     int64_t started_ms;             /* when the current child started */
 
     pthread_mutex_t write_lock;     /* one line at a time; guards child.in_fd */
+    /* Reading the server's stdout: the I/O thread, or a call waiting for
+     * its answer (op_assist), one at a time. Guards `out` and `out_chunk`.
+     * Taken before `lock`, never while holding it. */
+    pthread_mutex_t read_lock;
+    line_buffer_t out;              /* stdout bytes not yet a whole line */
+    char *out_chunk;                /* READ_CHUNK bytes to read into */
     int wake[2];                    /* close() wakes the I/O thread */
     pthread_t io_thread;
     bool has_io_thread;
@@ -146,6 +152,14 @@ static int write_message(void *transport, const json_t *msg)
  * The operations
  * ------------------------------------------------------------------------ */
 
+/* Waits until every thread that might be reading the old stdout is done
+ * (state no longer RUNNING, `lock` not held): see op_assist. */
+static void readers_gone(stdio_transport_t *t)
+{
+    pthread_mutex_lock(&t->read_lock);
+    pthread_mutex_unlock(&t->read_lock);
+}
+
 static int op_start(client_transport_t *base, const json_t *request,
                     const client_http_hints_t *hints, const client_exchange_events_t *ev,
                     void *user, client_exchange_t **out)
@@ -218,7 +232,9 @@ static void op_close(client_transport_t *base)
         pthread_join(t->io_thread, NULL);
     t->has_io_thread = false;
     /* The process is stopped by now; this closes what the I/O thread read
-     * from. A writer racing with close() may still look at in_fd. */
+     * from (calls waiting actively stopped reading it when the state left
+     * RUNNING). A writer racing with close() may still look at in_fd. */
+    readers_gone(t);
     pthread_mutex_lock(&t->write_lock);
     child_stop(&t->child, STOP_GRACE_MS);
     pthread_mutex_unlock(&t->write_lock);
@@ -246,7 +262,33 @@ static void op_free(client_transport_t *base)
         close(t->wake[1]);
     pthread_mutex_destroy(&t->lock);
     pthread_mutex_destroy(&t->write_lock);
+    pthread_mutex_destroy(&t->read_lock);
+    free(t->out.data);
+    free(t->out_chunk);
     free(t);
+}
+
+static ssize_t read_stdout_once(stdio_transport_t *t, int fd);
+
+/*
+ * A call waiting actively for its answer reads the server's stdout itself
+ * while no other thread does: its answer then needs no hand-off from the
+ * I/O thread, whose wake-up costs tens of microseconds on a VM. The state
+ * is checked with read_lock held, so server_ended() and close(), which
+ * take read_lock once after leaving RUNNING, never close the descriptor
+ * under a read. The end of the stream is left to the I/O thread.
+ */
+static void op_assist(client_transport_t *base)
+{
+    stdio_transport_t *t = (stdio_transport_t *)base;
+    if (pthread_mutex_trylock(&t->read_lock) != 0)
+        return; /* the I/O thread (or another call) is reading */
+    pthread_mutex_lock(&t->lock);
+    int fd = t->state == RUNNING ? t->child.out_fd : -1;
+    pthread_mutex_unlock(&t->lock);
+    if (fd >= 0)
+        (void)read_stdout_once(t, fd);
+    pthread_mutex_unlock(&t->read_lock);
 }
 
 static const client_transport_ops_t stdio_ops = {
@@ -256,6 +298,7 @@ static const client_transport_ops_t stdio_ops = {
     .notify = op_notify,
     .close = op_close,
     .free = op_free,
+    .assist = op_assist,
 };
 
 /* ------------------------------------------------------------------------
@@ -377,6 +420,7 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
     message_channel_shut(&t->channel, &pending);
     bool quick = mcp_clock_ms() - t->started_ms < QUICK_DEATH_MS;
     pthread_mutex_unlock(&t->lock);
+    readers_gone(t); /* no call reads the old stdout from here on */
 
     pthread_mutex_lock(&t->write_lock);
     child_process_t old = t->child;
@@ -456,10 +500,21 @@ static void drain_stderr(stdio_transport_t *t, line_buffer_t *err, char *chunk)
     }
 }
 
+/* One non-blocking read of stdout, its lines routed (read_lock held).
+ * Returns what read() returned: 0 at the end, -1 with EAGAIN when another
+ * thread took what was there. */
+static ssize_t read_stdout_once(stdio_transport_t *t, int fd)
+{
+    ssize_t n = read(fd, t->out_chunk, READ_CHUNK);
+    if (n > 0)
+        feed(t, &t->out, t->out_chunk, (size_t)n, MAX_LINE, true, handle_line);
+    return n;
+}
+
 static void *io_main(void *arg)
 {
     stdio_transport_t *t = arg;
-    line_buffer_t out = {0}, err = {0};
+    line_buffer_t err = {0};
     char *chunk = malloc(READ_CHUNK);
     int quick_deaths = 0;
     if (!chunk) {
@@ -493,12 +548,15 @@ static void *io_main(void *arg)
             }
         }
         if (p[1].revents) {
-            ssize_t n = read(out_fd, chunk, READ_CHUNK);
-            if (n > 0) {
-                feed(t, &out, chunk, (size_t)n, MAX_LINE, true, handle_line);
-            } else if (n == 0 || errno != EINTR) {
-                out.len = 0;
-                out.discarding = false;
+            pthread_mutex_lock(&t->read_lock);
+            ssize_t n = read_stdout_once(t, out_fd);
+            bool ended = n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN);
+            if (ended) {
+                t->out.len = 0;
+                t->out.discarding = false;
+            }
+            pthread_mutex_unlock(&t->read_lock);
+            if (ended) {
                 drain_stderr(t, &err, chunk);
                 if (!server_ended(t, &quick_deaths))
                     break;
@@ -506,7 +564,6 @@ static void *io_main(void *arg)
         }
     }
     free(chunk);
-    free(out.data);
     free(err.data);
     return NULL;
 }
@@ -582,6 +639,8 @@ client_transport_t *client_stdio_new(const mcp_stdio_target_t *target,
     t->child = (child_process_t){0, -1, -1, -1};
     pthread_mutex_init(&t->lock, NULL);
     pthread_mutex_init(&t->write_lock, NULL);
+    pthread_mutex_init(&t->read_lock, NULL);
+    t->out_chunk = malloc(READ_CHUNK);
     message_channel_init(&t->channel, &t->base, write_message, t);
     t->on_stderr = target->on_stderr;
     t->stderr_user = target->stderr_user;
@@ -589,7 +648,8 @@ client_transport_t *client_stdio_new(const mcp_stdio_target_t *target,
     t->argv = copy_strv(target->argv, 0);
     t->envp = merge_env(target->env);
     t->cwd = target->cwd ? strdup(target->cwd) : NULL;
-    if (!t->argv || !t->envp || (target->cwd && !t->cwd) || pipe2(t->wake, O_CLOEXEC) != 0) {
+    if (!t->argv || !t->envp || (target->cwd && !t->cwd) || !t->out_chunk ||
+        pipe2(t->wake, O_CLOEXEC) != 0) {
         mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
         op_free(&t->base);
         return NULL;
