@@ -238,29 +238,6 @@ static void test_log_before_any_request(void **state)
     assert_string_equal(logs.data, "starting");
 }
 
-typedef struct caller {
-    mcp_client_t *c;
-    int n, ok;
-} caller_t;
-
-static void *call_echo_many(void *arg)
-{
-    caller_t *k = arg;
-    for (int i = 0; i < 60; i++) {
-        char text[64];
-        snprintf(text, sizeof text, "caller %d call %d", k->n, i);
-        json_t *args = json_pack("{s:s}", "text", text), *result = NULL;
-        if (mcp_client_call_tool(k->c, "echo", args, NULL, &result, NULL) == MCP_OK) {
-            const json_t *block = json_array_get(json_object_get(result, "content"), 0);
-            const char *got = json_string_value(json_object_get(block, "text"));
-            k->ok += got && strcmp(got, text) == 0;
-        }
-        json_decref(result);
-        json_decref(args);
-    }
-    return NULL;
-}
-
 /* A call waiting actively reads the server's stdout itself, and may route
  * other calls' answers as well as its own. With six callers at once, never
  * waiting actively (-1) or for as long as allowed (10 ms, so that callers
@@ -277,17 +254,7 @@ static void test_calls_that_read_the_answers(void **state)
         mcp_error_t err = {0};
         assert_int_equal(
             mcp_client_connect_stdio(c, &(mcp_stdio_target_t){.argv = notes_argv}, &err), MCP_OK);
-        enum { N = 6 };
-        pthread_t th[N];
-        caller_t k[N];
-        for (int i = 0; i < N; i++) {
-            k[i] = (caller_t){c, i, 0};
-            assert_int_equal(pthread_create(&th[i], NULL, call_echo_many, &k[i]), 0);
-        }
-        for (int i = 0; i < N; i++) {
-            pthread_join(th[i], NULL);
-            assert_int_equal(k[i].ok, 60);
-        }
+        notes_echo_from_threads(c, 6, 60);
         mcp_client_free(c);
     }
 }

@@ -356,13 +356,14 @@ void test_mrtr_accept_and_decline(void **state)
 typedef struct worker {
     mcp_client_t *c;
     int n;
+    int calls;
     int ok;
 } worker_t;
 
 static void *work(void *arg)
 {
     worker_t *w = arg;
-    for (int i = 0; i < 25; i++) {
+    for (int i = 0; i < w->calls; i++) {
         char text[64];
         snprintf(text, sizeof text, "thread %d call %d", w->n, i);
         json_t *args = json_pack("{s:s}", "text", text), *result = NULL;
@@ -375,19 +376,25 @@ static void *work(void *arg)
     return NULL;
 }
 
+void notes_echo_from_threads(mcp_client_t *c, int threads, int calls)
+{
+    enum { MAX_THREADS = 16 };
+    assert_true(threads > 0 && threads <= MAX_THREADS);
+    pthread_t th[MAX_THREADS];
+    worker_t w[MAX_THREADS];
+    for (int i = 0; i < threads; i++) {
+        w[i] = (worker_t){c, i, calls, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, work, &w[i]), 0);
+    }
+    for (int i = 0; i < threads; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(w[i].ok, calls);
+    }
+}
+
 void test_concurrent_calls(void **state)
 {
-    enum { N = 8 };
-    pthread_t th[N];
-    worker_t w[N];
-    for (int i = 0; i < N; i++) {
-        w[i] = (worker_t){*state, i, 0};
-        pthread_create(&th[i], NULL, work, &w[i]);
-    }
-    for (int i = 0; i < N; i++) {
-        pthread_join(th[i], NULL);
-        assert_int_equal(w[i].ok, 25);
-    }
+    notes_echo_from_threads(*state, 8, 25);
 }
 
 /* ------------------------------------------------------------------------

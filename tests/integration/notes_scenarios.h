@@ -31,6 +31,10 @@
  * scripts it. NULL (after saying why on stderr) if it cannot be made. */
 mcp_client_t *notes_client_new(void);
 
+/* Calls the echo tool `calls` times on `c` from `threads` threads at once,
+ * each with its own texts; asserts that every call got its own text back. */
+void notes_echo_from_threads(mcp_client_t *c, int threads, int calls);
+
 void test_identity_and_discover(void **state);
 void test_lists(void **state);
 void test_calls(void **state);
