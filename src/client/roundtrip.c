@@ -20,7 +20,8 @@
 typedef struct waiter {
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    bool done;                /* written under lock with release ordering */
+    bool done;                /* guarded by lock; on_done also stores it with release
+                               * ordering for wait_for's unlocked active wait */
     json_t *response;
     int rc;
     char why[MCP_ERROR_MESSAGE_MAX];

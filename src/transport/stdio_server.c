@@ -184,7 +184,8 @@ static bool writer_wait_idle(stdio_writer_t *w, int ms)
     return idle;
 }
 
-/* spin_us > 0: the reader waits actively after answers (needs a kick_fd). */
+/* spin_us > 0: the reader waits actively for input (wait_for_input), and
+ * needs a kick_fd for the answers that go out while it sleeps. */
 static stdio_writer_t *writer_new(int fd, int spin_us)
 {
     stdio_writer_t *w = calloc(1, sizeof *w);
@@ -233,7 +234,6 @@ static void submit_line(mcp_server_t *srv, mcp_conn_t *conn, stdio_writer_t *w,
         writer_release(&w->sink); /* not taken: undo the accounting */
 }
 
-/* The server's stop eventfd, made on first use; -1 when none can be made. */
 /*
  * Waits until stdin or the stop descriptor (fds[0], fds[1]) is ready;
  * fds[2] is set up here. It first waits actively for up to spin_us, then
@@ -274,6 +274,7 @@ static int wait_for_input(stdio_writer_t *w, struct pollfd fds[3], int spin_us)
     }
 }
 
+/* The server's stop eventfd, made on first use; -1 when none can be made. */
 static int stop_fd_of(mcp_server_t *srv)
 {
     int fd = atomic_load(&srv->stdio_stop_fd);
