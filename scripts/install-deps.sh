@@ -15,8 +15,9 @@ cd "$(dirname "$0")/.."
 what=${1:-build}
 
 build_pkgs=(build-essential cmake pkg-config libjansson-dev libmicrohttpd-dev
-            libcurl4-openssl-dev libssl-dev)
-check_pkgs=(libcmocka-dev clang-14 libclang-rt-14-dev openssl curl nodejs npm)
+            libcurl4-openssl-dev nettle-dev)
+# libssl-dev: the HTTPS client tests make their certificates with OpenSSL.
+check_pkgs=(libcmocka-dev libssl-dev clang-14 libclang-rt-14-dev openssl curl nodejs npm)
 bench_pkgs=(wrk)
 
 want=("${build_pkgs[@]}")

@@ -16,13 +16,10 @@
  * MCP_EINVAL with JSON-RPC code -32602; a failure of our own (memory, the
  * replay store) keeps its code with -32603.
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <openssl/crypto.h>
-#include <openssl/rand.h>
 
 #include "mcp/errors.h"
 #include "protocol/base64.h"
@@ -30,6 +27,7 @@
 #include "server/aes_gcm.h"
 #include "server/keyring.h"
 #include "server/replay_store.h"
+#include "server/secrets.h"
 
 #define FORMAT_VERSION 0x01
 #define DEFAULT_TTL_MS (10 * 60 * 1000)
@@ -73,7 +71,7 @@ static int64_t system_now_ms(void *user)
 static int os_random_bytes(void *user, uint8_t *buf, size_t n)
 {
     (void)user;
-    return n <= INT_MAX && RAND_bytes(buf, (int)n) == 1 ? MCP_OK : MCP_EIO;
+    return mcp_secret_random(buf, n);
 }
 
 static size_t build_aad(const mcp_state_key_t *key, uint8_t aad[AAD_MAX])
@@ -115,7 +113,7 @@ static bool decode_exact(const json_t *string, uint8_t *out, size_t n)
  * differ (only on their lengths, which are not secret). */
 static bool same_bytes(const char *a, size_t a_len, const char *b, size_t b_len)
 {
-    return a_len == b_len && CRYPTO_memcmp(a, b, a_len) == 0;
+    return a_len == b_len && mcp_secret_equal(a, b, a_len);
 }
 
 static int rejected(mcp_error_t *err, const char *why)
@@ -224,7 +222,7 @@ static int aead_seal(void *ctx, const json_t *payload, const mcp_state_binding_t
         return internal_failure(err, MCP_ENOMEM, "cannot serialise requestState");
     size_t text_len = strlen(text);
     rc = seal_bytes(key, nonce, text, text_len, out, err);
-    OPENSSL_cleanse(text, text_len); /* the payload may be confidential */
+    mcp_secret_wipe(text, text_len); /* the payload may be confidential */
     free(text);
     return rc;
 }
@@ -284,7 +282,7 @@ static int decrypt_state(const aead_codec_t *codec, const char *state, json_t **
             /* Payload strings may hold U+0000, which we sealed as \u0000. */
             *plain = json_loadb((const char *)text, cipher_len,
                                 JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
-            OPENSSL_cleanse(text, cipher_len);
+            mcp_secret_wipe(text, cipher_len);
             if (!json_is_object(*plain)) {
                 json_decref(*plain);
                 *plain = NULL;
@@ -323,7 +321,7 @@ static int check_binding(const aead_codec_t *codec, const sealed_binding_t *seal
     int rc = mcp_state_params_digest(binding->params, digest);
     if (rc != MCP_OK)
         return internal_failure(err, rc, "cannot digest the params");
-    if (CRYPTO_memcmp(digest, sealed->params_digest, DIGEST_BYTES) != 0)
+    if (!mcp_secret_equal(digest, sealed->params_digest, DIGEST_BYTES))
         return rejected(err, "was issued for different params");
 
     if (codec->replay_store) {

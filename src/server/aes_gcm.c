@@ -1,17 +1,30 @@
-/* AES-256-GCM over raw bytes through OpenSSL's EVP interface. */
-#include <limits.h>
-
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
+/* AES-256-GCM over raw bytes through Nettle's GCM interface. */
+#include <nettle/gcm.h>
 
 #include "mcp/common.h"
 #include "server/aes_gcm.h"
+#include "server/secrets.h"
 
-/* EVP takes int lengths; a sealed state is far below this in practice, but
- * a size_t from the caller must not wrap silently. */
-static int fits_int(size_t n)
+/* GCM authenticates at most 2^39 - 256 bits of plaintext under one nonce
+ * (NIST SP 800-38D). A sealed state is far below that, but a size_t from
+ * the caller must not silently exceed it. */
+#define GCM_MAX_PLAIN_BYTES ((((uint64_t)1 << 39) - 256) / 8)
+
+static int within_gcm_limits(size_t aad_len, size_t n)
 {
-    return n <= (size_t)INT_MAX;
+    return (uint64_t)n <= GCM_MAX_PLAIN_BYTES && (uint64_t)aad_len <= GCM_MAX_PLAIN_BYTES;
+}
+
+/* One context per call keeps the functions thread-safe. Nettle's update
+ * takes the whole AAD in one go (only the last piece may be partial). */
+static void start(struct gcm_aes256_ctx *ctx, const uint8_t key[MCP_AES_GCM_KEY_BYTES],
+                  const uint8_t nonce[MCP_AES_GCM_NONCE_BYTES], const uint8_t *aad,
+                  size_t aad_len)
+{
+    gcm_aes256_set_key(ctx, key);
+    gcm_aes256_set_iv(ctx, MCP_AES_GCM_NONCE_BYTES, nonce);
+    if (aad_len > 0)
+        gcm_aes256_update(ctx, aad_len, aad);
 }
 
 int mcp_aes256gcm_seal(const uint8_t key[MCP_AES_GCM_KEY_BYTES],
@@ -19,24 +32,15 @@ int mcp_aes256gcm_seal(const uint8_t key[MCP_AES_GCM_KEY_BYTES],
                        size_t aad_len, const uint8_t *plain, size_t n, uint8_t *cipher,
                        uint8_t tag[MCP_AES_GCM_TAG_BYTES])
 {
-    if (!fits_int(aad_len) || !fits_int(n))
+    if (!within_gcm_limits(aad_len, n))
         return MCP_EINVAL;
-    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-    if (!ctx)
-        return MCP_ENOMEM;
-    /* GCM's default IV length is 12 bytes, the size we use. */
-    /* GCM's final step writes no bytes; `tail` keeps the pointer valid when
-     * the plaintext is empty and `cipher` is NULL. */
-    uint8_t tail[MCP_AES_GCM_TAG_BYTES];
-    int len = 0, ok = EVP_EncryptInit_ex2(ctx, EVP_aes_256_gcm(), key, nonce, NULL) == 1 &&
-                      (aad_len == 0 ||
-                       EVP_EncryptUpdate(ctx, NULL, &len, aad, (int)aad_len) == 1) &&
-                      (n == 0 || EVP_EncryptUpdate(ctx, cipher, &len, plain, (int)n) == 1) &&
-                      EVP_EncryptFinal_ex(ctx, tail, &len) == 1 &&
-                      EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, MCP_AES_GCM_TAG_BYTES,
-                                          tag) == 1;
-    EVP_CIPHER_CTX_free(ctx);
-    return ok ? MCP_OK : MCP_ENOMEM;
+    struct gcm_aes256_ctx ctx;
+    start(&ctx, key, nonce, aad, aad_len);
+    if (n > 0)
+        gcm_aes256_encrypt(&ctx, n, cipher, plain);
+    gcm_aes256_digest(&ctx, MCP_AES_GCM_TAG_BYTES, tag);
+    mcp_secret_wipe(&ctx, sizeof ctx); /* it holds the key schedule */
+    return MCP_OK;
 }
 
 int mcp_aes256gcm_open(const uint8_t key[MCP_AES_GCM_KEY_BYTES],
@@ -44,24 +48,19 @@ int mcp_aes256gcm_open(const uint8_t key[MCP_AES_GCM_KEY_BYTES],
                        size_t aad_len, const uint8_t *cipher, size_t n,
                        const uint8_t tag[MCP_AES_GCM_TAG_BYTES], uint8_t *plain)
 {
-    if (!fits_int(aad_len) || !fits_int(n))
+    if (!within_gcm_limits(aad_len, n))
         return MCP_EINVAL;
-    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-    if (!ctx)
-        return MCP_ENOMEM;
-    uint8_t tail[MCP_AES_GCM_TAG_BYTES];
-    int len = 0, rc = MCP_ENOMEM;
-    /* The expected tag must be set before DecryptFinal, which is where GCM
-     * compares it (in constant time); the ctrl only reads it, hence the cast. */
-    if (EVP_DecryptInit_ex2(ctx, EVP_aes_256_gcm(), key, nonce, NULL) == 1 &&
-        (aad_len == 0 || EVP_DecryptUpdate(ctx, NULL, &len, aad, (int)aad_len) == 1) &&
-        (n == 0 || EVP_DecryptUpdate(ctx, plain, &len, cipher, (int)n) == 1) &&
-        EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, MCP_AES_GCM_TAG_BYTES,
-                            (void *)tag) == 1)
-        rc = EVP_DecryptFinal_ex(ctx, tail, &len) == 1 ? MCP_OK : MCP_EINVAL;
-    EVP_CIPHER_CTX_free(ctx);
+    struct gcm_aes256_ctx ctx;
+    start(&ctx, key, nonce, aad, aad_len);
+    if (n > 0)
+        gcm_aes256_decrypt(&ctx, n, plain, cipher);
+    uint8_t expected[MCP_AES_GCM_TAG_BYTES];
+    gcm_aes256_digest(&ctx, MCP_AES_GCM_TAG_BYTES, expected);
+    mcp_secret_wipe(&ctx, sizeof ctx);
+    if (mcp_secret_equal(expected, tag, MCP_AES_GCM_TAG_BYTES))
+        return MCP_OK;
     /* Never hand back unauthenticated plaintext. */
-    if (rc != MCP_OK && n > 0)
-        OPENSSL_cleanse(plain, n);
-    return rc;
+    if (n > 0)
+        mcp_secret_wipe(plain, n);
+    return MCP_EINVAL;
 }

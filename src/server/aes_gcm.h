@@ -1,10 +1,10 @@
 /*
  * AES-256-GCM over raw bytes: the one place libmcp touches a cipher.
  *
- * A thin, checked wrapper over OpenSSL's EVP interface with the sizes the
- * requestState format uses (32-byte key, 96-bit nonce, 128-bit tag). Every
- * call builds and frees its own EVP context, so the functions are
- * thread-safe and keep no state between calls.
+ * A thin, checked wrapper over Nettle's GCM with the sizes the requestState
+ * format uses (32-byte key, 96-bit nonce, 128-bit tag). Every call keeps its
+ * context on the stack and wipes it before returning, so the functions are
+ * thread-safe, allocate nothing and keep no state between calls.
  */
 #ifndef MCP_SERVER_AES_GCM_H
 #define MCP_SERVER_AES_GCM_H
@@ -19,8 +19,8 @@
 /*
  * Encrypts `n` bytes of `plain` into `cipher` (also `n` bytes; the buffers
  * may be the same) and writes the tag, authenticating `aad` too. The nonce
- * must never repeat under one key. Returns 0, MCP_EINVAL when a length does
- * not fit OpenSSL's int, or MCP_ENOMEM when OpenSSL fails.
+ * must never repeat under one key. Returns 0, or MCP_EINVAL when a length is
+ * beyond what GCM can authenticate (about 64 GiB).
  */
 int mcp_aes256gcm_seal(const uint8_t key[MCP_AES_GCM_KEY_BYTES],
                        const uint8_t nonce[MCP_AES_GCM_NONCE_BYTES], const uint8_t *aad,
@@ -30,8 +30,7 @@ int mcp_aes256gcm_seal(const uint8_t key[MCP_AES_GCM_KEY_BYTES],
 /*
  * Checks the tag and decrypts `n` bytes of `cipher` into `plain`. Returns 0,
  * MCP_EINVAL when authentication fails (then `plain` is zeroed: no
- * unauthenticated plaintext escapes) or a length does not fit, or
- * MCP_ENOMEM when OpenSSL fails.
+ * unauthenticated plaintext escapes) or a length is beyond GCM's limit.
  */
 int mcp_aes256gcm_open(const uint8_t key[MCP_AES_GCM_KEY_BYTES],
                        const uint8_t nonce[MCP_AES_GCM_NONCE_BYTES], const uint8_t *aad,

@@ -26,12 +26,12 @@
  * round ended), each pending request one, and the job that resumes the
  * handler one.
  */
-#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "server/secrets.h"
 #include "server/server_internal.h"
 #include "clock.h"
 
@@ -272,7 +272,7 @@ void bridge_free(bridge_t *b)
 static bool mint_request_id(char out[48])
 {
     unsigned char raw[16];
-    if (RAND_bytes(raw, sizeof raw) != 1)
+    if (mcp_secret_random(raw, sizeof raw) != MCP_OK)
         return false;
     memcpy(out, "mcp-", 4);
     for (size_t i = 0; i < sizeof raw; i++)

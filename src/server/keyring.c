@@ -9,10 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
-#include <openssl/rand.h>
 
 #include "server/keyring.h"
+#include "server/secrets.h"
 
 struct mcp_keyring {
     mcp_state_key_t **keys; /* oldest first */
@@ -28,7 +27,7 @@ mcp_keyring_t *mcp_keyring_new(void)
 static void key_free(mcp_state_key_t *key)
 {
     if (key) {
-        OPENSSL_cleanse(key, sizeof *key);
+        mcp_secret_wipe(key, sizeof *key);
         free(key);
     }
 }
@@ -114,10 +113,10 @@ int mcp_keyring_add(mcp_keyring_t *ring, const char *key_id,
 int mcp_keyring_generate(mcp_keyring_t *ring, const char *key_id)
 {
     uint8_t key[MCP_STATE_KEY_BYTES];
-    if (RAND_bytes(key, sizeof key) != 1)
+    if (mcp_secret_random(key, sizeof key) != MCP_OK)
         return MCP_EIO;
     int rc = mcp_keyring_add(ring, key_id, key);
-    OPENSSL_cleanse(key, sizeof key);
+    mcp_secret_wipe(key, sizeof key);
     return rc;
 }
 

@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/crypto.h>
 
 #include "protocol/base64.h"
 #include "server/keyring.h"
+#include "server/secrets.h"
 
 /* A keyring file is a few lines; refuse to slurp something huge by mistake
  * (a device, a log file). */
@@ -51,8 +51,8 @@ static int decode_key(const char *text, size_t len, uint8_t out[MCP_STATE_KEY_BY
         memcpy(out, bytes, MCP_STATE_KEY_BYTES);
     else
         rc = MCP_EINVAL;
-    OPENSSL_cleanse(url, sizeof url);
-    OPENSSL_cleanse(bytes, sizeof bytes);
+    mcp_secret_wipe(url, sizeof url);
+    mcp_secret_wipe(bytes, sizeof bytes);
     return rc;
 }
 
@@ -121,7 +121,7 @@ static int load_line(mcp_keyring_t *ring, mcp_keyring_t *scratch, const line_wor
                              "keyring line %u: the key is not 32 bytes of base64 or base64url",
                              line);
     int rc = mcp_keyring_add(scratch, id, key);
-    OPENSSL_cleanse(key, sizeof key);
+    mcp_secret_wipe(key, sizeof key);
     if (rc == MCP_EEXIST)
         return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "keyring line %u: duplicate key id \"%s\"", line, id);
@@ -201,7 +201,7 @@ int mcp_keyring_load_file(mcp_keyring_t *ring, const char *path, mcp_error_t *er
         rc = mcp_keyring_load_text(ring, text, err);
     }
     fclose(f);
-    OPENSSL_cleanse(text, n); /* it held keys */
+    mcp_secret_wipe(text, n); /* it held keys */
     free(text);
     return rc;
 }

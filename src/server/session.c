@@ -2,12 +2,12 @@
  * Legacy sessions (see session.h): the session object, its resumable
  * stream of server messages, and the in-memory session store.
  */
-#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "server/secrets.h"
 #include "server/server_internal.h"
 #include "server/session.h"
 
@@ -93,7 +93,7 @@ session_store_t *session_store_memory_new(void)
 int session_mint_id(char out[65])
 {
     unsigned char raw[32];
-    if (RAND_bytes(raw, sizeof raw) != 1)
+    if (mcp_secret_random(raw, sizeof raw) != MCP_OK)
         return MCP_EIO;
     for (size_t i = 0; i < sizeof raw; i++)
         snprintf(out + 2 * i, 3, "%02x", raw[i]);

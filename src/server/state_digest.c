@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 
 #include "mcp/canonical_json.h"
 #include "mcp/request_state.h"
@@ -39,8 +39,10 @@ int mcp_state_params_digest(const json_t *params, uint8_t out[32])
     json_decref(salient);
     if (!canonical)
         return MCP_ENOMEM;
-    unsigned int digest_len = 0;
-    int ok = EVP_Digest(canonical, len, out, &digest_len, EVP_sha256(), NULL) == 1;
+    struct sha256_ctx sha;
+    sha256_init(&sha);
+    sha256_update(&sha, len, (const uint8_t *)canonical);
+    sha256_digest(&sha, SHA256_DIGEST_SIZE, out);
     free(canonical);
-    return ok ? MCP_OK : MCP_ENOMEM;
+    return MCP_OK;
 }
