@@ -1,10 +1,12 @@
-# make install: headers, both libraries, libmcp.pc and a CMake package, so
-# that `pkg-config --cflags --libs mcp` and `find_package(mcp)` both work.
+# make install: headers, the libraries, their pkg-config files and a CMake
+# package, so that `pkg-config --cflags --libs mcp` (or libmcp-server,
+# libmcp-client) and `find_package(mcp)` (targets mcp::mcp, mcp::server,
+# mcp::client, mcp::mcp_static) all work.
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY include/mcp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h")
-install(TARGETS mcp mcp_static EXPORT mcpTargets
+install(TARGETS mcp mcp_server mcp_client mcp_static EXPORT mcpTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
@@ -22,7 +24,19 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/mcpConfig.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/mcp)
 
 file(RELATIVE_PATH MCP_PC_TO_PREFIX "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
-configure_file(cmake/libmcp.pc.in ${CMAKE_CURRENT_BINARY_DIR}/libmcp.pc @ONLY)
-configure_file(cmake/libmcp.pc.in ${CMAKE_CURRENT_BINARY_DIR}/mcp.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/libmcp.pc ${CMAKE_CURRENT_BINARY_DIR}/mcp.pc
-        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# One template, four files: libmcp.pc and its alias mcp.pc (the whole SDK),
+# libmcp-server.pc and libmcp-client.pc (one side each).
+function(mcp_pkgconfig file name lib what requires)
+  set(MCP_PC_NAME ${name})
+  set(MCP_PC_LIB ${lib})
+  set(MCP_PC_WHAT "${what}")
+  set(MCP_PC_REQUIRES "${requires}")
+  configure_file(cmake/libmcp.pc.in ${CMAKE_CURRENT_BINARY_DIR}/${file} @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/${file}
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endfunction()
+mcp_pkgconfig(libmcp.pc libmcp mcp "" "libmicrohttpd libcurl nettle")
+mcp_pkgconfig(mcp.pc libmcp mcp "" "libmicrohttpd libcurl nettle")
+mcp_pkgconfig(libmcp-server.pc libmcp-server mcp-server ": the server side"
+              "libmicrohttpd nettle")
+mcp_pkgconfig(libmcp-client.pc libmcp-client mcp-client ": the client side" "libcurl")

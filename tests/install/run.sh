@@ -19,14 +19,34 @@ for mod in mcp libmcp; do
   LD_LIBRARY_PATH=$libdir "$tmp/hello_pc" | grep -q '^hello from libmcp'
 done
 
-# 2. CMake find_package(mcp)
+# 2. One side each: a server built with libmcp-server and a client built with
+#    libmcp-client talk over stdio. Neither needs the other side's HTTP
+#    library: no libcurl in the server, no libmicrohttpd in the client.
+for side in server client; do
+  test -f "$libdir/pkgconfig/libmcp-$side.pc"
+  # shellcheck disable=SC2046
+  $cc $san -o "$tmp/hello_$side" "$here/hello_$side.c" $(pkg-config --cflags --libs libmcp-$side)
+done
+needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+needed "$libdir/libmcp-server.so" | grep -q '^libmicrohttpd'
+needed "$libdir/libmcp-client.so" | grep -q '^libcurl'
+if needed "$libdir/libmcp-server.so" | grep -q '^libcurl'; then
+  echo "install: libmcp-server.so needs libcurl" >&2; exit 1
+fi
+if needed "$libdir/libmcp-client.so" | grep -Eq '^lib(microhttpd|nettle)'; then
+  echo "install: libmcp-client.so needs the server's libraries" >&2; exit 1
+fi
+LD_LIBRARY_PATH=$libdir "$tmp/hello_client" "$tmp/hello_server" |
+  grep -qx 'hello across the libraries'
+
+# 3. CMake find_package(mcp)
 cmake -S "$here/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
       -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" >/dev/null
 cmake --build "$tmp/consumer" >/dev/null
 LD_LIBRARY_PATH=$libdir "$tmp/consumer/hello" | grep -q '^hello from libmcp'
 
-# 3. The mcp command runs from the prefix (it finds libmcp beside it) and
+# 4. The mcp command runs from the prefix (it finds libmcp beside it) and
 #    has its man page.
 "$prefix/bin/mcp" --version | grep -q '^mcp (libmcp) '
 test -f "$prefix/share/man/man1/mcp.1"
-echo "install: pkg-config and find_package consumers built and ran; mcp and mcp(1) installed"
+echo "install: pkg-config and find_package consumers built and ran; a libmcp-server server and a libmcp-client client talked; mcp and mcp(1) installed"
