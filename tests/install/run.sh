@@ -39,6 +39,27 @@ fi
 LD_LIBRARY_PATH=$libdir "$tmp/hello_client" "$tmp/hello_server" |
   grep -qx 'hello across the libraries'
 
+#    Every function a public header declares is exported by each library
+#    that offers that header's side: the server's headers by libmcp-server,
+#    the client's by libmcp-client, the rest by both, and all by libmcp.
+inc=$prefix/include/mcp
+declared() { grep -ho '^MCP_API [^(]*(' "$@" | sed 's/($//; s/.*[ *]//' | sort -u; }
+exported() { nm -D --defined-only "$libdir/lib$1.so" | awk '{print $3}' | sort -u; }
+server_h=("$inc/server.h" "$inc/server_core.h" "$inc/server_http.h" "$inc/request_state.h")
+client_h=("$inc/client.h" "$inc/host.h")
+mapfile -t shared_h < <(ls "$inc"/*.h | grep -vxF -f <(printf '%s\n' "${server_h[@]}" "${client_h[@]}"))
+test "$(declared "${server_h[@]}" | wc -l)" -gt 50 # the pattern still finds them
+for want in "mcp:${server_h[*]} ${client_h[*]} ${shared_h[*]}" \
+            "mcp-server:${server_h[*]} ${shared_h[*]}" \
+            "mcp-client:${client_h[*]} ${shared_h[*]}"; do
+  lib=${want%%:*}
+  # shellcheck disable=SC2086
+  missing=$(comm -23 <(declared ${want#*:}) <(exported "$lib"))
+  if [[ -n $missing ]]; then
+    echo "install: lib$lib.so does not export:" $missing >&2; exit 1
+  fi
+done
+
 # 3. CMake find_package(mcp)
 cmake -S "$here/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
       -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="$san" >/dev/null
