@@ -9,13 +9,14 @@
  *   tool_1..N     --tools N extra tools, for a long tools/list
  *   bench://big   a 1 MB text resource                     (resources/read)
  *
- *   bench_server stdio [--tools N] [--spin-us U]
- *   bench_server http [PORT] [--tools N] [--threads T] [--spin-us U]
+ *   bench_server stdio [--tools N] [--spin-us U] [--workers W]
+ *   bench_server http [PORT] [--tools N] [--threads T] [--spin-us U] [--workers W]
  *
  * Over HTTP it prints its URL as the first line of stdout, then serves
  * until SIGINT or SIGTERM. tools/list answers all tools in one page, as
  * the TypeScript server does. --spin-us sets the server option spin_us
- * (default 0: libmcp's default active wait; -1: none).
+ * (default 0: libmcp's default active wait; -1: none), --workers the
+ * option worker_threads (default 0: one per CPU but the first).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -136,7 +137,7 @@ int main(int argc, char **argv)
     uint16_t port = 0;
     int extra_tools = 0;
     unsigned threads = 0;
-    int spin_us = 0;
+    int spin_us = 0, workers = 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--tools") == 0 && i + 1 < argc)
             extra_tools = atoi(argv[++i]);
@@ -144,19 +145,22 @@ int main(int argc, char **argv)
             threads = (unsigned)atoi(argv[++i]);
         else if (strcmp(argv[i], "--spin-us") == 0 && i + 1 < argc)
             spin_us = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--workers") == 0 && i + 1 < argc)
+            workers = atoi(argv[++i]);
         else
             port = (uint16_t)atoi(argv[i]);
     }
     if (strcmp(mode, "stdio") != 0 && strcmp(mode, "http") != 0) {
         fprintf(stderr, "usage: bench_server stdio|http [PORT] [--tools N] [--threads T] "
-                        "[--spin-us U]\n");
+                        "[--spin-us U] [--workers W]\n");
         return 2;
     }
 
     mcp_error_t err = {0};
     mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){
         .name = "libmcp-bench", .version = MCP_LIB_VERSION,
-        .page_size = (size_t)extra_tools + 2, .spin_us = spin_us}, &err);
+        .page_size = (size_t)extra_tools + 2, .spin_us = spin_us,
+        .worker_threads = workers}, &err);
     int rc = srv ? build(srv, extra_tools, &err) : MCP_EINVAL;
     if (rc != MCP_OK) {
         fprintf(stderr, "bench_server: %s\n", err.message);

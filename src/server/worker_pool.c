@@ -83,6 +83,8 @@ struct mcp_pool {
     bool spinning;
     bool spin_wake;
 
+    uint64_t futile_wakeups; /* see mcp_pool_stats_t */
+
     /* The thread that exited last and has not been joined yet. A thread
      * cannot join itself, so each exiting thread joins its predecessor;
      * mcp_pool_shutdown joins the last one. */
@@ -183,6 +185,14 @@ static bool wait_actively(mcp_pool_t *pool)
 }
 
 
+/* After a sleeping thread was woken (lock held): counts the wake-up as
+ * futile when there is nothing for it to do. */
+static void note_wakeup(mcp_pool_t *pool)
+{
+    if (pool->queue.count == 0 && !pool->closing)
+        pool->futile_wakeups++;
+}
+
 /*
  * Waits (lock held) until a job is queued. Returns false when the thread
  * should exit instead: the pool is shutting down and the queue is drained,
@@ -197,8 +207,10 @@ static bool wait_for_work(mcp_pool_t *pool)
         if (pool->closing)
             return false;
         if (pool->threads <= pool->min_threads) {
-            if (!wait_actively(pool))
+            if (!wait_actively(pool)) {
                 pthread_cond_wait(&pool->work_available, &pool->lock);
+                note_wakeup(pool);
+            }
             continue;
         }
         /* The deadline is fixed once, so wakeups that find no work (another
@@ -208,6 +220,8 @@ static bool wait_for_work(mcp_pool_t *pool)
             have_deadline = true;
         }
         int rc = pthread_cond_timedwait(&pool->work_available, &pool->lock, &deadline);
+        if (rc != ETIMEDOUT)
+            note_wakeup(pool);
         /* Re-check under the lock: a job may have been queued for us just
          * as the time ran out, or other threads may have exited meanwhile
          * and left this one among the min_threads that stay. */
@@ -504,11 +518,16 @@ static int submit_locked(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
             return MCP_ENOMEM;
         }
     }
-    /* Signalled under the lock: a submitter that is not one of the pool's
+    /* A thread waiting actively takes this job without being signalled: it
+     * looks at the queue under the lock when its wait ends, which this job
+     * ends. Signalling would also wake a sleeping thread only to find the
+     * queue empty. With more jobs queued than that, one sleeper is woken.
+     * Signalled under the lock: a submitter that is not one of the pool's
      * threads (a timer, say) could otherwise still be inside
      * pthread_cond_signal when the pool is shut down and freed. With no
      * thread waiting, the signal costs no system call. */
-    pthread_cond_signal(&pool->work_available);
+    if (!pool->spinning || pool->queue.count > 1)
+        pthread_cond_signal(&pool->work_available);
     return MCP_OK;
 }
 
@@ -577,5 +596,7 @@ void mcp_pool_get_stats(mcp_pool_t *pool, mcp_pool_stats_t *out)
     out->busy = pool->busy;
     out->peak_threads = pool->peak_threads;
     out->queued = pool->queue.count;
+    out->spinning = pool->spinning;
+    out->futile_wakeups = pool->futile_wakeups;
     pthread_mutex_unlock(&pool->lock);
 }

@@ -37,7 +37,9 @@
 #ifndef MCP_SERVER_WORKER_POOL_H
 #define MCP_SERVER_WORKER_POOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mcp/common.h"
 
@@ -52,6 +54,11 @@ typedef struct mcp_pool_stats {
     int busy;            /* of those, running a job now */
     int peak_threads;    /* most threads ever alive at once */
     size_t queued;       /* jobs submitted but not started */
+    bool spinning;       /* a thread is waiting actively for a job now */
+    /* Times a sleeping thread was woken and found no job to take (another
+     * thread took it first): wake-ups that cost a context switch for
+     * nothing. */
+    uint64_t futile_wakeups;
 } mcp_pool_stats_t;
 
 /*

@@ -630,6 +630,42 @@ static void test_active_wait_leaves_other_threads_to_their_jobs(void **state)
     gate_destroy(&g);
 }
 
+static bool one_spinning(void *arg)
+{
+    return stats_of(arg).spinning;
+}
+
+/* A job that comes while one thread waits actively is that thread's: the
+ * thread asleep beside it is not woken only to find the queue empty.
+ * (Before, every job signalled a sleeper: on a 2-CPU machine with two
+ * core threads, sequential stdio calls went from 24k to 30k calls/s
+ * without those wake-ups.) */
+static void test_active_wait_takes_jobs_without_waking_sleepers(void **state)
+{
+    struct gate g;
+    gate_init(&g);
+    mcp_pool_t *pool = mcp_pool_new(2, 2, 1000);
+    assert_non_null(pool);
+    mcp_pool_set_spin(pool, 5 * 1000 * 1000);
+    /* Two jobs at once start both core threads. */
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &g), MCP_OK);
+    wait_started(&g, 2);
+    gate_open(&g);
+    for (int i = 1; i <= 50; i++) {
+        assert_true(eventually(one_spinning, pool));
+        assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &g), MCP_OK);
+        struct count_target done = {&g, 2 + i};
+        assert_true(eventually(finished_reaches, &done));
+    }
+    mcp_pool_stats_t s = stats_of(pool);
+    assert_int_equal(s.peak_threads, 2);
+    assert_int_equal(s.futile_wakeups, 0);
+    mcp_pool_shutdown(pool);
+    mcp_pool_free(pool);
+    gate_destroy(&g);
+}
+
 static void test_stress_many_tiny_jobs_from_many_threads(void **state)
 {
     struct stress st;
@@ -674,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_jobs_may_submit_while_pool_drains),
         cmocka_unit_test(test_active_wait_takes_jobs_and_ends_at_shutdown),
         cmocka_unit_test(test_active_wait_leaves_other_threads_to_their_jobs),
+        cmocka_unit_test(test_active_wait_takes_jobs_without_waking_sleepers),
         cmocka_unit_test(test_stress_many_tiny_jobs_from_many_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
