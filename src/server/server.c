@@ -240,11 +240,13 @@ int server_run_job(mcp_server_t *srv, void (*fn)(void *), void *arg)
         if (min <= 0) {
             /* One core thread per CPU but the first, which the event
              * threads need. More core threads than that only take turns:
-             * each quick job then finds its thread asleep and pays a
-             * futex wake-up, where one busy thread would go straight on
-             * to the next job (pooled echo over HTTP at c=16 on 2 CPUs:
-             * 42-45k req/s with one, 24-31k with two). A blocked handler
-             * still gets a thread of its own after 5 ms (worker_pool.c). */
+             * a quick job often finds its thread asleep and pays a futex
+             * wake-up, where one busy thread would go straight on to the
+             * next job (pooled echo over HTTP at c=16 on 2 CPUs: 42-45k
+             * req/s with one, 24-31k with two; 40-41k and an unsteadier
+             * 35-50k once a job stopped waking sleepers for nothing). A
+             * blocked handler still gets a thread of its own after 5 ms
+             * (worker_pool.c). */
             long cpus = sysconf(_SC_NPROCESSORS_ONLN);
             min = cpus > 2 ? (int)cpus - 1 : 1;
         }
