@@ -20,7 +20,6 @@
 #include <string.h>
 #include <time.h>
 
-
 #include "mcp/errors.h"
 #include "protocol/base64.h"
 #include "server/aead_codec.h"

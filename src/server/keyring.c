@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "server/keyring.h"
 #include "server/secrets.h"
 

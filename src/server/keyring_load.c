@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "protocol/base64.h"
 #include "server/keyring.h"
 #include "server/secrets.h"
