@@ -198,6 +198,11 @@ async function memory() {
   // the GnuTLS libraries it links and initialises.
   log('memory: bare libmicrohttpd program, idle');
   results.memory.mhd_idle_kb = await idleRssKb([bin('bench_mhd_fixed')]);
+  // bench_server is linked statically; a program linked with the shared
+  // libraries maps what they need: libmcp-server, or libmcp with libcurl.
+  log('memory: the server linked with libmcp-server.so and with libmcp.so, idle');
+  results.memory.shared_server_idle_kb = await idleRssKb([bin('bench_server_server'), 'http']);
+  results.memory.shared_whole_idle_kb = await idleRssKb([bin('bench_server_whole'), 'http']);
 }
 
 // 4. MRTR: sealing/opening requestState, and a two-round call over HTTP.
@@ -351,9 +356,13 @@ function report() {
   console.log(`client RSS after the sequential stdio run: libmcp ${fmt(clientRss('libmcp'))} KiB, ` +
               `TS v2 ${fmt(clientRss('ts'))} KiB`);
   console.log(`bare libmicrohttpd program, idle RSS: ${fmt(mem.mhd_idle_kb)} KiB`);
+  console.log(`the libmcp server linked with libmcp-server.so, idle RSS: ` +
+              `${fmt(mem.shared_server_idle_kb)} KiB; with libmcp.so: ${fmt(mem.shared_whole_idle_kb)} KiB`);
   target('idle server RSS < 4 MB', mem.libmcp.idle_kb < 4096,
          `${fmt(mem.libmcp.idle_kb)} KiB (anon ${fmt(mem.libmcp.idle_anon_kb)} KiB)`);
   target('  (info) bare libmicrohttpd program, idle RSS', null, `${fmt(mem.mhd_idle_kb)} KiB`);
+  target('  (info) linked with libmcp-server.so / libmcp.so', null,
+         `${fmt(mem.shared_server_idle_kb)} / ${fmt(mem.shared_whole_idle_kb)} KiB`);
   target('< 16 KiB per idle listen stream', mem.libmcp.per_stream_bytes < 16384,
          `${fmt(mem.libmcp.per_stream_bytes / 1024, 1)} KiB`);
   // "No growth": less than 1 byte per call between warm and the end.

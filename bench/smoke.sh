@@ -59,6 +59,12 @@ out=$(curl -sS -X POST -H 'Content-Type: application/json' -H 'Accept: applicati
 [[ $out == *'"text":"inline hello"'* ]] || { echo "smoke: echo_inline said: $out" >&2; exit 1; }
 echo "smoke: ok: echo_inline over HTTP"
 
+# The server linked with the shared libmcp-server and libmcp (idle RSS rows).
+for variant in server whole; do
+  start "shared_$variant" "$bin/bench_server_$variant" http
+  expect calls_per_s "$bin/bench_client" --calls 4 --warmup 1 --http "$url"
+done
+
 start mhd "$bin/bench_mhd_fixed"
 out=$(curl -sS -X POST -H 'Content-Type: application/json' --data '{}' "$url")
 [[ $out == *'"resultType":"complete"'* ]] || { echo "smoke: bench_mhd_fixed said: $out" >&2; exit 1; }
