@@ -1,4 +1,6 @@
 /* AES-256-GCM over raw bytes through Nettle's GCM interface. */
+#include <stdbool.h>
+
 #include <nettle/gcm.h>
 
 #include "mcp/common.h"
@@ -10,7 +12,7 @@
  * the caller must not silently exceed it. */
 #define GCM_MAX_PLAIN_BYTES ((((uint64_t)1 << 39) - 256) / 8)
 
-static int within_gcm_limits(size_t aad_len, size_t n)
+static bool within_gcm_limits(size_t aad_len, size_t n)
 {
     return (uint64_t)n <= GCM_MAX_PLAIN_BYTES && (uint64_t)aad_len <= GCM_MAX_PLAIN_BYTES;
 }

@@ -184,7 +184,6 @@ static bool wait_actively(mcp_pool_t *pool)
     return pool->queue.count != 0 || pool->closing;
 }
 
-
 /* After a sleeping thread was woken (lock held): counts the wake-up as
  * futile when there is nothing for it to do. */
 static void note_wakeup(mcp_pool_t *pool)
