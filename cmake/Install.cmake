@@ -35,8 +35,9 @@ function(mcp_pkgconfig file name lib what requires)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/${file}
           DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endfunction()
-mcp_pkgconfig(libmcp.pc libmcp mcp "" "libmicrohttpd libcurl nettle")
-mcp_pkgconfig(mcp.pc libmcp mcp "" "libmicrohttpd libcurl nettle")
-mcp_pkgconfig(libmcp-server.pc libmcp-server mcp-server ": the server side"
-              "libmicrohttpd nettle")
-mcp_pkgconfig(libmcp-client.pc libmcp-client mcp-client ": the client side" "libcurl")
+# libmicrohttpd and libcurl are loaded at run time (src/lazy_library.h):
+# a static link needs neither.
+mcp_pkgconfig(libmcp.pc libmcp mcp "" "nettle")
+mcp_pkgconfig(mcp.pc libmcp mcp "" "nettle")
+mcp_pkgconfig(libmcp-server.pc libmcp-server mcp-server ": the server side" "nettle")
+mcp_pkgconfig(libmcp-client.pc libmcp-client mcp-client ": the client side" "")

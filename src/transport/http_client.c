@@ -35,12 +35,10 @@
  * streams (listen) get TCP keep-alive probes so that a vanished peer is
  * noticed; there is no low-speed limit, since a silent stream is normal.
  *
- * libcurl is initialised once per process (curl_global_init under a
- * pthread_once), the first time a transport is created, and never cleaned
- * up: curl_global_cleanup() is not thread-safe and the application may use
- * libcurl itself.
+ * libcurl is loaded and initialised once per process, the first time a
+ * transport is created (mcp_curl_load() in curl_api.c), and never cleaned
+ * up.
  */
-#include <curl/curl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -83,8 +81,8 @@ void http_client_exchange_unref(client_exchange_t *ex)
     if (atomic_fetch_sub(&ex->refs, 1) != 1)
         return;
     if (ex->easy)
-        curl_easy_cleanup(ex->easy);
-    curl_slist_free_all(ex->headers);
+        mcp_curl.easy_cleanup(ex->easy);
+    mcp_curl.slist_free_all(ex->headers);
     free(ex->body);
     http_reply_free(&ex->reply);
     free(ex->www_authenticate);
@@ -123,13 +121,13 @@ static size_t on_header(char *line, size_t size, size_t n, void *user);
 static int build_easy(http_client_t *t, client_exchange_t *ex, bool long_lived, long timeout_ms,
                       bool get)
 {
-    CURL *e = ex->easy = curl_easy_init();
+    CURL *e = ex->easy = mcp_curl.easy_init();
     if (!e)
         return MCP_ENOMEM;
     CURLcode c;
 #define SET(opt, value) \
     if (c == CURLE_OK)  \
-    c = curl_easy_setopt(e, opt, value)
+    c = mcp_curl.easy_setopt(e, opt, value)
     c = http_target_configure(&t->target, e);
     if (get) {
         SET(CURLOPT_HTTPGET, 1L);
@@ -158,7 +156,7 @@ static int build_easy(http_client_t *t, client_exchange_t *ex, bool long_lived, 
     if (c == CURLE_OK)
         return MCP_OK;
     client_transport_log(&t->base, MCP_LOG_ERROR, "cannot set up a request: %s",
-                         curl_easy_strerror(c));
+                         mcp_curl.easy_strerror(c));
     return c == CURLE_OUT_OF_MEMORY ? MCP_ENOMEM : MCP_EINVAL;
 }
 
@@ -222,7 +220,7 @@ int http_client_submit(http_client_t *t, client_exchange_t *ex)
         t->queued = ex;
     t->queued_tail = ex;
     pthread_mutex_unlock(&t->lock);
-    curl_multi_wakeup(t->multi);
+    mcp_curl.multi_wakeup(t->multi);
     return MCP_OK;
 }
 
@@ -237,8 +235,8 @@ static void begin_reply(client_exchange_t *ex)
         return;
     long status = 0;
     char *content_type = NULL;
-    curl_easy_getinfo(ex->easy, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_getinfo(ex->easy, CURLINFO_CONTENT_TYPE, &content_type);
+    mcp_curl.easy_getinfo(ex->easy, CURLINFO_RESPONSE_CODE, &status);
+    mcp_curl.easy_getinfo(ex->easy, CURLINFO_CONTENT_TYPE, &content_type);
     http_reply_begin(&ex->reply, (int)status, content_type);
 }
 
@@ -266,7 +264,7 @@ static size_t on_body(char *bytes, size_t size, size_t n, void *user)
 static void headers_done(client_exchange_t *ex)
 {
     long status = 0;
-    curl_easy_getinfo(ex->easy, CURLINFO_RESPONSE_CODE, &status);
+    mcp_curl.easy_getinfo(ex->easy, CURLINFO_RESPONSE_CODE, &status);
     if (status < 200 || ex->opened)
         return; /* an interim response (100 Continue): the real one follows */
     ex->opened = true;
@@ -407,8 +405,8 @@ static void end_exchange(http_client_t *t, client_exchange_t *ex, bool forced, i
     if (phase == PHASE_FINISHED)
         return;
     if (phase == PHASE_RUNNING || phase == PHASE_DRAINING) {
-        curl_multi_remove_handle(t->multi, ex->easy);
-        curl_easy_cleanup(ex->easy);
+        mcp_curl.multi_remove_handle(t->multi, ex->easy);
+        mcp_curl.easy_cleanup(ex->easy);
         ex->easy = NULL;
         unlink_active(t, ex);
     }
@@ -420,9 +418,9 @@ static void end_exchange(http_client_t *t, client_exchange_t *ex, bool forced, i
 
 static void launch(http_client_t *t, client_exchange_t *ex)
 {
-    CURLMcode mc = curl_multi_add_handle(t->multi, ex->easy);
+    CURLMcode mc = mcp_curl.multi_add_handle(t->multi, ex->easy);
     if (mc != CURLM_OK) {
-        end_exchange(t, ex, true, MCP_EIO, curl_multi_strerror(mc));
+        end_exchange(t, ex, true, MCP_EIO, mcp_curl.multi_strerror(mc));
         return;
     }
     ex->phase = PHASE_RUNNING;
@@ -451,17 +449,17 @@ static void collect_finished(http_client_t *t)
 {
     CURLMsg *msg;
     int left;
-    while ((msg = curl_multi_info_read(t->multi, &left))) {
+    while ((msg = mcp_curl.multi_info_read(t->multi, &left))) {
         if (msg->msg != CURLMSG_DONE)
             continue;
         CURLcode result = msg->data.result;
         char *private = NULL;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &private);
+        mcp_curl.easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &private);
         client_exchange_t *ex = (client_exchange_t *)private;
         if (ex->phase == PHASE_RUNNING)
             begin_reply(ex);
         char why[CURL_ERROR_SIZE + 64];
-        snprintf(why, sizeof why, "%s", ex->error[0] ? ex->error : curl_easy_strerror(result));
+        snprintf(why, sizeof why, "%s", ex->error[0] ? ex->error : mcp_curl.easy_strerror(result));
         end_exchange(t, ex, false, result == CURLE_OK ? MCP_OK : MCP_EIO, why);
     }
 }
@@ -518,7 +516,7 @@ static void shut_down(http_client_t *t, int rc, const char *why)
 static void *fail_transport(http_client_t *t, CURLMcode mc)
 {
     char why[128];
-    snprintf(why, sizeof why, "the HTTP client failed: %s", curl_multi_strerror(mc));
+    snprintf(why, sizeof why, "the HTTP client failed: %s", mcp_curl.multi_strerror(mc));
     client_transport_log(&t->base, MCP_LOG_ERROR, "%s", why);
     shut_down(t, MCP_EIO, why);
     if (t->base.hooks.on_closed)
@@ -537,7 +535,7 @@ static void *transport_main(void *arg)
     http_client_t *t = arg;
     for (;;) {
         int running;
-        CURLMcode mc = curl_multi_perform(t->multi, &running);
+        CURLMcode mc = mcp_curl.multi_perform(t->multi, &running);
         if (mc != CURLM_OK)
             return fail_transport(t, mc);
         settle(t);
@@ -566,7 +564,7 @@ static void *transport_main(void *arg)
         }
         if (launched)
             continue;
-        mc = curl_multi_poll(t->multi, NULL, 0, wait_ms, NULL);
+        mc = mcp_curl.multi_poll(t->multi, NULL, 0, wait_ms, NULL);
         if (mc != CURLM_OK)
             return fail_transport(t, mc);
     }
@@ -611,7 +609,7 @@ static void http_cancel(client_transport_t *base, client_exchange_t *ex, bool no
     }
     pthread_mutex_unlock(&t->lock);
     if (queue)
-        curl_multi_wakeup(t->multi);
+        mcp_curl.multi_wakeup(t->multi);
 }
 
 static void http_release(client_transport_t *base, client_exchange_t *ex)
@@ -709,7 +707,7 @@ static void http_close(client_transport_t *base)
     if (join)
         t->joined = true;
     pthread_mutex_unlock(&t->lock);
-    curl_multi_wakeup(t->multi);
+    mcp_curl.multi_wakeup(t->multi);
     if (join)
         pthread_join(t->thread, NULL);
 }
@@ -718,7 +716,7 @@ static void http_close(client_transport_t *base)
 static void destroy(http_client_t *t)
 {
     if (t->multi)
-        curl_multi_cleanup(t->multi);
+        mcp_curl.multi_cleanup(t->multi);
     pthread_mutex_destroy(&t->lock);
     http_target_free(&t->target);
     free(t->session_id);
@@ -752,14 +750,6 @@ static const client_transport_ops_t http_ops = {
  * Creating the transport
  * ------------------------------------------------------------------------ */
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_result;
-
-static void init_curl(void)
-{
-    curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 /* The transport thread takes no signals: they are the application's. */
 static int start_thread(http_client_t *t)
 {
@@ -780,12 +770,8 @@ client_transport_t *client_http_new_with_limits(const mcp_http_target_t *target,
         mcp_error_set(err, MCP_EINVAL, 0, NULL, "no HTTP target");
         return NULL;
     }
-    pthread_once(&curl_once, init_curl);
-    if (curl_init_result != CURLE_OK) {
-        mcp_error_set(err, MCP_EIO, 0, NULL, "libcurl cannot be initialised: %s",
-                      curl_easy_strerror(curl_init_result));
+    if (mcp_curl_load(err) != MCP_OK)
         return NULL;
-    }
     http_client_t *t = calloc(1, sizeof *t);
     if (!t) {
         mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
@@ -806,7 +792,7 @@ client_transport_t *client_http_new_with_limits(const mcp_http_target_t *target,
         destroy(t);
         return NULL;
     }
-    if (!(t->multi = curl_multi_init())) {
+    if (!(t->multi = mcp_curl.multi_init())) {
         mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
         destroy(t);
         return NULL;

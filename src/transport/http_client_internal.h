@@ -7,7 +7,7 @@
 #ifndef MCP_TRANSPORT_HTTP_CLIENT_INTERNAL_H
 #define MCP_TRANSPORT_HTTP_CLIENT_INTERNAL_H
 
-#include <curl/curl.h>
+#include "transport/curl_api.h"
 #include <pthread.h>
 #include <stdatomic.h>
 

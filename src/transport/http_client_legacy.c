@@ -64,7 +64,7 @@ static int append(struct curl_slist **headers, const char *name, const char *val
     if (!line)
         return MCP_ENOMEM;
     snprintf(line, n, "%s: %s", name, value);
-    struct curl_slist *grown = curl_slist_append(*headers, line);
+    struct curl_slist *grown = mcp_curl.slist_append(*headers, line);
     free(line);
     if (!grown)
         return MCP_ENOMEM;
@@ -130,36 +130,36 @@ void http_client_session_end(client_transport_t *base)
     http_client_t *t = (http_client_t *)base;
     if (!http_client_session_active(base))
         return;
-    CURL *e = curl_easy_init();
+    CURL *e = mcp_curl.easy_init();
     struct curl_slist *headers = NULL;
     int rc = e ? http_target_headers(&t->target, NULL, &headers) : MCP_ENOMEM;
     if (rc == MCP_OK)
         rc = http_client_session_headers(t, NULL, &headers);
     CURLcode c = rc == MCP_OK ? http_target_configure(&t->target, e) : CURLE_OUT_OF_MEMORY;
     if (c == CURLE_OK)
-        c = curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+        c = mcp_curl.easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
     if (c == CURLE_OK)
-        c = curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+        c = mcp_curl.easy_setopt(e, CURLOPT_HTTPHEADER, headers);
     if (c == CURLE_OK)
-        c = curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        c = mcp_curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     if (c == CURLE_OK)
-        c = curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)HTTP_SESSION_END_TIMEOUT_MS);
+        c = mcp_curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)HTTP_SESSION_END_TIMEOUT_MS);
     if (c == CURLE_OK)
-        c = curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+        c = mcp_curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
     if (c == CURLE_OK)
-        c = curl_easy_perform(e);
+        c = mcp_curl.easy_perform(e);
     long status = 0;
     if (c == CURLE_OK)
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+        mcp_curl.easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
     const client_transport_hooks_t *h = &t->base.hooks;
     if (h->log)
         h->log(h->log_user, MCP_LOG_DEBUG,
                c != CURLE_OK ? "ending the session failed"
                : status == 405 ? "the server does not let clients end sessions (405)"
                                : "session ended");
-    curl_slist_free_all(headers);
+    mcp_curl.slist_free_all(headers);
     if (e)
-        curl_easy_cleanup(e);
+        mcp_curl.easy_cleanup(e);
     http_client_session_reset(base);
 }
 

@@ -77,21 +77,21 @@ static int check_url(const char *url, mcp_error_t *err)
 {
     if (!url)
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the HTTP target has no url");
-    CURLU *u = curl_url();
+    CURLU *u = mcp_curl.url();
     if (!u)
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     char *scheme = NULL;
-    CURLUcode uc = curl_url_set(u, CURLUPART_URL, url, 0);
+    CURLUcode uc = mcp_curl.url_set(u, CURLUPART_URL, url, 0);
     if (uc == CURLUE_OK)
-        uc = curl_url_get(u, CURLUPART_SCHEME, &scheme, 0);
+        uc = mcp_curl.url_get(u, CURLUPART_SCHEME, &scheme, 0);
     int rc = MCP_OK;
     if (uc != CURLUE_OK)
         rc = mcp_error_set(err, MCP_EINVAL, 0, NULL, "bad url \"%s\": %s", url,
-                           curl_url_strerror(uc));
+                           mcp_curl.url_strerror(uc));
     else if (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0)
         rc = mcp_error_set(err, MCP_EINVAL, 0, NULL, "the url \"%s\" is not http or https", url);
-    curl_free(scheme);
-    curl_url_cleanup(u);
+    mcp_curl.free(scheme);
+    mcp_curl.url_cleanup(u);
     return rc;
 }
 
@@ -99,7 +99,10 @@ int http_target_init(http_target_t *to, const mcp_http_target_t *from, mcp_error
 {
     memset(to, 0, sizeof *to);
     pthread_mutex_init(&to->lock, NULL);
-    int rc = check_url(from->url, err);
+    int rc = mcp_curl_load(err); /* libcurl parses the url */
+    if (rc != MCP_OK)
+        return rc;
+    rc = check_url(from->url, err);
     if (rc != MCP_OK)
         return rc;
     if (from->bearer_token && strpbrk(from->bearer_token, "\r\n"))
@@ -135,17 +138,17 @@ void http_target_free(http_target_t *tg)
 
 CURLcode http_target_configure(const http_target_t *tg, CURL *easy)
 {
-    CURLcode c = curl_easy_setopt(easy, CURLOPT_URL, tg->url);
+    CURLcode c = mcp_curl.easy_setopt(easy, CURLOPT_URL, tg->url);
     if (c == CURLE_OK)
-        c = curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+        c = mcp_curl.easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
     if (c == CURLE_OK)
-        c = curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, tg->connect_timeout_ms);
+        c = mcp_curl.easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, tg->connect_timeout_ms);
     if (c == CURLE_OK && tg->insecure)
-        c = curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
+        c = mcp_curl.easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
     if (c == CURLE_OK && tg->insecure)
-        c = curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
+        c = mcp_curl.easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
     if (c == CURLE_OK && tg->ca_file)
-        c = curl_easy_setopt(easy, CURLOPT_CAINFO, tg->ca_file);
+        c = mcp_curl.easy_setopt(easy, CURLOPT_CAINFO, tg->ca_file);
     return c;
 }
 
@@ -237,7 +240,7 @@ static int add_header(struct curl_slist **list, const char *name, const char *pr
         snprintf(line, n, "%s: %s%s", name, prefix, value);
     else
         snprintf(line, n, "%s;", name);
-    struct curl_slist *grown = curl_slist_append(*list, line);
+    struct curl_slist *grown = mcp_curl.slist_append(*list, line);
     free(line);
     if (!grown)
         return MCP_ENOMEM;
@@ -247,7 +250,7 @@ static int add_header(struct curl_slist **list, const char *name, const char *pr
 
 static int add_line(struct curl_slist **list, const char *line)
 {
-    struct curl_slist *grown = curl_slist_append(*list, line);
+    struct curl_slist *grown = mcp_curl.slist_append(*list, line);
     if (!grown)
         return MCP_ENOMEM;
     *list = grown;
@@ -301,7 +304,7 @@ int http_target_headers(http_target_t *tg, const client_http_hints_t *hints,
     if (rc == MCP_OK)
         rc = add_line(&h, "Expect:");
     if (rc != MCP_OK) {
-        curl_slist_free_all(h);
+        mcp_curl.slist_free_all(h);
         return rc;
     }
     *out = h;

@@ -11,7 +11,7 @@
 #ifndef MCP_TRANSPORT_HTTP_CLIENT_TARGET_H
 #define MCP_TRANSPORT_HTTP_CLIENT_TARGET_H
 
-#include <curl/curl.h>
+#include "transport/curl_api.h"
 #include <pthread.h>
 
 #include "client/transport.h"

@@ -45,6 +45,7 @@
 #include "server/server_internal.h"
 #include "transport/http_endpoint.h"
 #include "transport/http_watch.h"
+#include "transport/mhd_api.h"
 
 #define DEFAULT_THREADS 2
 #define DEFAULT_CONNECTION_LIMIT 1024
@@ -67,6 +68,7 @@
 #define MAX_TLS_FILE ((off_t)1024 * 1024)
 
 struct mcp_http_server {
+    const mcp_mhd_api_t *mhd; /* libmicrohttpd, loaded by the first server */
     mcp_server_t *srv;
     mcp_http_endpoint_t *ep;
     struct MHD_Daemon *daemon;
@@ -168,7 +170,7 @@ static void wake_locked(http_req_t *req)
     req->suspended = false;
     http_watch_remove(req->http->watch, req->watch_id);
     req->watch_id = 0;
-    MHD_resume_connection(req->conn);
+    req->http->mhd->resume_connection(req->conn);
 }
 
 /* Parks the connection (req->lock held, on its event thread) until the
@@ -177,10 +179,10 @@ static bool park_locked(http_req_t *req)
 {
     if (atomic_load(&req->http->closing))
         return false;
-    MHD_suspend_connection(req->conn);
+    req->http->mhd->suspend_connection(req->conn);
     req->suspended = true;
     const union MHD_ConnectionInfo *info =
-        MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        req->http->mhd->get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (info)
         req->watch_id = http_watch_add(req->http->watch, info->connect_fd, req);
     return true;
@@ -330,10 +332,11 @@ static ssize_t read_stream(void *cls, uint64_t pos, char *out, size_t max)
  */
 static enum MHD_Result queue_answer(http_req_t *req, bool last_chance)
 {
+    const mcp_mhd_api_t *mhd = req->http->mhd;
     struct MHD_Response *resp;
     if (req->streaming) {
-        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, read_stream,
-                                                 req, req_unref);
+        resp = mhd->create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, read_stream,
+                                                  req, req_unref);
         if (resp)
             req_ref(req); /* the stream's, dropped when libmicrohttpd frees it */
     } else if (req->buf && req->off == 0 && last_chance) {
@@ -341,22 +344,22 @@ static enum MHD_Result queue_answer(http_req_t *req, bool last_chance)
          * rather than copy it (libmicrohttpd frees it with free()). Not
          * when queueing may fail and be tried again later (mid-upload):
          * the response would take the body with it. */
-        resp = MHD_create_response_from_buffer(req->len, req->buf, MHD_RESPMEM_MUST_FREE);
+        resp = mhd->create_response_from_buffer(req->len, req->buf, MHD_RESPMEM_MUST_FREE);
         if (resp) {
             req->buf = NULL;
             req->len = req->cap = 0;
         }
     } else {
-        resp = MHD_create_response_from_buffer(req->len - req->off,
-                                               req->buf ? req->buf + req->off : (char *)"",
-                                               MHD_RESPMEM_MUST_COPY);
+        resp = mhd->create_response_from_buffer(req->len - req->off,
+                                                req->buf ? req->buf + req->off : (char *)"",
+                                                MHD_RESPMEM_MUST_COPY);
     }
     if (!resp)
         return MHD_NO;
     for (size_t i = 0; i < req->n_headers; i++)
-        MHD_add_response_header(resp, req->headers[i].name, req->headers[i].value);
-    enum MHD_Result rc = MHD_queue_response(req->conn, (unsigned)req->status, resp);
-    MHD_destroy_response(resp);
+        mhd->add_response_header(resp, req->headers[i].name, req->headers[i].value);
+    enum MHD_Result rc = mhd->queue_response(req->conn, (unsigned)req->status, resp);
+    mhd->destroy_response(resp);
     req->queued = rc == MHD_YES;
     return rc;
 }
@@ -444,7 +447,7 @@ static enum MHD_Result begin_request(mcp_http_server_t *http, struct MHD_Connect
     list.count = 0;
     list.cap = INLINE_HEADERS;
     list.incomplete = false;
-    MHD_get_connection_values(conn, MHD_HEADER_KIND, collect_header, &list);
+    http->mhd->get_connection_values(conn, MHD_HEADER_KIND, collect_header, &list);
     int rc = MCP_ENOMEM;
     /* Judged by some of its headers, a request could pass a check it
      * fails (a second Host, an Origin): without them all, it is closed. */
@@ -534,7 +537,7 @@ static void on_hangup(void *user)
     req->watch_id = 0; /* the registration fired; it is gone */
     if (req->suspended) {
         req->suspended = false;
-        MHD_resume_connection(req->conn);
+        req->http->mhd->resume_connection(req->conn);
     }
     pthread_mutex_unlock(&req->lock);
 }
@@ -640,7 +643,7 @@ static int start_daemon(mcp_http_server_t *http, const mcp_http_options_t *o,
     };
     sigset_t saved;
     http_signals_block(&saved);
-    http->daemon = MHD_start_daemon(
+    http->daemon = http->mhd->start_daemon(
         flags, 0, NULL, NULL, on_request, http,
         /* The logger first, or libmicrohttpd prints what comes before it. */
         MHD_OPTION_EXTERNAL_LOGGER, log_mhd, (void *)http,
@@ -663,8 +666,8 @@ static int start_daemon(mcp_http_server_t *http, const mcp_http_options_t *o,
                              "cannot listen on %s port %u (address in use, or TLS files "
                              "invalid)",
                              o->bind_address ? o->bind_address : "127.0.0.1", (unsigned)o->port);
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(http->daemon,
-                                                           MHD_DAEMON_INFO_BIND_PORT);
+    const union MHD_DaemonInfo *info =
+        http->mhd->get_daemon_info(http->daemon, MHD_DAEMON_INFO_BIND_PORT);
     http->port = info ? info->port : o->port;
     return MCP_OK;
 }
@@ -688,13 +691,17 @@ int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
     if (!o->tls_cert_file != !o->tls_key_file)
         return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
                              "TLS needs both a certificate file and a key file");
-    if (o->tls_cert_file && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+    const mcp_mhd_api_t *mhd = mcp_mhd_api(err);
+    if (!mhd)
+        return MCP_EUNSUPPORTED;
+    if (o->tls_cert_file && mhd->is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
         return mcp_error_set(err, MCP_EUNSUPPORTED, MCP_INTERNAL_ERROR, NULL,
                              "this libmicrohttpd was built without TLS");
 
     mcp_http_server_t *http = calloc(1, sizeof *http);
     if (!http)
         return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
+    http->mhd = mhd;
     http->srv = srv;
     http->grace_ms = o->shutdown_grace_ms ? o->shutdown_grace_ms : DEFAULT_GRACE_MS;
     atomic_init(&http->stopping, false);
@@ -770,6 +777,6 @@ void mcp_http_server_stop(mcp_http_server_t *http)
     }
     pthread_mutex_unlock(&http->lock);
 
-    MHD_stop_daemon(http->daemon);
+    http->mhd->stop_daemon(http->daemon);
     http_free(http);
 }

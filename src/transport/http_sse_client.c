@@ -11,7 +11,6 @@
  * the stream is shared by every request in flight. POSTs run on the
  * caller's thread with an easy handle of their own.
  */
-#include <curl/curl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -115,12 +114,12 @@ static void *read_stream(void *arg)
     reading_t r = {.t = t};
     http_sse_stream_events_t ev = {on_endpoint, on_message, t};
     http_sse_stream_init(&r.stream, t->target.url, MCP_DEFAULT_MAX_MESSAGE_BYTES, &ev);
-    CURL *e = curl_easy_init();
+    CURL *e = mcp_curl.easy_init();
     struct curl_slist *headers = NULL;
     char error[CURL_ERROR_SIZE] = "";
     CURLcode c = e ? http_target_configure(&t->target, e) : CURLE_OUT_OF_MEMORY;
     if (c == CURLE_OK)
-        headers = curl_slist_append(NULL, "Accept: text/event-stream");
+        headers = mcp_curl.slist_append(NULL, "Accept: text/event-stream");
     int hrc = MCP_OK;
     if (c == CURLE_OK && headers) {
         /* Authorization and the extra headers, without the JSON ones. */
@@ -129,12 +128,12 @@ static void *read_stream(void *arg)
         for (struct curl_slist *h = all; hrc == MCP_OK && h; h = h->next)
             if (strncasecmp(h->data, "Content-Type", 12) != 0 &&
                 strncasecmp(h->data, "Accept", 6) != 0)
-                headers = curl_slist_append(headers, h->data);
-        curl_slist_free_all(all);
+                headers = mcp_curl.slist_append(headers, h->data);
+        mcp_curl.slist_free_all(all);
     }
 #define SET(opt, value) \
     if (c == CURLE_OK)  \
-    c = curl_easy_setopt(e, opt, value)
+    c = mcp_curl.easy_setopt(e, opt, value)
     SET(CURLOPT_HTTPHEADER, headers);
     SET(CURLOPT_WRITEFUNCTION, on_body);
     SET(CURLOPT_WRITEDATA, &r);
@@ -147,7 +146,7 @@ static void *read_stream(void *arg)
     SET(CURLOPT_TCP_KEEPALIVE, 1L);
 #undef SET
     if (c == CURLE_OK && headers && hrc == MCP_OK)
-        c = curl_easy_perform(e);
+        c = mcp_curl.easy_perform(e);
     char why[sizeof t->why];
     if (r.stream.failure)
         snprintf(why, sizeof why, "%s", r.stream.why);
@@ -155,12 +154,12 @@ static void *read_stream(void *arg)
         snprintf(why, sizeof why, "the connection was closed");
     else if (c != CURLE_OK)
         snprintf(why, sizeof why, "the event stream failed: %.150s",
-                 error[0] ? error : curl_easy_strerror(c));
+                 error[0] ? error : mcp_curl.easy_strerror(c));
     else
         snprintf(why, sizeof why, "the server ended the event stream");
-    curl_slist_free_all(headers);
+    mcp_curl.slist_free_all(headers);
     if (e)
-        curl_easy_cleanup(e);
+        mcp_curl.easy_cleanup(e);
     http_sse_stream_free(&r.stream);
     end_all(t, why);
     /* A stream that ends before its endpoint came fails the constructor,
@@ -201,29 +200,29 @@ static int post(void *transport, const json_t *msg)
     char *body = mcp_json_dump(msg, &len);
     if (body)
         client_trace_text(&t->base, MCP_TRACE_SENT, body, len);
-    CURL *e = curl_easy_init();
+    CURL *e = mcp_curl.easy_init();
     struct curl_slist *headers = NULL;
     int rc = body && e ? http_target_headers(&t->target, NULL, &headers) : MCP_ENOMEM;
     CURLcode c = rc == MCP_OK ? http_target_configure(&t->target, e) : CURLE_OUT_OF_MEMORY;
     if (c == CURLE_OK)
-        c = curl_easy_setopt(e, CURLOPT_URL, endpoint);
+        c = mcp_curl.easy_setopt(e, CURLOPT_URL, endpoint);
     if (c == CURLE_OK)
-        c = curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+        c = mcp_curl.easy_setopt(e, CURLOPT_HTTPHEADER, headers);
     if (c == CURLE_OK)
-        c = curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        c = mcp_curl.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     if (c == CURLE_OK)
-        c = curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+        c = mcp_curl.easy_setopt(e, CURLOPT_POSTFIELDS, body);
     if (c == CURLE_OK)
-        c = curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+        c = mcp_curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
     if (c == CURLE_OK)
-        c = curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        c = mcp_curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     if (c == CURLE_OK)
-        c = curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)POST_TIMEOUT_MS);
+        c = mcp_curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)POST_TIMEOUT_MS);
     if (c == CURLE_OK)
-        c = curl_easy_perform(e);
+        c = mcp_curl.easy_perform(e);
     long status = 0;
     if (c == CURLE_OK)
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+        mcp_curl.easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
     if (rc == MCP_OK)
         rc = c != CURLE_OK                     ? MCP_EIO
              : status == 401 || status == 403 ? MCP_EAUTH
@@ -232,10 +231,10 @@ static int post(void *transport, const json_t *msg)
     if (rc != MCP_OK)
         client_transport_log(&t->base, MCP_LOG_WARNING,
                              "POST to the endpoint failed (%s, HTTP %ld)",
-                             c != CURLE_OK ? curl_easy_strerror(c) : "refused", status);
-    curl_slist_free_all(headers);
+                             c != CURLE_OK ? mcp_curl.easy_strerror(c) : "refused", status);
+    mcp_curl.slist_free_all(headers);
     if (e)
-        curl_easy_cleanup(e);
+        mcp_curl.easy_cleanup(e);
     free(body);
     free(endpoint);
     return rc;

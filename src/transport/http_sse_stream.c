@@ -1,11 +1,11 @@
 /* The event stream of the HTTP+SSE transport (2024-11-05); see
  * http_sse_stream.h. */
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "transport/curl_api.h"
 #include "transport/http_sse_stream.h"
 
 static bool same_text(const char *a, const char *b, bool fold)
@@ -23,11 +23,11 @@ static bool same_origin(CURLU *base, CURLU *url)
     for (size_t i = 0; same && i < sizeof parts / sizeof parts[0]; i++) {
         char *a = NULL, *b = NULL;
         unsigned flags = parts[i] == CURLUPART_PORT ? CURLU_DEFAULT_PORT : 0;
-        curl_url_get(base, parts[i], &a, flags);
-        curl_url_get(url, parts[i], &b, flags);
+        mcp_curl.url_get(base, parts[i], &a, flags);
+        mcp_curl.url_get(url, parts[i], &b, flags);
         same = same_text(a, b, parts[i] != CURLUPART_PORT);
-        curl_free(a);
-        curl_free(b);
+        mcp_curl.free(a);
+        mcp_curl.free(b);
     }
     return same;
 }
@@ -42,27 +42,30 @@ int http_sse_endpoint_resolve(const char *base_url, const char *data, size_t len
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)data[i] <= 0x20 || data[i] == 0x7f)
             return MCP_EPROTO;
+    int loaded = mcp_curl_load(NULL); /* libcurl resolves the reference */
+    if (loaded != MCP_OK)
+        return loaded;
     char *ref = malloc(len + 1);
-    CURLU *base = curl_url(), *url = curl_url();
+    CURLU *base = mcp_curl.url(), *url = mcp_curl.url();
     int rc = ref && base && url ? MCP_OK : MCP_ENOMEM;
     if (rc == MCP_OK) {
         memcpy(ref, data, len);
         ref[len] = '\0';
         /* Resolving a reference against the base is what setting it as
          * the URL of a handle that holds the base does. */
-        if (curl_url_set(base, CURLUPART_URL, base_url, 0) != CURLUE_OK ||
-            curl_url_set(url, CURLUPART_URL, base_url, 0) != CURLUE_OK ||
-            curl_url_set(url, CURLUPART_URL, ref, 0) != CURLUE_OK || !same_origin(base, url))
+        if (mcp_curl.url_set(base, CURLUPART_URL, base_url, 0) != CURLUE_OK ||
+            mcp_curl.url_set(url, CURLUPART_URL, base_url, 0) != CURLUE_OK ||
+            mcp_curl.url_set(url, CURLUPART_URL, ref, 0) != CURLUE_OK || !same_origin(base, url))
             rc = MCP_EPROTO;
     }
     char *resolved = NULL;
-    if (rc == MCP_OK && curl_url_get(url, CURLUPART_URL, &resolved, 0) != CURLUE_OK)
+    if (rc == MCP_OK && mcp_curl.url_get(url, CURLUPART_URL, &resolved, 0) != CURLUE_OK)
         rc = MCP_EPROTO;
     if (rc == MCP_OK && !(*url_out = strdup(resolved)))
         rc = MCP_ENOMEM;
-    curl_free(resolved);
-    curl_url_cleanup(base);
-    curl_url_cleanup(url);
+    mcp_curl.free(resolved);
+    mcp_curl.url_cleanup(base);
+    mcp_curl.url_cleanup(url);
     free(ref);
     return rc;
 }

@@ -46,7 +46,7 @@ void http_sse_stream_free(http_sse_stream_t *s);
  * reference or an absolute URL, which must keep the base's scheme, host
  * and port (a server must not send the client's messages, and its token,
  * elsewhere). Returns MCP_OK with a malloc'd URL in *url_out, MCP_EPROTO
- * for anything else, MCP_ENOMEM.
+ * for anything else, MCP_ENOMEM, or mcp_curl_load()'s failure.
  */
 int http_sse_endpoint_resolve(const char *base_url, const char *data, size_t len,
                               char **url_out);

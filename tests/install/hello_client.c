@@ -1,9 +1,12 @@
 /* Built against an installed libmcp-client by tests/install/run.sh: starts
  * the server named on its command line, calls its echo tool and prints the
- * text that came back. */
+ * text that came back -- unless it has loaded libcurl, which a client that
+ * never speaks HTTP must not. */
 #include <stdio.h>
 
 #include <mcp/mcp.h>
+
+#include "mapped.h"
 
 int main(int argc, char **argv)
 {
@@ -23,7 +26,9 @@ int main(int argc, char **argv)
     const char *text =
         json_string_value(json_object_get(json_array_get(json_object_get(result, "content"), 0),
                                           "text"));
-    if (rc == MCP_OK && text)
+    if (rc == MCP_OK && text && mapped("libcurl"))
+        fprintf(stderr, "hello_client: a stdio client mapped libcurl\n");
+    else if (rc == MCP_OK && text)
         printf("%s\n", text);
     else
         fprintf(stderr, "hello_client: %s\n", err.message);

@@ -1,6 +1,10 @@
 /* Built against an installed libmcp-server by tests/install/run.sh: an echo
- * tool served over stdio, for hello_client to call. */
+ * tool served over stdio, for hello_client to call. A server that never
+ * serves HTTP must not have loaded libmicrohttpd: the call fails if it
+ * has. */
 #include <mcp/mcp.h>
+
+#include "mapped.h"
 
 static int echo(mcp_call_t *call, void *user)
 {
@@ -8,6 +12,8 @@ static int echo(mcp_call_t *call, void *user)
     const char *text = mcp_call_arg_string(call, "text");
     if (!text)
         return mcp_call_fail(call, MCP_INVALID_PARAMS, "text is required");
+    if (mapped("libmicrohttpd"))
+        return mcp_call_fail(call, MCP_INTERNAL_ERROR, "a stdio server mapped libmicrohttpd");
     return mcp_call_add_text(call, text);
 }
 

@@ -20,20 +20,22 @@ for mod in mcp libmcp; do
 done
 
 # 2. One side each: a server built with libmcp-server and a client built with
-#    libmcp-client talk over stdio. Neither needs the other side's HTTP
-#    library: no libcurl in the server, no libmicrohttpd in the client.
+#    libmcp-client talk over stdio. No library links the HTTP libraries
+#    (the HTTP transports load them on first use), and the two programs,
+#    which speak stdio only, check that they have not loaded them.
 for side in server client; do
   test -f "$libdir/pkgconfig/libmcp-$side.pc"
   # shellcheck disable=SC2046
   $cc $san -o "$tmp/hello_$side" "$here/hello_$side.c" $(pkg-config --cflags --libs libmcp-$side)
 done
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
-needed "$libdir/libmcp-server.so" | grep -q '^libmicrohttpd'
-needed "$libdir/libmcp-client.so" | grep -q '^libcurl'
-if needed "$libdir/libmcp-server.so" | grep -q '^libcurl'; then
-  echo "install: libmcp-server.so needs libcurl" >&2; exit 1
-fi
-if needed "$libdir/libmcp-client.so" | grep -Eq '^lib(microhttpd|nettle)'; then
+needed "$libdir/libmcp-server.so" | grep -q '^libnettle'
+for lib in mcp mcp-server mcp-client; do
+  if needed "$libdir/lib$lib.so" | grep -Eq '^lib(microhttpd|curl)'; then
+    echo "install: lib$lib.so links an HTTP library instead of loading it" >&2; exit 1
+  fi
+done
+if needed "$libdir/libmcp-client.so" | grep -q '^libnettle'; then
   echo "install: libmcp-client.so needs the server's libraries" >&2; exit 1
 fi
 LD_LIBRARY_PATH=$libdir "$tmp/hello_client" "$tmp/hello_server" |
