@@ -181,6 +181,18 @@ async function idleRssKb(argv) {
   return Number(/VmRSS:\s+(\d+)/.exec(status)[1]);
 }
 
+// The idle RSS of a stdio server, a second after it started (it waits for
+// its first request on the pipe; closing the pipe ends it).
+async function idleStdioRssKb(argv) {
+  const proc = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'ignore', 'inherit'] });
+  const gone = new Promise((resolve) => proc.once('exit', resolve));
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const status = readFileSync(`/proc/${proc.pid}/status`, 'utf8');
+  proc.stdin.end();
+  await gone;
+  return Number(/VmRSS:\s+(\d+)/.exec(status)[1]);
+}
+
 async function memory() {
   log('memory: libmcp server (100,000 calls, 1,000 listen streams)');
   results.memory = {
@@ -203,6 +215,11 @@ async function memory() {
   log('memory: the server linked with libmcp-server.so and with libmcp.so, idle');
   results.memory.shared_server_idle_kb = await idleRssKb([bin('bench_server_server'), 'http']);
   results.memory.shared_whole_idle_kb = await idleRssKb([bin('bench_server_whole'), 'http']);
+  // Over stdio libmicrohttpd is never loaded (src/lazy_library.h).
+  log('memory: the server over stdio, idle (static, and with libmcp-server.so)');
+  results.memory.stdio_idle_kb = await idleStdioRssKb([...LIBMCP, 'stdio']);
+  results.memory.shared_server_stdio_idle_kb =
+    await idleStdioRssKb([bin('bench_server_server'), 'stdio']);
 }
 
 // 4. MRTR: sealing/opening requestState, and a two-round call over HTTP.
@@ -358,8 +375,12 @@ function report() {
   console.log(`bare libmicrohttpd program, idle RSS: ${fmt(mem.mhd_idle_kb)} KiB`);
   console.log(`the libmcp server linked with libmcp-server.so, idle RSS: ` +
               `${fmt(mem.shared_server_idle_kb)} KiB; with libmcp.so: ${fmt(mem.shared_whole_idle_kb)} KiB`);
-  target('idle server RSS < 4 MB', mem.libmcp.idle_kb < 4096,
+  console.log(`the libmcp server over stdio, idle RSS: ${fmt(mem.stdio_idle_kb)} KiB; ` +
+              `with libmcp-server.so: ${fmt(mem.shared_server_stdio_idle_kb)} KiB`);
+  target('idle server RSS < 4 MB, serving HTTP', mem.libmcp.idle_kb < 4096,
          `${fmt(mem.libmcp.idle_kb)} KiB (anon ${fmt(mem.libmcp.idle_anon_kb)} KiB)`);
+  target('idle server RSS < 4 MB, serving stdio', mem.stdio_idle_kb < 4096,
+         `${fmt(mem.stdio_idle_kb)} KiB`);
   target('  (info) bare libmicrohttpd program, idle RSS', null, `${fmt(mem.mhd_idle_kb)} KiB`);
   target('  (info) linked with libmcp-server.so / libmcp.so', null,
          `${fmt(mem.shared_server_idle_kb)} / ${fmt(mem.shared_whole_idle_kb)} KiB`);
