@@ -1,0 +1,129 @@
+/*
+ * oauth_parse.h - the pure pieces of the OAuth client (no I/O): the
+ * WWW-Authenticate challenge, the discovery URLs, the resource identifier,
+ * form and query encoding, PKCE. Everything here takes peer bytes and is
+ * fuzzed (fuzz/fuzz_oauth_challenge.c, fuzz/fuzz_oauth_url.c).
+ *
+ * All functions are thread-safe (no shared state). Strings returned through
+ * `char **` are malloc'd and owned by the caller; on failure they are NULL.
+ */
+#ifndef MCP_OAUTH_PARSE_H
+#define MCP_OAUTH_PARSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "mcp/common.h"
+
+/* ---- WWW-Authenticate (RFC 9110 §11.6.1, RFC 6750 §3, RFC 9728 §5.1) ---- */
+
+/* What a Bearer challenge says; every field NULL when absent. */
+typedef struct {
+    char *resource_metadata; /* URL of the protected resource metadata */
+    char *scope;             /* space-separated scopes */
+    char *error;             /* "invalid_token", "insufficient_scope", ... */
+    char *error_description;
+} oauth_challenge_t;
+
+/*
+ * Parses a WWW-Authenticate field value -- one or more challenges,
+ * comma-separated, as several header lines joined with ", " -- and fills
+ * *out from the first challenge whose scheme is "Bearer" (case-insensitive).
+ * Parameter names are case-insensitive; values are tokens or quoted strings
+ * (backslash escapes undone). A parameter given twice keeps the first.
+ * Returns MCP_OK (out filled), MCP_ENOTFOUND (no Bearer challenge; *out all
+ * NULL), MCP_EPROTO (malformed: nothing filled), MCP_ENOMEM.
+ */
+int oauth_challenge_parse(const char *value, oauth_challenge_t *out);
+void oauth_challenge_free(oauth_challenge_t *c);
+
+/* ---- URLs ---- */
+
+/*
+ * The protected resource metadata URLs to try for an MCP server URL, in
+ * order (RFC 9728 §3.1, MCP authorization "discovery"): with a path,
+ * https://host[:port]/.well-known/oauth-protected-resource/<path> and then
+ * https://host[:port]/.well-known/oauth-protected-resource; without a path
+ * (or "/"), only the latter. The server URL's query and fragment are
+ * dropped. Fills out[0..*n-1]. MCP_OK, MCP_EINVAL (not an absolute
+ * http(s) URL), MCP_ENOMEM.
+ */
+int oauth_prm_urls(const char *server_url, char *out[2], size_t *n);
+
+/*
+ * The authorization server metadata URLs to try for an issuer, in order
+ * (RFC 8414 §3.1, OpenID Connect Discovery 1.0 §4): for an issuer with a
+ * path, e.g. https://as/tenant1:
+ *   https://as/.well-known/oauth-authorization-server/tenant1
+ *   https://as/.well-known/openid-configuration/tenant1
+ *   https://as/tenant1/.well-known/openid-configuration
+ * and without one:
+ *   https://as/.well-known/oauth-authorization-server
+ *   https://as/.well-known/openid-configuration
+ * A trailing "/" of the issuer's path is not part of the path. MCP_OK,
+ * MCP_EINVAL (not an absolute http(s) URL, or it has a query or fragment),
+ * MCP_ENOMEM.
+ */
+int oauth_as_metadata_urls(const char *issuer, char *out[3], size_t *n);
+
+/*
+ * The canonical URI of the MCP server as an OAuth resource (RFC 8707 §2,
+ * MCP authorization "canonical server URI"): scheme and host lowercased,
+ * the port kept only when it is not the scheme's default, the path kept
+ * as given (no trailing "/" added; a lone "/" path dropped), no query, no
+ * fragment. MCP_OK, MCP_EINVAL, MCP_ENOMEM.
+ */
+int oauth_canonical_resource(const char *server_url, char **out);
+
+/*
+ * Whether the `resource` a protected resource metadata document names may
+ * stand for the MCP server at `server_url` (RFC 9728 §3.3; as the
+ * reference SDK does): same scheme, host and port (case-insensitive,
+ * default ports equal to none), and the server URL's path equal to the
+ * resource's path or below it (on a "/" boundary; a trailing "/" of the
+ * resource path ignored). False for anything that does not parse.
+ */
+bool oauth_resource_allows(const char *resource, const char *server_url);
+
+/*
+ * Appends name=value to an application/x-www-form-urlencoded string
+ * (WHATWG URL "application/x-www-form-urlencoded serializer": bytes other
+ * than ALPHA / DIGIT / "*-._" percent-encoded with upper-case hex, space as
+ * "+"), with "&" before it unless *form is empty. *form is a malloc'd
+ * string or NULL (then started). A NULL value appends nothing. MCP_OK or
+ * MCP_ENOMEM (*form left as it was).
+ */
+int oauth_form_add(char **form, const char *name, const char *value);
+
+/*
+ * Appends form-encoded parameters to a URL: "?" before the first when the
+ * URL has no query, "&" otherwise (before any "#fragment", which is
+ * dropped). `form` as built by oauth_form_add. MCP_OK, MCP_ENOMEM.
+ */
+int oauth_url_with_query(const char *url, const char *form, char **out);
+
+/*
+ * The value of parameter `name` in the query of `url` (form-decoded: "+"
+ * is a space, %XX a byte; a malformed %-escape makes the query malformed).
+ * The first occurrence counts. MCP_OK, MCP_ENOTFOUND, MCP_EPROTO
+ * (malformed, or a decoded value containing NUL), MCP_ENOMEM.
+ */
+int oauth_query_get(const char *url, const char *name, char **value_out);
+
+/* ---- PKCE (RFC 7636) and random strings ---- */
+
+/*
+ * Fills out[0..len-1] with random characters from the RFC 7636 "unreserved"
+ * set (ALPHA / DIGIT / "-" / "." / "_" / "~") drawn from getrandom(2),
+ * unbiased, and NUL-terminates it (out has len + 1 bytes). MCP_OK or
+ * MCP_EIO.
+ */
+int oauth_random_string(char *out, size_t len);
+
+/*
+ * The S256 code challenge of a verifier: BASE64URL(SHA-256(verifier)),
+ * no padding: 43 characters and a NUL.
+ */
+void oauth_pkce_s256(const char *verifier, char out[44]);
+
+#endif /* MCP_OAUTH_PARSE_H */
