@@ -31,13 +31,30 @@ typedef struct {
  * *out from the first challenge whose scheme is "Bearer" (case-insensitive).
  * Parameter names are case-insensitive; values are tokens or quoted strings
  * (backslash escapes undone). A parameter given twice keeps the first.
- * Returns MCP_OK (out filled), MCP_ENOTFOUND (no Bearer challenge; *out all
- * NULL), MCP_EPROTO (malformed: nothing filled), MCP_ENOMEM.
+ * A Bearer challenge takes parameters only (RFC 6750 §3): a token68 after
+ * "Bearer" is malformed; other schemes may carry either, and are skipped.
+ * The whole value must parse, not only the Bearer challenge.
+ * Returns MCP_OK (out filled), MCP_ENOTFOUND (no Bearer challenge, an empty
+ * value or a NULL one; *out all NULL), MCP_EPROTO (malformed: nothing
+ * filled), MCP_ENOMEM.
  */
 int oauth_challenge_parse(const char *value, oauth_challenge_t *out);
 void oauth_challenge_free(oauth_challenge_t *c);
 
-/* ---- URLs ---- */
+/* ---- URLs ----
+ *
+ * The functions below that take an MCP server URL or an issuer accept an
+ * absolute URL: "http" or "https" (any case) "://" host [":" port] [path]
+ * ["?" query] ["#" fragment], each part made of the characters RFC 3986
+ * allows in it. The host is a name or IPv4 address of ALPHA / DIGIT / "-"
+ * / "." / "_" / "~" (an international name in its "xn--" form), or an IPv6
+ * address in brackets (hex digits, ":" and "."; no zone). The port, when a
+ * ":" is there, is 1 to 5 digits up to 65535. Refused: credentials
+ * ("user@"), a malformed %-escape, and a "." or ".." path segment, plain or
+ * %2E-encoded (it names another path once resolved). Anything else is
+ * MCP_EINVAL (false for oauth_resource_allows). Outputs carry the scheme
+ * and host lowercased and no default port (80 for http, 443 for https).
+ */
 
 /*
  * The protected resource metadata URLs to try for an MCP server URL, in
@@ -81,7 +98,8 @@ int oauth_canonical_resource(const char *server_url, char **out);
  * reference SDK does): same scheme, host and port (case-insensitive,
  * default ports equal to none), and the server URL's path equal to the
  * resource's path or below it (on a "/" boundary; a trailing "/" of the
- * resource path ignored). False for anything that does not parse.
+ * resource path ignored). Queries and fragments are not compared. False
+ * for anything that does not parse.
  */
 bool oauth_resource_allows(const char *resource, const char *server_url);
 
@@ -97,14 +115,18 @@ int oauth_form_add(char **form, const char *name, const char *value);
 
 /*
  * Appends form-encoded parameters to a URL: "?" before the first when the
- * URL has no query, "&" otherwise (before any "#fragment", which is
- * dropped). `form` as built by oauth_form_add. MCP_OK, MCP_ENOMEM.
+ * URL has no query, "&" otherwise, none after an empty query ("...?") or
+ * a trailing "&"; before any "#fragment", which is dropped. `form` as
+ * built by oauth_form_add; NULL or "" appends nothing. MCP_OK, MCP_ENOMEM.
  */
 int oauth_url_with_query(const char *url, const char *form, char **out);
 
 /*
  * The value of parameter `name` in the query of `url` (form-decoded: "+"
  * is a space, %XX a byte; a malformed %-escape makes the query malformed).
+ * The query is what follows the first "?" up to any "#": `url` may be any
+ * URI reference, a request target such as "/callback?code=x" included.
+ * Names are compared decoded; a parameter without "=" has the value "".
  * The first occurrence counts. MCP_OK, MCP_ENOTFOUND, MCP_EPROTO
  * (malformed, or a decoded value containing NUL), MCP_ENOMEM.
  */
@@ -122,8 +144,10 @@ int oauth_random_string(char *out, size_t len);
 
 /*
  * The S256 code challenge of a verifier: BASE64URL(SHA-256(verifier)),
- * no padding: 43 characters and a NUL.
+ * no padding: 43 characters and a NUL. SHA-256 comes from Nettle, which
+ * the client does not link: it is loaded on the first call. MCP_OK, or
+ * MCP_EUNSUPPORTED when Nettle cannot be loaded (then out is "").
  */
-void oauth_pkce_s256(const char *verifier, char out[44]);
+int oauth_pkce_s256(const char *verifier, char out[44]);
 
 #endif /* MCP_OAUTH_PARSE_H */
