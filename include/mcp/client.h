@@ -297,10 +297,12 @@ MCP_API int mcp_client_connect_stdio(mcp_client_t *client, const mcp_stdio_targe
  * in *token_out (or NULL for none) and 0. `challenge` is the server's
  * WWW-Authenticate value after a 401/403, NULL before the first request.
  * The client asks before its first request and keeps the answer until a
- * 401/403; the next request then asks again, with that challenge. A
- * negative return fails the request with it. Called on the thread making
- * the call, possibly on several threads at once; it may block (say, for a
- * login) but must not call the client. */
+ * 401/403; it then asks again, with that challenge, and sends the refused
+ * request once more with the new answer (a second refusal fails the
+ * request with MCP_EAUTH). A negative return fails the request with it.
+ * Called on the thread making the call, possibly on several threads at
+ * once; it may block (say, for a login) but must not call the client.
+ * mcp_oauth_token (mcp/oauth.h) is one. */
 typedef int (*mcp_token_fn)(void *user, const char *url, const char *challenge,
                             char **token_out);
 

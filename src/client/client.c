@@ -404,8 +404,8 @@ int mcp_client_connect_http(mcp_client_t *client, const mcp_http_target_t *targe
     if (rc != MCP_OK)
         return rc;
     http_ctx_t ctx = {client, target};
-    client_connector_t how = {.open_sse = open_http_sse, .ctx = &ctx,
-                              .can_reauthorize = target->token != NULL};
+    client_connector_t how = {.open_sse = open_http_sse, .ctx = &ctx};
+    client->reauthorizes = target->token != NULL;
     client_transport_hooks_t hooks = client_transport_hooks(client);
     client_transport_t *t = client_http_new(target, &hooks, err);
     if (!t)

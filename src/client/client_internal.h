@@ -180,6 +180,10 @@ struct mcp_client {
     int max_input_rounds;
     int spin_us;                 /* active wait for an answer; 0: none (spin.h) */
     bool disable_cache;
+    /* HTTP with a token callback: a request refused with 401/403 is sent
+     * once more, with the token the callback gives for the challenge. Set
+     * before connecting, then fixed. */
+    bool reauthorizes;
     client_input_handlers_t input;
     mcp_server_log_fn on_log;
     void *on_log_user;
@@ -270,8 +274,6 @@ typedef struct client_connector {
     void *ctx;
     /* stdio: how long the probe waits (<= 0: the client's timeout). */
     int64_t probe_timeout_ms;
-    /* HTTP: a token callback may answer a 401/403 with a new token. */
-    bool can_reauthorize;
 } client_connector_t;
 
 /* How long the HTTP probe waits before retrying a transient failure, and

@@ -10,8 +10,8 @@
  *   LEGACY            the initialize handshake on the same connection
  *                     (HTTP: Streamable HTTP, then HTTP+SSE)
  *   RECONNECT_LEGACY  stdio: start the server again, then initialize
- *   AUTHORIZE         MCP_EAUTH, unless a token callback may answer the
- *                     challenge: then one more probe
+ *   AUTHORIZE         MCP_EAUTH (a token callback has had its one chance
+ *                     to answer the challenge: see roundtrip.c)
  *   RETRY             a few more probes with backoff, then an error
  *   ERROR             an error
  *
@@ -244,7 +244,6 @@ static int probe_and_connect(mcp_client_t *c, mcp_transport_kind_t kind,
                           ? how->probe_timeout_ms
                           : c->timeout_ms;
     int attempts = 0, version_retries = 0;
-    bool reauthorized = false;
     for (;;) {
         mcp_probe_verdict_t v;
         mcp_error_t why = {0};
@@ -308,14 +307,8 @@ static int probe_and_connect(mcp_client_t *c, mcp_transport_kind_t kind,
                 rc = with_stderr(c, rc, err);
             break;
         case MCP_VERDICT_AUTHORIZE:
-            /* The transport has marked the token stale: the callback is
-             * asked again, with the challenge, before the next request. */
-            if (how && how->can_reauthorize && !reauthorized) {
-                reauthorized = true;
-                mcp_probe_verdict_clear(&v);
-                mcp_error_clear(&why);
-                continue;
-            }
+            /* With a token callback the probe was already sent again
+             * with the callback's answer to the challenge (roundtrip.c). */
             rc = mcp_error_set(err, MCP_EAUTH, 0, NULL, "HTTP %d: the server %s",
                                v.http_status,
                                v.http_status == 401 ? "requires authorization"

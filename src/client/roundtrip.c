@@ -250,6 +250,23 @@ int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
     if (o->timeout_ms >= 0)
         deadline = mcp_clock_deadline(o->timeout_ms);
     int stopped = wait_for(t, ex, w, o, &deadline);
+    if (stopped == MCP_OK && w->rc == MCP_EAUTH && c->reauthorizes) {
+        /* Refused with 401/403: the transport gave the challenge to the
+         * token callback, which answers it as the request goes again. */
+        client_log(c, MCP_LOG_INFO, "authorization refused (%s); sending again with a new token",
+                   w->why);
+        client_wire_clear(&w->wire);
+        w->done = false;
+        int src = t->ops->start(t, request, hints, &events, w, &ex);
+        if (src == MCP_OK) {
+            stopped = wait_for(t, ex, w, o, &deadline);
+        } else {
+            w->rc = src;
+            snprintf(w->why, sizeof w->why, "cannot send the request again: %s",
+                     mcp_strerror(src));
+            w->done = true;
+        }
+    }
     for (int resumes = 0; stopped == MCP_OK && resumes < MAX_RESUMES && resumable(c, t, w);
          resumes++) {
         char *last = w->wire.last_event_id;
