@@ -8,5 +8,6 @@
 #include "mcp/server_http.h"
 #include "mcp/client.h"
 #include "mcp/host.h"
+#include "mcp/oauth.h"
 
 #endif /* MCP_MCP_H */

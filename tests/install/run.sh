@@ -48,7 +48,7 @@ inc=$prefix/include/mcp
 declared() { grep -ho '^MCP_API [^(]*(' "$@" | sed 's/($//; s/.*[ *]//' | sort -u; }
 exported() { nm -D --defined-only "$libdir/lib$1.so" | awk '{print $3}' | sort -u; }
 server_h=("$inc/server.h" "$inc/server_core.h" "$inc/server_http.h" "$inc/request_state.h")
-client_h=("$inc/client.h" "$inc/host.h")
+client_h=("$inc/client.h" "$inc/host.h" "$inc/oauth.h")
 mapfile -t shared_h < <(ls "$inc"/*.h | grep -vxF -f <(printf '%s\n' "${server_h[@]}" "${client_h[@]}"))
 test "$(declared "${server_h[@]}" | wc -l)" -gt 50 # the pattern still finds them
 for want in "mcp:${server_h[*]} ${client_h[*]} ${shared_h[*]}" \

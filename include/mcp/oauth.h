@@ -1,0 +1,138 @@
+/*
+ * mcp/oauth.h - OAuth 2.1 authorization for a client's HTTP connections.
+ *
+ * A protected MCP server answers 401 with a WWW-Authenticate challenge. An
+ * mcp_oauth_t answers it the way the MCP authorization specification asks:
+ *
+ *   discovery      the server's protected resource metadata (RFC 9728): the
+ *                  challenge's resource_metadata URL, else the well-known
+ *                  URLs (path form first); its `resource` must cover the
+ *                  server URL. Then the authorization server's metadata
+ *                  (RFC 8414, OpenID Connect Discovery), whose `issuer`
+ *                  must be the one asked for, and which must offer PKCE S256.
+ *   registration   the pre-registered client if one is given; else a Client
+ *                  ID Metadata Document URL, if given and the server
+ *                  supports them; else dynamic registration (RFC 7591).
+ *                  Registrations are kept per authorization server, and
+ *                  dropped when the resource moves to another one.
+ *   authorization  the authorization code grant with PKCE (S256), `state`,
+ *                  the `resource` indicator (RFC 8707) and the issuer check
+ *                  of RFC 9207; the user's part (a browser) is the
+ *                  application's `authorize` callback.
+ *   tokens         from the token endpoint, authenticated as the server
+ *                  supports (client_secret_basic, client_secret_post, or
+ *                  none); refreshed with the refresh token when one expires
+ *                  or is refused.
+ *   scopes         the challenge's `scope`, else the resource's
+ *                  scopes_supported, else none; a 403 insufficient_scope
+ *                  asks again for the union of what was granted and what is
+ *                  challenged, once: a challenge for scopes already granted
+ *                  fails instead of looping.
+ *
+ * Use: make one per server (or per user), and set it as the token source of
+ * the HTTP target:
+ *
+ *     mcp_oauth_t *auth = mcp_oauth_new(&(mcp_oauth_options_t){
+ *         .redirect_uri = "http://127.0.0.1:8976/callback",
+ *         .authorize = open_browser_and_wait, .authorize_user = app}, &err);
+ *     mcp_client_connect_http(client, &(mcp_http_target_t){
+ *         .url = "https://example.com/mcp",
+ *         .token = mcp_oauth_token, .token_user = auth}, &err);
+ *
+ * Requests refused with 401 or 403 are sent once more after the token
+ * source answered the challenge (mcp_http_target_t).
+ *
+ * Threads: an mcp_oauth_t may be used by several connections and threads at
+ * once; one flow runs at a time. Tokens live in memory only.
+ */
+#ifndef MCP_OAUTH_H
+#define MCP_OAUTH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mcp/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mcp_oauth mcp_oauth_t;
+
+/*
+ * The user's part of the authorization: show `authorization_url` (open it
+ * in a browser), wait for the authorization server to redirect to the
+ * redirect URI, and return that whole URL (with its code, state and iss
+ * parameters) as a malloc'd string in *redirect_out. Return 0, or a
+ * negative MCP_E* code to give up (the request then fails with it). Called
+ * on the thread whose request needs a token; it may block.
+ */
+typedef int (*mcp_oauth_authorize_fn)(void *user, const char *authorization_url,
+                                      char **redirect_out);
+
+typedef struct mcp_oauth_options {
+    /* Required: where the authorization server sends the user back, as
+     * registered (e.g. a loopback URL the application listens on). */
+    const char *redirect_uri;
+    /* Required: see mcp_oauth_authorize_fn. */
+    mcp_oauth_authorize_fn authorize;
+    void *authorize_user;
+
+    /* A client registered beforehand with the authorization server: its
+     * id, and its secret for a confidential client (else NULL). */
+    const char *client_id;
+    const char *client_secret;
+    /* An https URL serving this client's metadata document (Client ID
+     * Metadata Documents): used as the client id by servers that support
+     * them, instead of registering. NULL: none. */
+    const char *client_metadata_url;
+    /* For dynamic registration: the name shown to the user (NULL:
+     * "libmcp client") and the application type, "native" (the default:
+     * desktop, command line, loopback redirect) or "web". */
+    const char *client_name;
+    const char *application_type;
+
+    /* Requests to the authorization server and the metadata URLs: the
+     * whole request's limit in ms (0: 30000), and TLS as in
+     * mcp_http_target_t. */
+    int64_t timeout_ms;
+    bool insecure;
+    const char *ca_file;
+} mcp_oauth_options_t;
+
+/*
+ * Creates a token source. The options are copied. Errors: MCP_EINVAL (no
+ * redirect_uri or authorize callback; an application_type other than
+ * "native" or "web"; a secret without a client id), MCP_ENOMEM. Free with
+ * mcp_oauth_free().
+ */
+MCP_API mcp_oauth_t *mcp_oauth_new(const mcp_oauth_options_t *options, mcp_error_t *err);
+
+/* Frees the token source, wiping the tokens and secrets it holds. No
+ * connection may still use it. NULL is ignored. */
+MCP_API void mcp_oauth_free(mcp_oauth_t *oauth);
+
+/*
+ * The token callback (mcp_token_fn) to set in mcp_http_target_t, with the
+ * mcp_oauth_t as `user`. Without a challenge it answers the token it holds
+ * for the server (refreshed if it has expired), or none; with one it runs
+ * the flow above. Returns 0 with a malloc'd token (or NULL) in *token_out,
+ * or a negative MCP_E* code: MCP_EAUTH (refused, or a scope the server
+ * will not grant), MCP_EPROTO (a server broke the protocol), MCP_EIO,
+ * MCP_ETIMEDOUT, MCP_EUNSUPPORTED (no PKCE S256; no way to register), or
+ * what the authorize callback returned. Why: mcp_oauth_last_error().
+ */
+MCP_API int mcp_oauth_token(void *oauth, const char *url, const char *challenge,
+                            char **token_out);
+
+/*
+ * Copies why the last flow failed into *err (message, and MCP_OK if the
+ * last flow succeeded). Returns that flow's result code.
+ */
+MCP_API int mcp_oauth_last_error(mcp_oauth_t *oauth, mcp_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCP_OAUTH_H */
