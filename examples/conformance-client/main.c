@@ -17,15 +17,24 @@
  * scenario needs failed; 2 for a usage error or a scenario it does not know.
  * Each step is reported on stdout, library diagnostics on stderr.
  *
+ * The auth/ scenarios all run alike: an mcp_oauth_t answers the mock
+ * server's challenges (its "browser" fetches the authorization URL and
+ * returns the redirect), then the tools are listed and test-tool called.
+ *
  * Adding a scenario: write `static int scenario_x(session_t *s)` and list it
  * in `scenarios[]` below.
  */
+#define _POSIX_C_SOURCE 200809L /* strndup */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
 
 #include <mcp/client.h>
 #include <mcp/mcp.h>
+#include <mcp/oauth.h>
 
 /* What one run knows: the scenario, its data and the connected client. */
 typedef struct session {
@@ -34,6 +43,7 @@ typedef struct session {
     const char *protocol_version;
     const json_t *context;     /* MCP_CONFORMANCE_CONTEXT, or an empty object */
     mcp_client_t *client;
+    mcp_oauth_t *oauth;        /* auth/ scenarios: the token source */
     /* A tool to call (once) while a call waits for an elicitation answer,
      * i.e. between two rounds of a multi-round call; NULL for none. */
     const char *tool_between_rounds;
@@ -374,6 +384,19 @@ static int scenario_invalid_tool_headers(session_t *s)
     return rc == MCP_OK ? 0 : 1;
 }
 
+/* Every auth/ scenario: list the tools and call test-tool, as the suite's
+ * reference client does, each step authorized by s->oauth. */
+static int scenario_auth(session_t *s)
+{
+    json_t *tools = NULL, *result = NULL;
+    if (list_tools(s, &tools) != MCP_OK)
+        return 1;
+    json_decref(tools);
+    int rc = call_tool(s, "test-tool", NULL, &result);
+    json_decref(result);
+    return rc == MCP_OK ? 0 : 1;
+}
+
 /* json-schema-ref-no-deref: list tools whose schema has a network $ref;
  * the client must not fetch it (libmcp never dereferences schemas). */
 static int scenario_list_tools_only(session_t *s)
@@ -430,17 +453,94 @@ static const scenario_t scenarios[] = {
     {"json-schema-2020-12-preservation", scenario_schema_preservation},
 };
 
+/* Every auth/ scenario: the flow happens while connecting and calling;
+ * the mock servers judge it. */
+static const scenario_t auth_scenario = {"auth/", scenario_auth};
+
 static const scenario_t *find_scenario(const char *name)
 {
     for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
         if (strcmp(scenarios[i].name, name) == 0)
             return &scenarios[i];
+    if (strncmp(name, "auth/", 5) == 0)
+        return &auth_scenario;
     return NULL;
 }
 
 /* ------------------------------------------------------------------------
  * Connecting and main
  * ------------------------------------------------------------------------ */
+
+/* The user's part of an authorization, headless: the suite's authorization
+ * endpoint approves at once and redirects; its Location is the answer. */
+static size_t on_header(char *line, size_t size, size_t n, void *user)
+{
+    char **location = user;
+    size_t len = size * n;
+    if (!*location && len > 9 && strncasecmp(line, "Location:", 9) == 0) {
+        const char *v = line + 9, *end = line + len;
+        while (v < end && (*v == ' ' || *v == '\t'))
+            v++;
+        while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
+            end--;
+        *location = strndup(v, (size_t)(end - v));
+    }
+    return len;
+}
+
+static size_t ignore_body(char *data, size_t size, size_t n, void *user)
+{
+    (void)data;
+    (void)user;
+    return size * n;
+}
+
+static int authorize_headless(void *user, const char *url, char **redirect_out)
+{
+    (void)user;
+    printf("authorize: %s\n", url);
+    CURL *e = curl_easy_init();
+    if (!e)
+        return MCP_ENOMEM;
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, redirect_out);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, ignore_body);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 10000L);
+    CURLcode c = curl_easy_perform(e);
+    curl_easy_cleanup(e);
+    if (c != CURLE_OK || !*redirect_out) {
+        fprintf(stderr, "conformance_client: authorize: %s\n",
+                c != CURLE_OK ? curl_easy_strerror(c) : "no redirect");
+        free(*redirect_out);
+        *redirect_out = NULL;
+        return MCP_EAUTH;
+    }
+    return MCP_OK;
+}
+
+/* The token source of the auth/ scenarios: a native client with the
+ * reference client's redirect URI and metadata document URL, or the
+ * pre-registered client the context names. */
+static int make_oauth(session_t *s)
+{
+    mcp_error_t err = {0};
+    s->oauth = mcp_oauth_new(
+        &(mcp_oauth_options_t){
+            .redirect_uri = "http://localhost:3000/callback",
+            .authorize = authorize_headless,
+            .client_id = json_string_value(json_object_get(s->context, "client_id")),
+            .client_secret = json_string_value(json_object_get(s->context, "client_secret")),
+            .client_metadata_url = "https://conformance-test.local/client-metadata.json",
+            .client_name = "libmcp-conformance-client",
+        },
+        &err);
+    if (!s->oauth)
+        failed(s, "OAuth", &err);
+    mcp_error_clear(&err);
+    return s->oauth ? MCP_OK : MCP_EINVAL;
+}
 
 /* A client for the revision under test: a modern revision is spoken as is;
  * a legacy one through the initialize handshake. */
@@ -454,11 +554,17 @@ static int connect_client(session_t *s)
         .protocol_version = modern ? s->protocol_version : NULL,
         .elicit = accept_with_defaults, .elicit_user = s,
         .log = mcp_log_stderr}, &err);
-    int rc = s->client ? mcp_client_connect_http(s->client, &(mcp_http_target_t){.url = s->url},
+    int rc = s->client ? mcp_client_connect_http(s->client,
+                                                 &(mcp_http_target_t){
+                                                     .url = s->url,
+                                                     .token = s->oauth ? mcp_oauth_token : NULL,
+                                                     .token_user = s->oauth},
                                                  &err)
                        : MCP_EINVAL;
     if (rc != MCP_OK) {
         failed(s, "connect", &err);
+        if (s->oauth && mcp_oauth_last_error(s->oauth, &err) != MCP_OK)
+            failed(s, "OAuth", &err);
     } else {
         const json_t *info = mcp_client_server_info(s->client);
         printf("connected to %s (protocol %s)\n",
@@ -487,8 +593,7 @@ int main(int argc, char **argv)
 
     const scenario_t *scenario = find_scenario(s.scenario);
     if (!scenario) {
-        fprintf(stderr, "conformance_client: no scenario \"%s\"%s\n", s.scenario,
-                strncmp(s.scenario, "auth/", 5) == 0 ? " (OAuth is not implemented yet)" : "");
+        fprintf(stderr, "conformance_client: no scenario \"%s\"\n", s.scenario);
         return 2;
     }
 
@@ -504,9 +609,10 @@ int main(int argc, char **argv)
     s.context = context;
 
     int status = 1;
-    if (connect_client(&s) == MCP_OK)
+    if ((scenario != &auth_scenario || make_oauth(&s) == MCP_OK) && connect_client(&s) == MCP_OK)
         status = scenario->run(&s);
     mcp_client_free(s.client);
+    mcp_oauth_free(s.oauth);
     json_decref(context);
     return status;
 }
