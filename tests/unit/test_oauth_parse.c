@@ -375,6 +375,9 @@ static const struct {
     {"https://a/", "https://a", true},
     {"https://a", "https://a/x", true},
     {"https://a", "https://a", true},
+    {"https://a//", "https://a", true}, /* an empty path is "/" */
+    {"https://a//", "https://a/", true},
+    {"https://a//", "https://a/x", false},
     /* Same origin only. */
     {"https://a/mcp", "https://b/mcp", false},
     {"https://a/mcp", "https://ab/mcp", false},
@@ -462,6 +465,7 @@ static const struct {
     {"https://as/authorize?x=y#frag", "a=1", "https://as/authorize?x=y&a=1"},
     {"https://as/authorize?", "a=1", "https://as/authorize?a=1"},
     {"https://as/authorize?x=y&", "a=1", "https://as/authorize?x=y&a=1"},
+    {"https://as/authorize??", "a=1", "https://as/authorize??&a=1"}, /* the query is "?" */
     {"https://as/a#f?x", "a=1", "https://as/a?a=1"},
     {"https://as/a", "", "https://as/a"},
     {"https://as/a?x#f", NULL, "https://as/a?x"},

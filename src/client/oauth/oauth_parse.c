@@ -597,10 +597,14 @@ bool oauth_resource_allows(const char *resource, const char *server_url)
             return false;
 
     /* Below the resource on a "/" boundary: "/mcp" covers "/mcp" and
-     * "/mcp/x", not "/mcpx"; the root ("" once trimmed) covers all. */
+     * "/mcp/x", not "/mcpx"; the root ("" once trimmed) covers all. An
+     * empty path is "/" (RFC 9110 §4.2.3), so "https://a//" covers
+     * "https://a". */
     size_t len = path_len_trimmed(&r);
-    return s.path_len >= len && memcmp(s.path, r.path, len) == 0 &&
-           (s.path_len == len || s.path[len] == '/');
+    const char *path = s.path_len > 0 ? s.path : "/";
+    size_t path_len = s.path_len > 0 ? s.path_len : 1;
+    return path_len >= len && memcmp(path, r.path, len) == 0 &&
+           (path_len == len || path[len] == '/');
 }
 
 /* ------------------------------------------------------------------------
@@ -664,11 +668,12 @@ int oauth_form_add(char **form, const char *name, const char *value)
 int oauth_url_with_query(const char *url, const char *form, char **out)
 {
     size_t base_len = strcspn(url, "#");
+    const char *query = memchr(url, '?', base_len);
     const char *separator = "";
     if (form && *form != '\0') {
-        if (!memchr(url, '?', base_len))
+        if (!query)
             separator = "?";
-        else if (url[base_len - 1] != '?' && url[base_len - 1] != '&')
+        else if (query != url + base_len - 1 && url[base_len - 1] != '&')
             separator = "&"; /* none after an empty query or a trailing "&" */
     }
     *out = format_new("%.*s%s%s", (int)base_len, url, separator, form ? form : "");
