@@ -247,6 +247,7 @@ static void test_bad_command_lines(void **state)
         {{"x", "call", "t", "--answer", "novalue"}, "--answer takes KEY=VALUE"},
         {{"x", "tools", "--header", "novalue"}, "--header takes \"Name: value\""},
         {{"x", "tools", "--token", "a", "--token-env", "B"}, "give --token or --token-env"},
+        {{"x", "tools", "--oauth", "--token", "a"}, "--oauth gets its own token"},
         {{"x", "tools", "--config"}, "--config needs a value"},
         {{"-vZ", "x", "tools"}, "-Z cannot be grouped"},
     };
@@ -282,6 +283,17 @@ static void test_bad_command_lines(void **state)
     CLI(&r, &notes, "tools", "--header", "X-A: 1");
     assert_status(&r, EXIT_USAGE);
     assert_contains(r.err, "are for HTTP servers");
+    proc_result_free(&r);
+
+    CLI(&r, &notes, "tools", "--oauth");
+    assert_status(&r, EXIT_USAGE);
+    assert_contains(r.err, "are for HTTP servers");
+    proc_result_free(&r);
+
+    /* --oauth signs in at a terminal; here stdin is not one. */
+    RAW(&r, "http://127.0.0.1:1/mcp", "tools", "--oauth");
+    assert_status(&r, EXIT_USAGE);
+    assert_contains(r.err, "--oauth signs you in at the terminal");
     proc_result_free(&r);
 
     RAW(&r, "http://127.0.0.1:1/mcp", "tools", "--token-env", "MCP_CLI_TEST_UNSET_TOKEN");

@@ -44,7 +44,7 @@ void cli_options_free(cli_options_t *opt)
  * ------------------------------------------------------------------------ */
 
 typedef enum option_id {
-    O_CONFIG, O_ERA, O_JSON, O_HEADER, O_TOKEN, O_TOKEN_ENV, O_TIMEOUT, O_LOG_LEVEL,
+    O_CONFIG, O_ERA, O_JSON, O_HEADER, O_TOKEN, O_TOKEN_ENV, O_OAUTH, O_TIMEOUT, O_LOG_LEVEL,
     O_VERBOSE, O_INSECURE, O_ANSWER, O_YES, O_DECLINE, O_SAMPLE_COMMAND, O_ROOT, O_ARGS,
     O_TOOLS, O_PROMPTS, O_RESOURCES, O_SUBSCRIBE, O_COUNT, O_HELP, O_VERSION
 } option_id_t;
@@ -64,6 +64,7 @@ static const option_spec_t specs[] = {
     {"header", 'H', true, 0, O_HEADER},
     {"token", 0, true, 0, O_TOKEN},
     {"token-env", 0, true, 0, O_TOKEN_ENV},
+    {"oauth", 0, false, 0, O_OAUTH},
     {"timeout", 't', true, 0, O_TIMEOUT},
     {"log-level", 0, true, 0, O_LOG_LEVEL},
     {"verbose", 'v', false, 0, O_VERBOSE},
@@ -149,6 +150,9 @@ static int apply(cli_options_t *opt, const option_spec_t *spec, const char *valu
         break;
     case O_TOKEN_ENV:
         opt->token_env = value;
+        break;
+    case O_OAUTH:
+        opt->oauth = true;
         break;
     case O_TIMEOUT:
         errno = 0;
@@ -293,6 +297,8 @@ static int check_combinations(const cli_options_t *opt, const bool *used)
         return cli_usage_error("--yes and --decline contradict each other");
     if (opt->token && opt->token_env)
         return cli_usage_error("give --token or --token-env, not both");
+    if (opt->oauth && (opt->token || opt->token_env))
+        return cli_usage_error("--oauth gets its own token: no --token or --token-env with it");
     return CLI_EXIT_OK;
 }
 

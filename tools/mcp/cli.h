@@ -74,6 +74,7 @@ typedef struct cli_options {
     cli_strings_t headers;         /* --header "Name: value" */
     const char *token;
     const char *token_env;
+    bool oauth;                    /* --oauth: sign in at the terminal */
     double timeout_s;              /* 0: the default */
     const char *log_level;
     bool insecure;

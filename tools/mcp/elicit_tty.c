@@ -110,6 +110,20 @@ int tty_visit_url(const char *url)
     return is_no(line) ? 0 : 1;
 }
 
+int tty_authorize(const char *url, char **redirect_out)
+{
+    say("The server asks you to sign in. Open this address in your browser:\n");
+    say("  %s%s%s\n", term_sgr(stderr, TERM_BOLD), url, term_sgr(stderr, TERM_RESET));
+    say("  When you are done, the browser is sent to a local address (its page may not\n"
+        "  load). Paste that address here, or press Enter to give up: ");
+    char line[MAX_ANSWER];
+    if (read_line(line, sizeof line) < 0)
+        return -1;
+    if (!line[0])
+        return 0;
+    return (*redirect_out = strdup(line)) ? 1 : -1;
+}
+
 /* ------------------------------------------------------------------------
  * Form fields
  * ------------------------------------------------------------------------ */

@@ -28,4 +28,9 @@ int tty_confirm(const char *question, bool default_yes);
 /* Shows `url` and waits: Enter accepts (1), "n" declines (0). */
 int tty_visit_url(const char *url);
 
+/* OAuth sign-in: shows the authorization URL and reads the address the
+ * browser was sent back to (malloc'd in *redirect_out). An empty answer
+ * declines (0). */
+int tty_authorize(const char *url, char **redirect_out);
+
 #endif /* MCP_CLI_ELICIT_TTY_H */

@@ -110,7 +110,8 @@ int cli_fail_call(const cli_options_t *opt, const char *what, int rc, const mcp_
                         err && err->message[0] ? err->message : "no answer in time");
     if (rc == MCP_EAUTH)
         return cli_fail(opt, status, NULL,
-                        "%s: the server requires authorization (%s); see --token", what, detail);
+                        "%s: the server requires authorization (%s); see --token and --oauth",
+                        what, detail);
     return cli_fail(opt, status, NULL, "%s: %s", what, detail);
 }
 

@@ -39,6 +39,8 @@ void help_print(void)
            "                            add an HTTP header (repeatable)\n"
            "      --token TOKEN         send Authorization: Bearer TOKEN (HTTP)\n"
            "      --token-env VAR       ... with the token taken from variable VAR\n"
+           "      --oauth               sign in with OAuth when the server asks (HTTP):\n"
+           "                            open the address shown, paste where it lands"
            "  -t, --timeout SECONDS     how long to wait for each answer (default 60);\n"
            "                            for listen, how long to listen\n"
            "      --log-level LEVEL     ask for server logs at LEVEL and above (debug,\n"

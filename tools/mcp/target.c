@@ -9,14 +9,17 @@
 #include <unistd.h>
 
 #include <mcp/host.h>
+#include <mcp/oauth.h>
 
 #include "diagnostics.h"
 #include "elicit.h"
+#include "elicit_tty.h"
 #include "failure.h"
 #include "roots.h"
 #include "sample.h"
 #include "server_stderr.h"
 #include "signals.h"
+#include "term.h"
 
 struct target_state {
     mcp_server_config_t config; /* a configured server (libmcp's host parser) */
@@ -27,6 +30,7 @@ struct target_state {
     elicit_policy_t policy;
     json_t *roots;              /* ListRootsResult for --root, or NULL */
     const char **headers;       /* the HTTP headers, NULL-terminated */
+    mcp_oauth_t *oauth;         /* --oauth: the token source */
 };
 
 static bool is_url(const char *s)
@@ -156,6 +160,35 @@ static int token_of(const cli_options_t *opt, const struct target_state *st, con
     return CLI_EXIT_OK;
 }
 
+/* --oauth: the user signs in at the terminal (elicit_tty.c). */
+static int authorize_at_terminal(void *user, const char *url, char **redirect_out)
+{
+    (void)user;
+    int answered = tty_authorize(url, redirect_out);
+    return answered > 0 ? 0 : answered == 0 ? MCP_EAUTH : MCP_ECANCELED;
+}
+
+/* The token source of --oauth. A loopback redirect URI, as native apps
+ * use: nothing listens there; the user brings the address back. */
+static int make_oauth(const cli_options_t *opt, struct target_state *st)
+{
+    if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
+        return cli_fail(opt, CLI_EXIT_USAGE, NULL,
+                        "--oauth signs you in at the terminal: stdin and stderr must be one");
+    mcp_error_t err = {0};
+    st->oauth = mcp_oauth_new(&(mcp_oauth_options_t){
+        .redirect_uri = "http://127.0.0.1:8976/callback",
+        .authorize = authorize_at_terminal,
+        .client_name = "mcp (libmcp command-line client)",
+        .timeout_ms = st->timeout_ms,
+        .insecure = opt->insecure,
+    }, &err);
+    int status = st->oauth ? CLI_EXIT_OK
+                           : cli_fail(opt, CLI_EXIT_USAGE, NULL, "--oauth: %s", err.message);
+    mcp_error_clear(&err);
+    return status;
+}
+
 static int connect_http(cli_session_t *s, const place_t *where)
 {
     const cli_options_t *opt = s->opt;
@@ -163,6 +196,8 @@ static int connect_http(cli_session_t *s, const place_t *where)
     int status = token_of(opt, s->state, &token);
     if (status == CLI_EXIT_OK)
         status = gather_headers(opt, where, s->state);
+    if (status == CLI_EXIT_OK && opt->oauth)
+        status = make_oauth(opt, s->state);
     if (status != CLI_EXIT_OK)
         return status;
     s->transport = MCP_TRANSPORT_HTTP;
@@ -172,12 +207,17 @@ static int connect_http(cli_session_t *s, const place_t *where)
         .url = where->url,
         .headers = s->state->headers,
         .bearer_token = token,
+        .token = s->state->oauth ? mcp_oauth_token : NULL,
+        .token_user = s->state->oauth,
         .connect_timeout_ms = s->state->timeout_ms,
         .insecure = opt->insecure,
     }, &err);
     if (rc != MCP_OK) {
         char what[1100];
         snprintf(what, sizeof what, "cannot connect to %s", where->url);
+        /* Why the sign-in failed says more than the refusal it caused. */
+        if (s->state->oauth && rc == MCP_EAUTH && mcp_oauth_last_error(s->state->oauth, NULL))
+            mcp_oauth_last_error(s->state->oauth, &err);
         status = cli_fail_call(opt, what, rc, &err);
     }
     mcp_error_clear(&err);
@@ -187,10 +227,10 @@ static int connect_http(cli_session_t *s, const place_t *where)
 static int connect_stdio(cli_session_t *s, const place_t *where)
 {
     const cli_options_t *opt = s->opt;
-    if (opt->headers.n || opt->token || opt->token_env || opt->insecure)
+    if (opt->headers.n || opt->token || opt->token_env || opt->oauth || opt->insecure)
         return cli_fail(opt, CLI_EXIT_USAGE, NULL,
-                        "--header, --token, --token-env and --insecure are for HTTP servers; "
-                        "this one runs over stdio");
+                        "--header, --token, --token-env, --oauth and --insecure are for HTTP "
+                        "servers; this one runs over stdio");
     s->transport = MCP_TRANSPORT_STDIO;
     s->target_json = json_array();
     for (size_t i = 0; where->argv[i]; i++)
@@ -261,6 +301,7 @@ void target_close(cli_session_t *s, bool show_server_stderr)
         server_stderr_free(st->stderr_lines);
         json_decref(st->roots);
         free(st->headers);
+        mcp_oauth_free(st->oauth);
         free(st);
     }
     json_decref(s->target_json);
