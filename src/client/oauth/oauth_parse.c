@@ -137,8 +137,9 @@ static size_t quoted_string_len(const char *s)
             c = (unsigned char)s[i + 1];
             i++;
         }
-        /* qdtext and the escaped character alike: HTAB, SP, VCHAR,
-         * obs-text (a bare '\' was taken as an escape above). */
+        /* A character, or the one a '\' escapes: HTAB, SP, VCHAR or
+         * obs-text alike. Any other control character is refused, and so
+         * is the NUL that ends an unterminated string. */
         if (c != '\t' && (c < 0x20 || c == 0x7f))
             return 0;
         i++;
@@ -183,9 +184,9 @@ static bool item_is_param(const char *s)
 }
 
 /*
- * Parses the auth-param at *s and moves past it. When `into` is given (the
- * first Bearer challenge), a parameter it keeps is stored there unless an
- * earlier one was.
+ * Parses the auth-param at *s, which must fill its list item, and moves
+ * past it. When `into` is given (the first Bearer challenge), a parameter
+ * it keeps is stored there unless an earlier one was.
  */
 static int parse_param(const char **s, oauth_challenge_t *into)
 {
@@ -203,7 +204,7 @@ static int parse_param(const char **s, oauth_challenge_t *into)
     const char *value = p;
     bool quoted = *p == '"';
     size_t value_len = quoted ? quoted_string_len(p) : token_len(p);
-    if (value_len == 0)
+    if (value_len == 0 || !at_item_end(p + value_len))
         return MCP_EPROTO;
     *s = p + value_len;
 
@@ -252,8 +253,6 @@ static int parse_challenge(const char **s, oauth_challenge_t *bearer, bool *bear
         int rc = parse_param(&p, into);
         if (rc != MCP_OK)
             return rc;
-        if (!at_item_end(p))
-            return MCP_EPROTO;
     }
     /* More parameters: the items after commas that read `token "="`. */
     for (;;) {
@@ -267,8 +266,6 @@ static int parse_challenge(const char **s, oauth_challenge_t *bearer, bool *bear
         int rc = parse_param(&p, into);
         if (rc != MCP_OK)
             return rc;
-        if (!at_item_end(p))
-            return MCP_EPROTO;
     }
 }
 
@@ -734,11 +731,14 @@ static int form_decode_new(const char *s, size_t len, char **out)
 int oauth_query_get(const char *url, const char *name, char **value_out)
 {
     *value_out = NULL;
-    const char *query = strchr(url, '?');
-    if (!query || (url + strcspn(url, "#")) < query)
+    size_t before_fragment = strcspn(url, "#");
+    const char *query = memchr(url, '?', before_fragment);
+    if (!query)
         return MCP_ENOTFOUND;
     query++;
-    size_t query_len = strcspn(query, "#");
+    size_t query_len = (size_t)(url + before_fragment - query);
+    /* A bad escape spoils the whole query, whichever parameter is asked
+     * for: the answer must not depend on where it stands. */
     for (size_t i = 0; i < query_len; i++)
         if (query[i] == '%' && (query_len - i < 3 || !is_pct_escape(query + i)))
             return MCP_EPROTO;
