@@ -506,16 +506,14 @@ static char *origin_new(const url_t *u)
 /* Whether all `n` URLs were built; if not, frees them. */
 static bool all_built(char **urls, size_t n)
 {
+    bool built = true;
     for (size_t i = 0; i < n; i++)
-        if (!urls[i])
-            goto failed;
-    return true;
-failed:
-    for (size_t i = 0; i < n; i++) {
+        built = built && urls[i];
+    for (size_t i = 0; i < n && !built; i++) {
         free(urls[i]);
         urls[i] = NULL;
     }
-    return false;
+    return built;
 }
 
 int oauth_prm_urls(const char *server_url, char *out[2], size_t *n)
