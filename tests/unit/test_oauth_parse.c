@@ -63,6 +63,9 @@ static const challenge_case_t CHALLENGES[] = {
     /* Token values: any tchar. */
     {"Bearer error=invalid_token, scope=files.read!#$%&'*+-^_`|~", MCP_OK, NULL,
      "files.read!#$%&'*+-^_`|~", "invalid_token", NULL},
+    /* Bare values beyond tokens, as servers send them: ":" and "/" too. */
+    {"Bearer scope=mcp:read, resource_metadata=https://x/.well-known/r?a=b", MCP_OK,
+     "https://x/.well-known/r?a=b", "mcp:read", NULL, NULL},
     /* Quoted strings: escapes undone, commas, "=", tabs and non-ASCII kept. */
     {"Bearer error_description=\"say \\\"hi\\\" \\\\ \\o\\k\"", MCP_OK, NULL, NULL, NULL,
      "say \"hi\" \\ ok"},
@@ -100,7 +103,6 @@ static const challenge_case_t CHALLENGES[] = {
     {"Bearer ,,=,", MCP_EPROTO},
     {"Bearer scope=a b", MCP_EPROTO},
     {"Bearer scope=\"a\" error=b", MCP_EPROTO},
-    {"Bearer scope=mcp:read", MCP_EPROTO}, /* ":" is no tchar: quote it */
     {"Bearer=x", MCP_EPROTO},
     {"Bearer scope=\"a\x01z\"", MCP_EPROTO},
     {"Bearer scope=\"a\x7fz\"", MCP_EPROTO},

@@ -99,6 +99,20 @@ static size_t token_len(const char *s)
     return n;
 }
 
+/* A bare parameter value: RFC 9110 says a token, but servers send ":" and
+ * "/" unquoted (`scope=mcp:read`, URLs), and a client gains nothing by
+ * refusing them. Visible ASCII, but the list's "," and a quote, and not
+ * starting with "=" (`abc==def` stays malformed, not abc set to "=def"). */
+static size_t bare_value_len(const char *s)
+{
+    size_t n = 0;
+    if (*s == '=')
+        return 0;
+    while (s[n] > 0x20 && s[n] < 0x7f && s[n] != ',' && s[n] != '"')
+        n++;
+    return n;
+}
+
 static size_t whitespace_len(const char *s)
 {
     size_t n = 0;
@@ -203,7 +217,7 @@ static int parse_param(const char **s, oauth_challenge_t *into)
 
     const char *value = p;
     bool quoted = *p == '"';
-    size_t value_len = quoted ? quoted_string_len(p) : token_len(p);
+    size_t value_len = quoted ? quoted_string_len(p) : bare_value_len(p);
     if (value_len == 0 || !at_item_end(p + value_len))
         return MCP_EPROTO;
     *s = p + value_len;

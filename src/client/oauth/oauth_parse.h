@@ -29,8 +29,11 @@ typedef struct {
  * Parses a WWW-Authenticate field value -- one or more challenges,
  * comma-separated, as several header lines joined with ", " -- and fills
  * *out from the first challenge whose scheme is "Bearer" (case-insensitive).
- * Parameter names are case-insensitive; values are tokens or quoted strings
- * (backslash escapes undone). A parameter given twice keeps the first.
+ * Parameter names are case-insensitive; values are quoted strings (backslash
+ * escapes undone) or bare: tokens, and, leniently, any other visible
+ * characters but "," and '"' (servers send `scope=mcp:read` and unquoted
+ * URLs, which RFC 9110 would have quoted). A parameter given twice keeps
+ * the first.
  * A Bearer challenge takes parameters only (RFC 6750 §3): a token68 after
  * "Bearer" is malformed; other schemes may carry either, and are skipped.
  * The whole value must parse, not only the Bearer challenge.
