@@ -9,7 +9,9 @@
  *                  URLs (path form first); its `resource` must cover the
  *                  server URL. Then the authorization server's metadata
  *                  (RFC 8414, OpenID Connect Discovery), whose `issuer`
- *                  must be the one asked for, and which must offer PKCE S256.
+ *                  must be the one asked for, which must offer PKCE S256,
+ *                  and whose endpoints must be https (or http to this
+ *                  machine): credentials never cross a network in clear.
  *   registration   the pre-registered client if one is given; else a Client
  *                  ID Metadata Document URL, if given and the server
  *                  supports them; else dynamic registration (RFC 7591).
@@ -94,7 +96,8 @@ typedef struct mcp_oauth_options {
 
     /* Requests to the authorization server and the metadata URLs: the
      * whole request's limit in ms (0: 30000), and TLS as in
-     * mcp_http_target_t. */
+     * mcp_http_target_t; `insecure` also allows an authorization server
+     * on plain HTTP beyond this machine (for tests). */
     int64_t timeout_ms;
     bool insecure;
     const char *ca_file;

@@ -4,14 +4,19 @@
  * that cannot start. (The flows themselves run against the conformance
  * suite's authorization servers: tests/conformance, client-*.)
  */
+#define _GNU_SOURCE /* asprintf */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
+#include <microhttpd.h>
 
 #include "mcp/mcp.h"
 
@@ -114,6 +119,110 @@ static void test_no_metadata_no_flow(void **state)
     mcp_oauth_free(o);
 }
 
+/* ---- a resource and an authorization server that publish metadata only ---- */
+
+typedef struct metadata_server {
+    struct MHD_Daemon *daemon;
+    unsigned port;
+    char *prm, *as_meta; /* the two documents */
+} metadata_server_t;
+
+static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
+                             const char *method, const char *version, const char *upload,
+                             size_t *upload_size, void **req_cls)
+{
+    metadata_server_t *m = cls;
+    const char *body = strcmp(url, "/.well-known/oauth-protected-resource/mcp") == 0 ? m->prm
+                       : strcmp(url, "/.well-known/oauth-authorization-server") == 0
+                           ? m->as_meta
+                           : NULL;
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        body ? strlen(body) : 0, (void *)(body ? body : ""), MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    enum MHD_Result rc = MHD_queue_response(conn, body ? 200 : 404, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* Serves the metadata of a resource at /mcp whose authorization server is
+ * this same address, with `token_endpoint` as its token endpoint. */
+static void metadata_start(metadata_server_t *m, const char *token_endpoint)
+{
+    struct sockaddr_in addr = {.sin_family = AF_INET};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    m->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, serve, m,
+                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_END);
+    assert_non_null(m->daemon);
+    m->port = MHD_get_daemon_info(m->daemon, MHD_DAEMON_INFO_BIND_PORT)->port;
+    unsigned p = m->port;
+    assert_true(asprintf(&m->prm,
+                         "{\"resource\":\"http://127.0.0.1:%u/mcp\","
+                         "\"authorization_servers\":[\"http://127.0.0.1:%u\"]}",
+                         p, p) > 0);
+    assert_true(asprintf(&m->as_meta,
+                         "{\"issuer\":\"http://127.0.0.1:%u\","
+                         "\"authorization_endpoint\":\"http://127.0.0.1:%u/authorize\","
+                         "\"token_endpoint\":\"%s\","
+                         "\"code_challenge_methods_supported\":[\"S256\"]}",
+                         p, p, token_endpoint) > 0);
+}
+
+static void metadata_stop(metadata_server_t *m)
+{
+    MHD_stop_daemon(m->daemon);
+    free(m->prm);
+    free(m->as_meta);
+}
+
+static int user_gives_up(void *user, const char *url, char **redirect_out)
+{
+    (void)url;
+    (void)redirect_out;
+    ++*(int *)user;
+    return MCP_ECANCELED;
+}
+
+/* Credentials never travel over plain HTTP beyond this machine: an
+ * authorization server with such an endpoint is refused before the user
+ * is sent anywhere -- unless `insecure` says otherwise. */
+static void test_plain_http_endpoint_refused(void **state)
+{
+    (void)state;
+    metadata_server_t m = {0};
+    metadata_start(&m, "http://192.0.2.1/token"); /* TEST-NET-1: never reached */
+    char url[64], challenge[160];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", m.port);
+    snprintf(challenge, sizeof challenge,
+             "Bearer resource_metadata=\"http://127.0.0.1:%u/.well-known/"
+             "oauth-protected-resource/mcp\"",
+             m.port);
+    for (int insecure = 0; insecure <= 1; insecure++) {
+        int authorizations = 0;
+        mcp_error_t err = {0};
+        mcp_oauth_t *o = mcp_oauth_new(&(mcp_oauth_options_t){
+            .redirect_uri = "http://127.0.0.1:9/cb", .authorize = user_gives_up,
+            .authorize_user = &authorizations, .client_id = "pre-registered",
+            .insecure = insecure}, &err);
+        assert_non_null(o);
+        char *token = NULL;
+        int rc = mcp_oauth_token(o, url, challenge, &token);
+        assert_null(token);
+        mcp_oauth_last_error(o, &err);
+        if (!insecure) {
+            assert_int_equal(rc, MCP_EAUTH);
+            assert_int_equal(authorizations, 0);
+            if (!strstr(err.message, "plain HTTP") || !strstr(err.message, "192.0.2.1"))
+                fail_msg("%s", err.message);
+        } else {
+            assert_int_equal(rc, MCP_ECANCELED); /* the user was asked, and gave up */
+            assert_int_equal(authorizations, 1);
+        }
+        mcp_error_clear(&err);
+        mcp_oauth_free(o);
+    }
+    metadata_stop(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -121,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_no_token_before_a_challenge),
         cmocka_unit_test(test_challenge_not_answerable),
         cmocka_unit_test(test_no_metadata_no_flow),
+        cmocka_unit_test(test_plain_http_endpoint_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

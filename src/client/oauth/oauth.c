@@ -197,6 +197,27 @@ static char *scope_union(const char *a, const char *b, bool *failed)
  * Discovery
  * ------------------------------------------------------------------------ */
 
+/*
+ * Whether secrets may travel to `url`: https, or plain http to this very
+ * machine (OAuth 2.1 §1.5 asks for TLS on every authorization server
+ * endpoint; a loopback address never leaves the host). `insecure` lifts
+ * the rule, for tests against a plain-HTTP server elsewhere.
+ */
+static bool transport_is_safe(const char *url, bool insecure)
+{
+    if (insecure || strncasecmp(url, "https://", 8) == 0)
+        return true;
+    if (strncasecmp(url, "http://", 7) != 0)
+        return false;
+    const char *host = url + 7;
+    size_t len = host[0] == '[' ? strcspn(host, "]") + 1 : strcspn(host, ":/?#");
+    static const char *const loopback[] = {"localhost", "127.0.0.1", "[::1]"};
+    for (size_t i = 0; i < sizeof loopback / sizeof loopback[0]; i++)
+        if (len == strlen(loopback[i]) && strncasecmp(host, loopback[i], len) == 0)
+            return true;
+    return false;
+}
+
 /* GETs a JSON document; NULL (and *rc, *err) when there is none. A
  * status other than 2xx is MCP_ENOTFOUND. */
 static json_t *get_json(mcp_oauth_t *o, const char *url, int *rc, mcp_error_t *err)
@@ -322,6 +343,22 @@ static int discover(mcp_oauth_t *o, const char *url, const char *hinted_metadata
         free(scopes);
         json_decref(prm);
         return failed ? mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory") : rc;
+    }
+    const char *endpoints[] = {issuer, str_member(meta, "authorization_endpoint"),
+                               str_member(meta, "token_endpoint"),
+                               str_member(meta, "registration_endpoint")};
+    const char *unsafe = NULL;
+    for (size_t e = 0; e < sizeof endpoints / sizeof endpoints[0] && !unsafe; e++)
+        if (endpoints[e] && !transport_is_safe(endpoints[e], o->http.insecure))
+            unsafe = endpoints[e];
+    if (unsafe) {
+        rc = mcp_error_set(err, MCP_EAUTH, 0, NULL,
+                           "the authorization server %s would take credentials over plain "
+                           "HTTP (%s): only https, or http to this machine", issuer, unsafe);
+        free(scopes);
+        json_decref(meta);
+        json_decref(prm);
+        return rc;
     }
     const json_t *pkce = json_object_get(meta, "code_challenge_methods_supported");
     if (!str_member(meta, "authorization_endpoint") || !str_member(meta, "token_endpoint") ||
