@@ -8,20 +8,19 @@
  * Character classes are ASCII tables of our own: <ctype.h> follows the
  * locale, and a URL or a header does not.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include <nettle/sha2.h>
 
 #include "client/oauth/oauth_parse.h"
 #include "lazy_library.h"
 #include "protocol/base64.h"
+#include "random.h"
 
 /* ------------------------------------------------------------------------
  * ASCII
@@ -775,21 +774,6 @@ int oauth_query_get(const char *url, const char *name, char **value_out)
 /* RFC 7636 §4.1 "unreserved". */
 static const char UNRESERVED[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
 
-static int random_bytes(unsigned char *buf, size_t n)
-{
-    while (n > 0) {
-        ssize_t got = getrandom(buf, n, 0);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            return MCP_EIO;
-        }
-        buf += got;
-        n -= (size_t)got;
-    }
-    return MCP_OK;
-}
-
 int oauth_random_string(char *out, size_t len)
 {
     enum { ALPHABET = sizeof UNRESERVED - 1 };
@@ -801,7 +785,7 @@ int oauth_random_string(char *out, size_t len)
 
     for (size_t filled = 0; filled < len;) {
         if (used == sizeof pool) {
-            if (random_bytes(pool, sizeof pool) != MCP_OK) {
+            if (mcp_secret_random(pool, sizeof pool) != MCP_OK) {
                 out[0] = '\0';
                 return MCP_EIO;
             }
