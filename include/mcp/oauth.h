@@ -45,13 +45,16 @@
  * source answered the challenge (mcp_http_target_t).
  *
  * Threads: an mcp_oauth_t may be used by several connections and threads at
- * once; one flow runs at a time. Tokens live in memory only.
+ * once; one flow runs at a time. Tokens live in memory, unless the
+ * application keeps them with mcp_oauth_save() and mcp_oauth_restore().
  */
 #ifndef MCP_OAUTH_H
 #define MCP_OAUTH_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "mcp/common.h"
 
@@ -133,6 +136,25 @@ MCP_API int mcp_oauth_token(void *oauth, const char *url, const char *challenge,
  * last flow succeeded). Returns that flow's result code.
  */
 MCP_API int mcp_oauth_last_error(mcp_oauth_t *oauth, mcp_error_t *err);
+
+/*
+ * What is worth keeping between runs, so that the user signs in once: the
+ * server and its authorization server as discovered, the client's
+ * registration, and the tokens (with their expiry in wall-clock time). A
+ * new JSON object, or NULL when nothing is held yet (or out of memory).
+ * It holds secrets: store it as you would a password (the mcp command
+ * keeps it in a file only its user may read). Thread-safe.
+ */
+MCP_API json_t *mcp_oauth_save(mcp_oauth_t *oauth);
+
+/*
+ * Takes back what mcp_oauth_save() returned (borrowed), replacing what the
+ * token source holds. An expired access token is refreshed when first
+ * needed, or forgotten without a refresh token. Errors: MCP_EINVAL (not a
+ * document mcp_oauth_save() writes), MCP_ENOMEM; the token source is left
+ * as it was. Thread-safe.
+ */
+MCP_API int mcp_oauth_restore(mcp_oauth_t *oauth, const json_t *saved, mcp_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <microhttpd.h>
@@ -223,6 +224,118 @@ static void test_plain_http_endpoint_refused(void **state)
     metadata_stop(&m);
 }
 
+/* ---- keeping the state between runs ---- */
+
+static json_t *saved_state(const char *server_url, const char *access, json_int_t expires_in)
+{
+    json_t *doc = json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:[s]}, "
+                            "s:{s:s, s:s}, s:{s:s, s:s}}",
+                            "format", "libmcp-oauth-1", "server_url", server_url, "resource",
+                            server_url, "issuer", "http://127.0.0.1:9",
+                            "authorization_server", "issuer", "http://127.0.0.1:9",
+                            "authorization_endpoint", "http://127.0.0.1:9/authorize",
+                            "token_endpoint", "http://127.0.0.1:9/token",
+                            "code_challenge_methods_supported", "S256",
+                            "registration", "client_id", "registered-id", "client_secret", "s3cret",
+                            "tokens", "access_token", access, "scope", "mcp:read");
+    assert_non_null(doc);
+    json_object_set_new(json_object_get(doc, "tokens"), "expires_at",
+                        json_integer((json_int_t)time(NULL) + expires_in));
+    return doc;
+}
+
+static char *held_for(mcp_oauth_t *o, const char *url)
+{
+    char *token = NULL;
+    assert_int_equal(mcp_oauth_token(o, url, NULL, &token), MCP_OK);
+    return token;
+}
+
+/* Restored state answers at once, for its server only; saved again, it
+ * says the same. */
+static void test_save_and_restore(void **state)
+{
+    (void)state;
+    mcp_oauth_t *o = make();
+    assert_null(mcp_oauth_save(o)); /* nothing held yet */
+    json_t *doc = saved_state("http://127.0.0.1:9/mcp", "tok-A", 3600);
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_oauth_restore(o, doc, &err), MCP_OK);
+    char *token = held_for(o, "http://127.0.0.1:9/mcp");
+    assert_string_equal(token, "tok-A");
+    free(token);
+    assert_null(held_for(o, "http://127.0.0.1:9/other"));
+
+    json_t *again = mcp_oauth_save(o);
+    assert_non_null(again);
+    assert_string_equal(json_string_value(json_object_get(again, "format")), "libmcp-oauth-1");
+    const json_t *reg = json_object_get(again, "registration");
+    assert_string_equal(json_string_value(json_object_get(reg, "client_id")), "registered-id");
+    assert_string_equal(json_string_value(json_object_get(reg, "client_secret")), "s3cret");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(again, "tokens"), "access_token")),
+        "tok-A");
+    json_int_t expires =
+        json_integer_value(json_object_get(json_object_get(again, "tokens"), "expires_at"));
+    json_int_t want =
+        json_integer_value(json_object_get(json_object_get(doc, "tokens"), "expires_at"));
+    assert_true(expires >= want - 2 && expires <= want + 1);
+    assert_true(json_equal(json_object_get(again, "authorization_server"),
+                           json_object_get(doc, "authorization_server")));
+    json_decref(again);
+    json_decref(doc);
+    mcp_oauth_free(o);
+}
+
+/* What mcp_oauth_save() does not write is refused, and changes nothing. */
+static void test_restore_refuses_malformed(void **state)
+{
+    (void)state;
+    mcp_oauth_t *o = make();
+    json_t *good = saved_state("http://127.0.0.1:9/mcp", "tok-A", 3600);
+    assert_int_equal(mcp_oauth_restore(o, good, NULL), MCP_OK);
+    static const char *const breakage[] = {
+        "{\"format\":\"libmcp-oauth-0\"}",           /* another format */
+        "{\"format\":null}",                          /* no format */
+        "{\"server_url\":7}",                         /* not a string */
+        "{\"authorization_server\":[]}",              /* not an object */
+        "{\"tokens\":\"tok\"}",                       /* not an object */
+        "{\"tokens\":{\"expires_at\":\"soon\"}}",     /* not a number */
+        "{\"registration\":{\"client_secret\":\"s\"}}", /* no client id */
+    };
+    for (size_t i = 0; i < sizeof breakage / sizeof breakage[0]; i++) {
+        json_t *bad = json_deep_copy(good);
+        json_t *patch = json_loads(breakage[i], 0, NULL);
+        assert_non_null(patch);
+        json_object_update(bad, patch);
+        mcp_error_t err = {0};
+        if (mcp_oauth_restore(o, bad, &err) != MCP_EINVAL)
+            fail_msg("%s was restored", breakage[i]);
+        mcp_error_clear(&err);
+        json_decref(patch);
+        json_decref(bad);
+    }
+    assert_int_equal(mcp_oauth_restore(o, NULL, NULL), MCP_EINVAL);
+    char *token = held_for(o, "http://127.0.0.1:9/mcp");
+    assert_string_equal(token, "tok-A"); /* untouched */
+    free(token);
+    json_decref(good);
+    mcp_oauth_free(o);
+}
+
+/* An expired token without a refresh token is forgotten: the server
+ * will challenge, and the user signs in again. */
+static void test_restored_expired_token_dropped(void **state)
+{
+    (void)state;
+    mcp_oauth_t *o = make();
+    json_t *doc = saved_state("http://127.0.0.1:9/mcp", "tok-old", -60);
+    assert_int_equal(mcp_oauth_restore(o, doc, NULL), MCP_OK);
+    assert_null(held_for(o, "http://127.0.0.1:9/mcp"));
+    json_decref(doc);
+    mcp_oauth_free(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +344,9 @@ int main(void)
         cmocka_unit_test(test_challenge_not_answerable),
         cmocka_unit_test(test_no_metadata_no_flow),
         cmocka_unit_test(test_plain_http_endpoint_refused),
+        cmocka_unit_test(test_save_and_restore),
+        cmocka_unit_test(test_restore_refuses_malformed),
+        cmocka_unit_test(test_restored_expired_token_dropped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
