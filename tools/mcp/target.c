@@ -15,6 +15,7 @@
 #include "elicit.h"
 #include "elicit_tty.h"
 #include "failure.h"
+#include "oauth_store.h"
 #include "roots.h"
 #include "sample.h"
 #include "server_stderr.h"
@@ -31,6 +32,7 @@ struct target_state {
     json_t *roots;              /* ListRootsResult for --root, or NULL */
     const char **headers;       /* the HTTP headers, NULL-terminated */
     mcp_oauth_t *oauth;         /* --oauth: the token source */
+    char *oauth_url;            /* ... for this server (oauth_store.h) */
 };
 
 static bool is_url(const char *s)
@@ -168,9 +170,10 @@ static int authorize_at_terminal(void *user, const char *url, char **redirect_ou
     return answered > 0 ? 0 : answered == 0 ? MCP_EAUTH : MCP_ECANCELED;
 }
 
-/* The token source of --oauth. A loopback redirect URI, as native apps
- * use: nothing listens there; the user brings the address back. */
-static int make_oauth(const cli_options_t *opt, struct target_state *st)
+/* The token source of --oauth, with what an earlier command kept
+ * (oauth_store.h). A loopback redirect URI, as native apps use: nothing
+ * listens there; the user brings the address back. */
+static int make_oauth(const cli_options_t *opt, struct target_state *st, const char *url)
 {
     if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
         return cli_fail(opt, CLI_EXIT_USAGE, NULL,
@@ -186,6 +189,10 @@ static int make_oauth(const cli_options_t *opt, struct target_state *st)
     int status = st->oauth ? CLI_EXIT_OK
                            : cli_fail(opt, CLI_EXIT_USAGE, NULL, "--oauth: %s", err.message);
     mcp_error_clear(&err);
+    if (st->oauth && !(st->oauth_url = strdup(url)))
+        return cli_fail(opt, CLI_EXIT_CONNECTION, NULL, "out of memory");
+    if (st->oauth)
+        oauth_store_load(st->oauth, url);
     return status;
 }
 
@@ -197,7 +204,7 @@ static int connect_http(cli_session_t *s, const place_t *where)
     if (status == CLI_EXIT_OK)
         status = gather_headers(opt, where, s->state);
     if (status == CLI_EXIT_OK && opt->oauth)
-        status = make_oauth(opt, s->state);
+        status = make_oauth(opt, s->state, where->url);
     if (status != CLI_EXIT_OK)
         return status;
     s->transport = MCP_TRANSPORT_HTTP;
@@ -294,6 +301,8 @@ void target_close(cli_session_t *s, bool show_server_stderr)
     mcp_client_free(s->client);
     s->client = NULL;
     struct target_state *st = s->state;
+    if (st && st->oauth)
+        oauth_store_save(st->oauth, st->oauth_url); /* for the next command */
     if (st) {
         if (show_server_stderr)
             server_stderr_show(st->stderr_lines);
@@ -302,6 +311,7 @@ void target_close(cli_session_t *s, bool show_server_stderr)
         json_decref(st->roots);
         free(st->headers);
         mcp_oauth_free(st->oauth);
+        free(st->oauth_url);
         free(st);
     }
     json_decref(s->target_json);
