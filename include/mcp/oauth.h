@@ -12,6 +12,10 @@
  *                  must be the one asked for, which must offer PKCE S256,
  *                  and whose endpoints must be https (or http to this
  *                  machine): credentials never cross a network in clear.
+ *                  A server with no resource metadata is taken as the
+ *                  2025-03-26 revision had it: its origin is its
+ *                  authorization server, at that origin's metadata or at
+ *                  the default /authorize, /token and /register.
  *   registration   the pre-registered client if one is given; else a Client
  *                  ID Metadata Document URL, if given and the server
  *                  supports them; else dynamic registration (RFC 7591).

@@ -1,7 +1,7 @@
 /*
  * mcp_oauth_t without an authorization server: what it refuses to be made
- * with, what it answers before any challenge, and the errors of a flow
- * that cannot start. (The flows themselves run against the conformance
+ * with, what it answers before any challenge, the errors of a flow that
+ * cannot go far, and what it keeps between runs. (The flows themselves run against the conformance
  * suite's authorization servers: tests/conformance, client-*.)
  */
 #define _GNU_SOURCE /* asprintf */
@@ -100,22 +100,24 @@ static void test_challenge_not_answerable(void **state)
     }
 }
 
-/* A server that publishes no resource metadata cannot be authorized: the
- * metadata URLs (the hinted one, then the well-known ones) are all tried
- * and the error says so; the user is never sent anywhere. Port 9 (discard)
- * on loopback refuses connections. */
-static void test_no_metadata_no_flow(void **state)
+/* A server that publishes no metadata at all is authorized as 2025-03-26
+ * did: its origin as authorization server, with the default endpoints.
+ * Here nothing answers there (port 9, discard, on loopback refuses
+ * connections), so registering at the default /register fails, and the
+ * user is never sent anywhere. */
+static void test_no_metadata_falls_back_to_defaults(void **state)
 {
     (void)state;
     mcp_oauth_t *o = make();
     char *token = NULL;
     int rc = mcp_oauth_token(o, "http://127.0.0.1:9/mcp",
                              "Bearer resource_metadata=\"http://127.0.0.1:9/prm\"", &token);
-    assert_int_equal(rc, MCP_EAUTH);
+    assert_int_equal(rc, MCP_EIO);
     assert_null(token);
     mcp_error_t err = {0};
     mcp_oauth_last_error(o, &err);
-    assert_non_null(strstr(err.message, "no protected resource metadata"));
+    if (!strstr(err.message, "http://127.0.0.1:9/register"))
+        fail_msg("%s", err.message);
     mcp_error_clear(&err);
     mcp_oauth_free(o);
 }
@@ -342,7 +344,7 @@ int main(void)
         cmocka_unit_test(test_new_refuses_bad_options),
         cmocka_unit_test(test_no_token_before_a_challenge),
         cmocka_unit_test(test_challenge_not_answerable),
-        cmocka_unit_test(test_no_metadata_no_flow),
+        cmocka_unit_test(test_no_metadata_falls_back_to_defaults),
         cmocka_unit_test(test_plain_http_endpoint_refused),
         cmocka_unit_test(test_save_and_restore),
         cmocka_unit_test(test_restore_refuses_malformed),

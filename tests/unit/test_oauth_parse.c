@@ -221,6 +221,8 @@ static void test_bad_urls_are_refused_everywhere(void **state)
             fail_msg("oauth_as_metadata_urls accepted \"%s\"", url);
         if (oauth_canonical_resource(url, &one) != MCP_EINVAL || one)
             fail_msg("oauth_canonical_resource accepted \"%s\"", url);
+        if (oauth_origin(url, &one) != MCP_EINVAL || one)
+            fail_msg("oauth_origin accepted \"%s\"", url);
         if (oauth_resource_allows(url, url) || oauth_resource_allows(url, "https://x/") ||
             oauth_resource_allows("https://x/", url))
             fail_msg("oauth_resource_allows accepted \"%s\"", url);
@@ -352,6 +354,30 @@ static void test_canonical_resource(void **state)
         expect_text("canonical resource", CANONICAL[i].in, out, CANONICAL[i].want);
         free(out);
     }
+}
+
+static const struct {
+    const char *in, *want;
+} ORIGINS[] = {
+    {"https://Example.com/MCP?q#f", "https://example.com"},
+    {"HTTPS://X:443/", "https://x"},
+    {"http://x:8080", "http://x:8080"},
+    {"http://x:443/mcp", "http://x:443"},
+    {"https://[AB::CD]:8443/a", "https://[ab::cd]:8443"},
+};
+
+static void test_origin(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < COUNT(ORIGINS); i++) {
+        char *out = NULL;
+        assert_int_equal(oauth_origin(ORIGINS[i].in, &out), MCP_OK);
+        expect_text("origin", ORIGINS[i].in, out, ORIGINS[i].want);
+        free(out);
+    }
+    char *out = (char *)"unchanged";
+    assert_int_equal(oauth_origin(NULL, &out), MCP_EINVAL);
+    assert_null(out);
 }
 
 static const struct {
@@ -626,6 +652,7 @@ int main(void)
         cmocka_unit_test(test_prm_urls),
         cmocka_unit_test(test_as_metadata_urls),
         cmocka_unit_test(test_canonical_resource),
+        cmocka_unit_test(test_origin),
         cmocka_unit_test(test_resource_allows),
         cmocka_unit_test(test_form_encoding),
         cmocka_unit_test(test_form_joins_parameters),

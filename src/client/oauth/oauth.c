@@ -301,6 +301,128 @@ static json_t *fetch_as_metadata(mcp_oauth_t *o, const char *issuer, int *rc)
     return doc;
 }
 
+/* What the resource's metadata says. */
+typedef struct {
+    char *resource; /* NULL: none named (2025-03-26) */
+    char *issuer;   /* its authorization server */
+    char *scopes;   /* scopes_supported, space-separated, or NULL */
+    bool legacy;    /* no metadata: the 2025-03-26 authorization */
+} resource_info_t;
+
+static void resource_info_clear(resource_info_t *r)
+{
+    free(r->resource);
+    free(r->issuer);
+    free(r->scopes);
+    memset(r, 0, sizeof *r);
+}
+
+/*
+ * The resource's metadata, checked: its `resource` must cover the server
+ * URL, and it must name an authorization server. A server that publishes
+ * none is taken as 2025-03-26 authorization did: its origin is its own
+ * authorization server, and no resource is named.
+ */
+static int learn_resource(mcp_oauth_t *o, const char *url, const char *hinted,
+                          resource_info_t *out)
+{
+    mcp_error_t *err = &o->last_err;
+    int rc;
+    json_t *prm = fetch_resource_metadata(o, url, hinted, &rc);
+    if (!prm) {
+        out->legacy = true;
+        rc = oauth_origin(url, &out->issuer);
+        return rc == MCP_OK ? MCP_OK
+                            : mcp_error_set(err, rc, 0, NULL, "%s is not an http(s) URL", url);
+    }
+    const char *resource = str_member(prm, "resource");
+    const char *issuer = json_string_value(json_array_get(
+        json_object_get(prm, "authorization_servers"), 0));
+    if (!resource || !oauth_resource_allows(resource, url))
+        rc = mcp_error_set(err, MCP_EAUTH, 0, NULL,
+                           "the protected resource metadata is for \"%s\", not for %s",
+                           resource ? resource : "(no resource)", url);
+    else if (!issuer)
+        rc = mcp_error_set(err, MCP_EPROTO, 0, NULL,
+                           "the protected resource metadata names no authorization server");
+    else if (!dup_into(&out->resource, resource) || !dup_into(&out->issuer, issuer))
+        rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    bool failed = false;
+    size_t i;
+    json_t *item;
+    json_array_foreach(json_object_get(prm, "scopes_supported"), i, item) {
+        if (rc != MCP_OK || failed || !json_is_string(item))
+            continue;
+        replace(&out->scopes, scope_union(out->scopes, json_string_value(item), &failed));
+    }
+    json_decref(prm);
+    if (rc == MCP_OK && failed)
+        rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    return rc;
+}
+
+/* The 2025-03-26 default endpoints of an authorization server that
+ * publishes no metadata: /authorize, /token and /register at its origin,
+ * with PKCE S256, which that revision required. */
+static json_t *default_endpoints(const char *origin)
+{
+    char *authorize = NULL, *token = NULL, *reg = NULL;
+    json_t *meta = NULL;
+    if (asprintf(&authorize, "%s/authorize", origin) >= 0 &&
+        asprintf(&token, "%s/token", origin) >= 0 && asprintf(&reg, "%s/register", origin) >= 0)
+        meta = json_pack("{s:s, s:s, s:s, s:s, s:[s]}", "issuer", origin,
+                         "authorization_endpoint", authorize, "token_endpoint", token,
+                         "registration_endpoint", reg, "code_challenge_methods_supported",
+                         "S256");
+    free(authorize);
+    free(token);
+    free(reg);
+    return meta;
+}
+
+/* The authorization server's metadata, checked: its endpoints must not
+ * carry credentials across a network in clear, and it must offer PKCE
+ * S256 (a 2025-03-26 server that does not say is taken to). */
+static int learn_authorization_server(mcp_oauth_t *o, const resource_info_t *r, json_t **out)
+{
+    mcp_error_t *err = &o->last_err;
+    int rc;
+    json_t *meta = fetch_as_metadata(o, r->issuer, &rc);
+    if (!meta && r->legacy && !(meta = default_endpoints(r->issuer)))
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    if (!meta)
+        return rc;
+    const char *endpoints[] = {r->issuer, str_member(meta, "authorization_endpoint"),
+                               str_member(meta, "token_endpoint"),
+                               str_member(meta, "registration_endpoint")};
+    const char *unsafe = NULL;
+    for (size_t e = 0; e < sizeof endpoints / sizeof endpoints[0] && !unsafe; e++)
+        if (endpoints[e] && !transport_is_safe(endpoints[e], o->http.insecure))
+            unsafe = endpoints[e];
+    const json_t *pkce = json_object_get(meta, "code_challenge_methods_supported");
+    bool s256 = array_has(pkce, "S256") || (r->legacy && !pkce);
+    if (unsafe)
+        rc = mcp_error_set(err, MCP_EAUTH, 0, NULL,
+                           "the authorization server %s would take credentials over plain "
+                           "HTTP (%s): only https, or http to this machine",
+                           r->issuer, unsafe);
+    else if (!s256)
+        rc = mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
+                           "the authorization server %s does not offer PKCE with S256",
+                           r->issuer);
+    else if (!str_member(meta, "authorization_endpoint") || !str_member(meta, "token_endpoint"))
+        rc = mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
+                           "the authorization server %s has no authorization or token endpoint",
+                           r->issuer);
+    else
+        rc = MCP_OK;
+    if (rc == MCP_OK)
+        *out = meta;
+    else
+        json_decref(meta);
+    return rc;
+}
+
 /*
  * Learns (again) where to authorize for the server at `url`. The
  * registration and tokens of another authorization server are dropped:
@@ -308,83 +430,27 @@ static json_t *fetch_as_metadata(mcp_oauth_t *o, const char *issuer, int *rc)
  */
 static int discover(mcp_oauth_t *o, const char *url, const char *hinted_metadata)
 {
-    mcp_error_t *err = &o->last_err;
-    int rc;
-    json_t *prm = fetch_resource_metadata(o, url, hinted_metadata, &rc);
-    if (!prm)
-        return MCP_EAUTH;
-    const char *resource = str_member(prm, "resource");
-    const json_t *servers = json_object_get(prm, "authorization_servers");
-    const char *issuer = json_string_value(json_array_get(servers, 0));
-    if (!resource || !oauth_resource_allows(resource, url)) {
-        rc = mcp_error_set(err, MCP_EAUTH, 0, NULL,
-                           "the protected resource metadata is for \"%s\", not for %s",
-                           resource ? resource : "(no resource)", url);
-        json_decref(prm);
-        return rc;
+    resource_info_t r = {0};
+    json_t *meta = NULL;
+    int rc = learn_resource(o, url, hinted_metadata, &r);
+    if (rc == MCP_OK)
+        rc = learn_authorization_server(o, &r, &meta);
+    if (rc == MCP_OK) {
+        if (o->issuer && strcmp(o->issuer, r.issuer) != 0)
+            drop_tokens(o); /* tokens of the previous authorization server */
+        if (o->reg_issuer && strcmp(o->reg_issuer, r.issuer) != 0)
+            drop_registration(o);
+        if (!dup_into(&o->server_url, url))
+            rc = mcp_error_set(&o->last_err, MCP_ENOMEM, 0, NULL, "out of memory");
+        replace(&o->resource, r.resource);
+        replace(&o->issuer, r.issuer);
+        replace(&o->resource_scopes, r.scopes);
+        memset(&r, 0, sizeof r); /* moved */
+        json_decref(o->as_meta);
+        o->as_meta = meta;
     }
-    if (!issuer) {
-        json_decref(prm);
-        return mcp_error_set(err, MCP_EPROTO, 0, NULL,
-                             "the protected resource metadata names no authorization server");
-    }
-
-    char *scopes = NULL;
-    bool failed = false;
-    size_t i;
-    json_t *item;
-    json_array_foreach(json_object_get(prm, "scopes_supported"), i, item) {
-        if (!json_is_string(item) || failed)
-            continue;
-        char *grown = scope_union(scopes, json_string_value(item), &failed);
-        replace(&scopes, grown);
-    }
-    json_t *meta = failed ? NULL : fetch_as_metadata(o, issuer, &rc);
-    if (!meta) {
-        free(scopes);
-        json_decref(prm);
-        return failed ? mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory") : rc;
-    }
-    const char *endpoints[] = {issuer, str_member(meta, "authorization_endpoint"),
-                               str_member(meta, "token_endpoint"),
-                               str_member(meta, "registration_endpoint")};
-    const char *unsafe = NULL;
-    for (size_t e = 0; e < sizeof endpoints / sizeof endpoints[0] && !unsafe; e++)
-        if (endpoints[e] && !transport_is_safe(endpoints[e], o->http.insecure))
-            unsafe = endpoints[e];
-    if (unsafe) {
-        rc = mcp_error_set(err, MCP_EAUTH, 0, NULL,
-                           "the authorization server %s would take credentials over plain "
-                           "HTTP (%s): only https, or http to this machine", issuer, unsafe);
-        free(scopes);
-        json_decref(meta);
-        json_decref(prm);
-        return rc;
-    }
-    const json_t *pkce = json_object_get(meta, "code_challenge_methods_supported");
-    if (!str_member(meta, "authorization_endpoint") || !str_member(meta, "token_endpoint") ||
-        !array_has(pkce, "S256")) {
-        rc = mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
-                           "the authorization server %s %s", issuer,
-                           !array_has(pkce, "S256") ? "does not offer PKCE with S256"
-                                                    : "has no authorization or token endpoint");
-        free(scopes);
-        json_decref(meta);
-        json_decref(prm);
-        return rc;
-    }
-
-    if (o->issuer && strcmp(o->issuer, issuer) != 0)
-        drop_tokens(o); /* tokens of the previous authorization server */
-    if (o->reg_issuer && strcmp(o->reg_issuer, issuer) != 0)
-        drop_registration(o);
-    bool ok = dup_into(&o->server_url, url) && dup_into(&o->resource, resource) &&
-              dup_into(&o->issuer, issuer);
-    replace(&o->resource_scopes, scopes);
-    json_decref(o->as_meta);
-    o->as_meta = meta;
-    json_decref(prm);
-    return ok ? MCP_OK : mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    resource_info_clear(&r);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------
@@ -919,8 +985,8 @@ int mcp_oauth_restore(mcp_oauth_t *o, const json_t *saved, mcp_error_t *err)
     const char *access = optional_string(tokens, "access_token", &bad);
     const char *refresh_token = optional_string(tokens, "refresh_token", &bad);
     const char *scope = optional_string(tokens, "scope", &bad);
-    if (bad || !format || strcmp(format, SAVE_FORMAT) != 0 || !server_url || !resource ||
-        !issuer || !json_is_object(meta) || (reg && (!json_is_object(reg) || !reg_id)) ||
+    if (bad || !format || strcmp(format, SAVE_FORMAT) != 0 || !server_url || !issuer ||
+        !json_is_object(meta) || (reg && (!json_is_object(reg) || !reg_id)) ||
         (tokens && !json_is_object(tokens)) || (expires && !json_is_integer(expires)))
         return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "not OAuth state saved by mcp_oauth_save() (" SAVE_FORMAT ")");

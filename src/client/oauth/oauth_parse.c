@@ -516,6 +516,15 @@ static char *origin_new(const url_t *u)
     return origin;
 }
 
+int oauth_origin(const char *url, char **out)
+{
+    *out = NULL;
+    url_t u;
+    if (!url || !parse_url(url, &u))
+        return MCP_EINVAL;
+    return (*out = origin_new(&u)) ? MCP_OK : MCP_ENOMEM;
+}
+
 /* Whether all `n` URLs were built; if not, frees them. */
 static bool all_built(char **urls, size_t n)
 {

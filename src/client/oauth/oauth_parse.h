@@ -96,6 +96,14 @@ int oauth_as_metadata_urls(const char *issuer, char *out[3], size_t *n);
 int oauth_canonical_resource(const char *server_url, char **out);
 
 /*
+ * The origin of an absolute http(s) URL: "scheme://host[:port]", scheme
+ * and host lowercased, the default port left out. The 2025-03-26
+ * authorization took the MCP server's origin for its authorization
+ * server. MCP_OK, MCP_EINVAL, MCP_ENOMEM.
+ */
+int oauth_origin(const char *url, char **out);
+
+/*
  * Whether the `resource` a protected resource metadata document names may
  * stand for the MCP server at `server_url` (RFC 9728 §3.3; as the
  * reference SDK does): same scheme, host and port (case-insensitive,
