@@ -6,7 +6,9 @@
  * The URL functions share one parser, so they agree on what parses; what
  * they build parses again; the canonical resource is a fixed point that
  * still names the same resource; a URL covers itself, coverage is
- * transitive and survives canonical forms. A value form-encoded into a query reads back unchanged.
+ * transitive and survives canonical forms; the origin parses, is its own
+ * origin and starts the canonical resource. A value form-encoded into a
+ * query reads back unchanged.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -84,6 +86,27 @@ static void check_canonical(const char *url, bool parses)
     free(twice);
 }
 
+/* The origin: refused exactly when the URL is; else "scheme://host[:port]",
+ * its own origin, and where the canonical resource starts. */
+static void check_origin(const char *url, bool parses)
+{
+    char *origin = NULL, *twice = NULL, *canonical = NULL;
+    int rc = oauth_origin(url, &origin);
+    if (!parses) {
+        if (rc != MCP_EINVAL || origin)
+            abort();
+        return;
+    }
+    if (rc != MCP_OK || oauth_origin(origin, &twice) != MCP_OK || strcmp(origin, twice) != 0 ||
+        oauth_canonical_resource(url, &canonical) != MCP_OK ||
+        strncmp(canonical, origin, strlen(origin)) != 0 ||
+        (canonical[strlen(origin)] != '\0' && canonical[strlen(origin)] != '/'))
+        abort();
+    free(origin);
+    free(twice);
+    free(canonical);
+}
+
 /* Coverage is transitive, and canonical forms keep it. */
 static void check_coverage(const char *a, const char *b, const char *c)
 {
@@ -140,6 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(probe);
     check_discovery(a, parses);
     check_canonical(a, parses);
+    check_origin(a, parses);
     check_coverage(a, b, c);
     check_form(a, b, c);
 
