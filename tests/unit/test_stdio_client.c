@@ -172,7 +172,7 @@ static void test_output_before_any_request(void **state)
                                   "sh", "-c",
                                   "echo '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
                                   "\"params\":{\"level\":\"info\",\"data\":\"early\"}}'; "
-                                  "exec cat >/dev/null",
+                                  "cat >/dev/null", /* sh keeps stdout open meanwhile */
                                   NULL}},
         &h);
     assert_true(wait_for(&h, &h.unrouted, 1));
@@ -203,7 +203,8 @@ static void test_restart_is_reported(void **state)
     client_transport_t *t = spawn(
         &(mcp_stdio_target_t){
             .argv = (const char *const[]){"sh", "-c",
-                                          "if [ -e \"$MARK\" ]; then exec cat >/dev/null; fi; "
+                                          /* the second run: sh holds stdout open */
+                                          "if [ -e \"$MARK\" ]; then cat >/dev/null; exit; fi; "
                                           ": > \"$MARK\"",
                                           NULL},
             .env = env, .cwd = dir, .restart = true},
