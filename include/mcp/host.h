@@ -26,7 +26,12 @@
  * with optional per-server keys "type" ("stdio", "http", "streamable-http"
  * or "sse"; it must agree with "command"/"url"), "era" ("auto", "modern",
  * "legacy"), "timeoutMs", "token" and "tokenEnv" (the name of an
- * environment variable holding a bearer token). In every string value
+ * environment variable holding a bearer token), and "oauth": true, or
+ * {"clientId": ..., "clientSecretEnv": ..., "clientMetadataUrl": ...}
+ * for a pre-registered client or a metadata document URL: the server
+ * signs its users in with OAuth (mcp/oauth.h; the mcp command does, with
+ * --oauth's sign-in; the host leaves it to the application, through
+ * mcp_server_connect_options_t.token). In every string value
  * ${VAR} is replaced by the environment variable VAR (an error when it is
  * not set) and ${VAR:-default} by VAR, or the default when VAR is unset or
  * empty. Unknown keys of a server are ignored with a warning; other
@@ -70,6 +75,13 @@ typedef struct mcp_server_config {
     mcp_client_era_t era;  /* AUTO: the client's own era option */
     int64_t timeout_ms;    /* 0: the client's own timeout */
     char *token;           /* bearer token, or NULL */
+    /* "oauth": the server signs its users in with OAuth; a pre-registered
+     * client (id and secret) and a metadata document URL, each NULL when
+     * not given. */
+    bool oauth;
+    char *oauth_client_id;
+    char *oauth_client_secret;
+    char *oauth_client_metadata_url;
 } mcp_server_config_t;
 
 typedef struct mcp_server_configs {
@@ -139,6 +151,11 @@ typedef struct mcp_server_connect_options {
     void *stderr_user;
     int64_t connect_timeout_ms;    /* HTTP: 0 picks the client's default */
     bool insecure;                 /* HTTP: skip TLS certificate verification */
+    /* HTTP: a token source (e.g. mcp_oauth_token with an mcp_oauth_t made
+     * from the config's oauth fields), used instead of the config's
+     * token. NULL: the config's token, if any. */
+    mcp_token_fn token;
+    void *token_user;
 } mcp_server_connect_options_t;
 
 /*

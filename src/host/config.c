@@ -208,6 +208,46 @@ static int read_options(const where_t *w, const json_t *entry, bool http, mcp_se
     return (out->token = strdup(value)) ? MCP_OK : fail(w, MCP_ENOMEM, "out of memory");
 }
 
+/* "oauth": true, false, or an object naming the client. */
+static int read_oauth(const where_t *w, const json_t *entry, bool http, mcp_server_config_t *out)
+{
+    const json_t *oauth = json_object_get(entry, "oauth");
+    if (!oauth || !http)
+        return MCP_OK; /* none, or warned about */
+    if (json_is_boolean(oauth)) {
+        out->oauth = json_is_true(oauth);
+    } else if (json_is_object(oauth)) {
+        out->oauth = true;
+        const char *key;
+        const json_t *value;
+        json_object_foreach((json_t *)oauth, key, value) {
+            char **slot = strcmp(key, "clientId") == 0            ? &out->oauth_client_id
+                          : strcmp(key, "clientMetadataUrl") == 0 ? &out->oauth_client_metadata_url
+                                                                  : NULL;
+            if (slot && !(*slot = string_of(w, key, value)))
+                return MCP_EINVAL;
+            if (strcmp(key, "clientSecretEnv") == 0) {
+                const char *secret = json_is_string(value) ? getenv(json_string_value(value)) : NULL;
+                if (!secret || !secret[0])
+                    return fail(w, MCP_EINVAL,
+                                "\"oauth\": \"clientSecretEnv\" must name a set environment "
+                                "variable");
+                if (!(out->oauth_client_secret = strdup(secret)))
+                    return fail(w, MCP_ENOMEM, "out of memory");
+            } else if (!slot) {
+                warn(w, "unknown key \"oauth.%s\" ignored", key);
+            }
+        }
+        if (out->oauth_client_secret && !out->oauth_client_id)
+            return fail(w, MCP_EINVAL, "\"oauth\": a client secret needs its \"clientId\"");
+    } else {
+        return fail(w, MCP_EINVAL, "\"oauth\" must be true, false or an object");
+    }
+    if (out->oauth && out->token)
+        return fail(w, MCP_EINVAL, "give a token or \"oauth\", not both");
+    return MCP_OK;
+}
+
 /* The keys of an entry, and which transport each belongs to. */
 typedef enum { FOR_BOTH, FOR_STDIO, FOR_HTTP } key_use_t;
 
@@ -218,7 +258,7 @@ static const struct {
     {"type", FOR_BOTH},     {"era", FOR_BOTH},    {"timeoutMs", FOR_BOTH},
     {"command", FOR_STDIO}, {"args", FOR_STDIO},  {"env", FOR_STDIO},
     {"cwd", FOR_STDIO},     {"url", FOR_HTTP},    {"headers", FOR_HTTP},
-    {"token", FOR_HTTP},    {"tokenEnv", FOR_HTTP},
+    {"token", FOR_HTTP},    {"tokenEnv", FOR_HTTP},   {"oauth", FOR_HTTP},
 };
 
 /* Warns about the keys this library does not use for the entry. */
@@ -282,6 +322,8 @@ static int read_entry(const where_t *w, const json_t *entry, mcp_server_config_t
         rc = read_era(w, entry, t && strcmp(t, "sse") == 0, out);
     if (rc == MCP_OK)
         rc = read_options(w, entry, has_url, out);
+    if (rc == MCP_OK)
+        rc = read_oauth(w, entry, has_url, out);
     return rc;
 }
 
@@ -495,6 +537,11 @@ void mcp_server_config_clear(mcp_server_config_t *config)
     free(config->url);
     strv_free(config->headers);
     free(config->token);
+    free(config->oauth_client_id);
+    if (config->oauth_client_secret)
+        explicit_bzero(config->oauth_client_secret, strlen(config->oauth_client_secret));
+    free(config->oauth_client_secret);
+    free(config->oauth_client_metadata_url);
     memset(config, 0, sizeof *config);
 }
 
@@ -547,6 +594,10 @@ int host_config_copy(mcp_server_config_t *to, const mcp_server_config_t *from)
         .era = from->era,
         .timeout_ms = from->timeout_ms,
         .token = str_copy(from->token, &ok),
+        .oauth = from->oauth,
+        .oauth_client_id = str_copy(from->oauth_client_id, &ok),
+        .oauth_client_secret = str_copy(from->oauth_client_secret, &ok),
+        .oauth_client_metadata_url = str_copy(from->oauth_client_metadata_url, &ok),
     };
     if (ok)
         return MCP_OK;

@@ -35,7 +35,9 @@ int mcp_server_config_connect(const mcp_server_config_t *config, mcp_client_t *c
         return mcp_client_connect_http(client, &(mcp_http_target_t){
             .url = config->url,
             .headers = (const char *const *)config->headers,
-            .bearer_token = config->token,
+            .bearer_token = opts->token ? NULL : config->token,
+            .token = opts->token,
+            .token_user = opts->token_user,
             .connect_timeout_ms = opts->connect_timeout_ms,
             .insecure = opts->insecure,
         }, err);

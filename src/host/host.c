@@ -218,6 +218,12 @@ static host_server_t *server_new(mcp_host_t *h, const mcp_server_config_t *confi
         free(s);
         return NULL;
     }
+    if (config->oauth)
+        host_log(h, MCP_LOG_WARNING,
+                 "server \"%s\" asks for an OAuth sign-in, which the host does not do: it "
+                 "connects without a token (to sign in, connect it with "
+                 "mcp_server_config_connect and an mcp_oauth_t)",
+                 config->name);
     s->host = h;
     s->state = MCP_HOST_CONNECTING;
     pthread_condattr_t attr;

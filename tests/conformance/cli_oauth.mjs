@@ -3,7 +3,7 @@
 // scenario and runs this file as its "client", which runs
 //
 //   mcp --oauth <url> tools
-//   mcp --oauth <url> call test-tool
+//   mcp -c <servers.json> s call test-tool    (s: {"url": <url>, "oauth": true})
 //
 // on a pseudo-terminal (script(1)) and plays the person at it: at each
 // sign-in prompt it fetches the authorization URL mcp shows, as a browser
@@ -18,17 +18,16 @@
 //
 // Fails unless every scenario passes.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const SCENARIO_TIMEOUT_MS = 120_000;
 
-// Plays the user of one `mcp --oauth` command; resolves to its exit status
-// and how many times it asked to sign in.
-async function playUser(mcp, url, words) {
-  const command = `${mcp} --oauth ${url} ${words}`;
+// Plays the user of one mcp command; resolves to its exit status and how
+// many times it asked to sign in.
+async function playUser(command) {
   const child = spawn('script', ['-qfec', command, '/dev/null'],
                       { stdio: ['pipe', 'pipe', 'inherit'] });
   let screen = '';
@@ -51,8 +50,10 @@ async function playUser(mcp, url, words) {
 if (process.env.MCP_CLI_OAUTH_PLAY) {
   // As the suite's client.
   const [mcp, url] = [process.env.MCP_CLI_OAUTH_PLAY, process.argv.at(-1)];
-  const first = await playUser(mcp, url, 'tools');
-  const second = await playUser(mcp, url, 'call test-tool');
+  const config = join(process.env.XDG_STATE_HOME, 'servers.json');
+  writeFileSync(config, JSON.stringify({ mcpServers: { s: { url, oauth: true } } }));
+  const first = await playUser(`${mcp} --oauth ${url} tools`);
+  const second = await playUser(`${mcp} -c ${config} s call test-tool`);
   const allowed = Number(process.env.MCP_CLI_OAUTH_SECOND_PROMPTS ?? 0);
   console.log(`cli-oauth: prompts ${first.prompts} then ${second.prompts}`);
   if (first.prompts < 1 || second.prompts > allowed) {

@@ -290,12 +290,6 @@ static void test_bad_command_lines(void **state)
     assert_contains(r.err, "are for HTTP servers");
     proc_result_free(&r);
 
-    /* --oauth signs in at a terminal; here stdin is not one. */
-    RAW(&r, "http://127.0.0.1:1/mcp", "tools", "--oauth");
-    assert_status(&r, EXIT_USAGE);
-    assert_contains(r.err, "--oauth signs you in at the terminal");
-    proc_result_free(&r);
-
     RAW(&r, "http://127.0.0.1:1/mcp", "tools", "--token-env", "MCP_CLI_TEST_UNSET_TOKEN");
     assert_status(&r, EXIT_USAGE);
     assert_contains(r.err, "--token-env MCP_CLI_TEST_UNSET_TOKEN: the variable is not set");

@@ -182,6 +182,40 @@ static void test_document_order_and_other_keys(void **state)
  * Warnings
  * ------------------------------------------------------------------------ */
 
+/* "oauth": true, or an object naming the client; copied with the config. */
+static void test_oauth(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"mcpServers\": {"
+        "\"plain\": {\"url\": \"https://a/mcp\", \"oauth\": true},"
+        "\"off\": {\"url\": \"https://b/mcp\", \"oauth\": false},"
+        "\"named\": {\"url\": \"https://c/mcp\", \"oauth\": {\"clientId\": \"cid\","
+        " \"clientSecretEnv\": \"HOST_TEST_TOKEN\","
+        " \"clientMetadataUrl\": \"https://app/${HOST_TEST_BIN}.json\"}}}}";
+    mcp_server_configs_t configs;
+    warnings_t w = {0};
+    assert_int_equal(parse(text, &configs, &w, NULL), MCP_OK);
+    assert_int_equal(configs.count, 3);
+    assert_true(configs.items[0].oauth);
+    assert_null(configs.items[0].oauth_client_id);
+    assert_false(configs.items[1].oauth);
+    const mcp_server_config_t *named = &configs.items[2];
+    assert_true(named->oauth);
+    assert_string_equal(named->oauth_client_id, "cid");
+    assert_string_equal(named->oauth_client_secret, "s3cret");
+    assert_string_equal(named->oauth_client_metadata_url, "https://app//usr/bin/server.json");
+    assert_int_equal(w.count, 0);
+
+    /* A host keeps its own copy. */
+    mcp_host_t *host = mcp_host_new(&(mcp_host_options_t){
+        .client = {.name = "t", .version = "1"}}, NULL);
+    assert_non_null(host);
+    assert_int_equal(mcp_host_add_server(host, named, NULL), MCP_OK);
+    mcp_server_configs_clear(&configs);
+    mcp_host_free(host);
+}
+
 static void test_unknown_keys_warned(void **state)
 {
     static const struct {
@@ -201,6 +235,10 @@ static void test_unknown_keys_warned(void **state)
          "server \"s\": \"headers\" is for HTTP servers; ignored"},
         {"{\"command\": \"n\", \"token\": \"t\"}", 1,
          "server \"s\": \"token\" is for HTTP servers; ignored"},
+        {"{\"command\": \"n\", \"oauth\": true}", 1,
+         "server \"s\": \"oauth\" is for HTTP servers; ignored"},
+        {"{\"url\": \"http://h/\", \"oauth\": {\"scope\": \"x\"}}", 1,
+         "server \"s\": unknown key \"oauth.scope\" ignored"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char text[512];
@@ -307,6 +345,19 @@ static void test_rejected_documents(void **state)
          "server \"a\": \"timeoutMs\" must be a positive integer"},
         {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"timeoutMs\": 1.5}}}",
          "server \"a\": \"timeoutMs\" must be a positive integer"},
+        /* oauth */
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": 1}}}",
+         "server \"a\": \"oauth\" must be true, false or an object"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"token\": \"t\", \"oauth\": true}}}",
+         "server \"a\": give a token or \"oauth\", not both"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": "
+         "{\"clientSecretEnv\": \"HOST_TEST_TOKEN\"}}}}",
+         "server \"a\": \"oauth\": a client secret needs its \"clientId\""},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": "
+         "{\"clientId\": \"c\", \"clientSecretEnv\": \"HOST_TEST_UNSET\"}}}}",
+         "server \"a\": \"oauth\": \"clientSecretEnv\" must name a set environment variable"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": {\"clientId\": 7}}}}",
+         "server \"a\": \"clientId\" must be"},
         /* ${VAR} */
         {"{\"mcpServers\": {\"a\": {\"command\": \"${HOST_TEST_UNSET}\"}}}",
          "server \"a\": command: the environment variable HOST_TEST_UNSET is not set"},
@@ -505,6 +556,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_servers),
         cmocka_unit_test(test_document_order_and_other_keys),
+        cmocka_unit_test(test_oauth),
         cmocka_unit_test(test_unknown_keys_warned),
         cmocka_unit_test(test_rejected_documents),
         cmocka_unit_test(test_load_files),

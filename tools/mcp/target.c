@@ -166,22 +166,31 @@ static int token_of(const cli_options_t *opt, const struct target_state *st, con
 static int authorize_at_terminal(void *user, const char *url, char **redirect_out)
 {
     (void)user;
+    if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO)) {
+        /* What an earlier sign-in kept serves scripts; a new one needs a
+         * person. */
+        term_notef("signing in needs a terminal (stdin and stderr): run the command at one "
+                   "once, and later runs reuse the sign-in");
+        return MCP_EAUTH;
+    }
     int answered = tty_authorize(url, redirect_out);
     return answered > 0 ? 0 : answered == 0 ? MCP_EAUTH : MCP_ECANCELED;
 }
 
-/* The token source of --oauth, with what an earlier command kept
- * (oauth_store.h). A loopback redirect URI, as native apps use: nothing
- * listens there; the user brings the address back. */
+/* The token source of --oauth (or of a configured server's "oauth"), with
+ * what an earlier command kept (oauth_store.h). A loopback redirect URI,
+ * as native apps use: nothing listens there; the user brings the address
+ * back. */
 static int make_oauth(const cli_options_t *opt, struct target_state *st, const char *url)
 {
-    if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
-        return cli_fail(opt, CLI_EXIT_USAGE, NULL,
-                        "--oauth signs you in at the terminal: stdin and stderr must be one");
+    const mcp_server_config_t *c = &st->config;
     mcp_error_t err = {0};
     st->oauth = mcp_oauth_new(&(mcp_oauth_options_t){
         .redirect_uri = "http://127.0.0.1:8976/callback",
         .authorize = authorize_at_terminal,
+        .client_id = c->oauth_client_id,
+        .client_secret = c->oauth_client_secret,
+        .client_metadata_url = c->oauth_client_metadata_url,
         .client_name = "mcp (libmcp command-line client)",
         .timeout_ms = st->timeout_ms,
         .insecure = opt->insecure,
@@ -203,7 +212,7 @@ static int connect_http(cli_session_t *s, const place_t *where)
     int status = token_of(opt, s->state, &token);
     if (status == CLI_EXIT_OK)
         status = gather_headers(opt, where, s->state);
-    if (status == CLI_EXIT_OK && opt->oauth)
+    if (status == CLI_EXIT_OK && (opt->oauth || s->state->config.oauth))
         status = make_oauth(opt, s->state, where->url);
     if (status != CLI_EXIT_OK)
         return status;
