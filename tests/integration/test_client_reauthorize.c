@@ -181,12 +181,37 @@ static void test_second_refusal_fails(void **state)
     mcp_error_clear(&err);
 }
 
+/* A configured server connected with a token source in the connect
+ * options (as for a "oauth" server): the source's token is sent, not the
+ * config's. */
+static void test_config_connect_with_token_source(void **state)
+{
+    fixture_t *f = *state;
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", (unsigned)mcp_http_server_port(f->http));
+    mcp_server_config_t config = {.name = "s", .url = url, .token = "from-config"};
+    mcp_error_t err = {0};
+    mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){.name = "c", .version = "1",
+                                                            .era = MCP_CLIENT_ERA_MODERN},
+                                     &err);
+    assert_non_null(c);
+    admit_only("t2"); /* next_token's next answer */
+    if (mcp_server_config_connect(&config, c,
+                                  &(mcp_server_connect_options_t){.token = next_token}, &err) !=
+        MCP_OK)
+        fail_msg("connect: %s", err.message);
+    assert_int_equal(token_calls, 2);
+    assert_int_equal(refused, 0);
+    mcp_client_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_token_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_call_sent_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_refusal_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_connect_with_token_source, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
