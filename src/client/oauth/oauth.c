@@ -1,6 +1,7 @@
 /*
- * The OAuth client (mcp/oauth.h): discovery, registration, the
- * authorization code grant with PKCE, tokens, refresh and step-up.
+ * The OAuth client (mcp/oauth.h): registration, the authorization code
+ * grant with PKCE, tokens, refresh and step-up, and the token callback
+ * that runs them (discovery: oauth_discovery.c; saving: oauth_state.c).
  *
  * One mcp_oauth_t holds what it learned about one protected resource: the
  * resource's metadata, its authorization server's metadata, the client's
@@ -19,14 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include <jansson.h>
 
 #include "clock.h"
-#include "client/oauth/oauth_http.h"
+#include "client/oauth/oauth_internal.h"
 #include "client/oauth/oauth_parse.h"
-#include "mcp/oauth.h"
 #include "protocol/base64.h"
 
 /* RFC 7636: a verifier of 43 to 128 characters; 64 is plenty. */
@@ -35,73 +34,39 @@
 /* A token is taken as expired this long before the server says. */
 #define EXPIRY_MARGIN_MS 30000
 
-struct mcp_oauth {
-    pthread_mutex_t lock; /* one flow at a time; guards everything below */
-
-    /* The options (copies). */
-    char *redirect_uri;
-    mcp_oauth_authorize_fn authorize;
-    void *authorize_user;
-    char *client_id, *client_secret; /* pre-registered */
-    char *client_metadata_url;
-    char *client_name;
-    char *application_type;
-    oauth_http_options_t http;
-    char *ca_file;
-
-    /* The protected resource and its authorization server (discovery). */
-    char *server_url;      /* the MCP server URL discovery ran for */
-    char *resource;        /* the resource its metadata names */
-    char *resource_scopes; /* its scopes_supported, space-separated, or NULL */
-    char *issuer;          /* its authorization server */
-    json_t *as_meta;       /* that server's metadata */
-
-    /* The client's registration with `reg_issuer` (dynamic or CIMD). */
-    char *reg_issuer;
-    char *reg_client_id, *reg_client_secret, *reg_auth_method;
-
-    /* The tokens, from `issuer`. */
-    char *access_token, *refresh_token;
-    char *granted_scope;   /* what the token carries, as far as known */
-    int64_t expires_at_ms; /* mcp_clock_ms(); 0 when not said */
-
-    int last_rc;
-    mcp_error_t last_err;
-};
-
 /* ------------------------------------------------------------------------
  * Small helpers
  * ------------------------------------------------------------------------ */
 
-static void replace(char **slot, char *value)
+void oauth_replace(char **slot, char *value)
 {
     free(*slot);
     *slot = value;
 }
 
 /* Frees a secret after overwriting it. */
-static void wipe(char **slot)
+void oauth_wipe(char **slot)
 {
     if (*slot)
         explicit_bzero(*slot, strlen(*slot));
-    replace(slot, NULL);
+    oauth_replace(slot, NULL);
 }
 
-static bool dup_into(char **slot, const char *value)
+bool oauth_dup_into(char **slot, const char *value)
 {
     char *copy = value ? strdup(value) : NULL;
     if (value && !copy)
         return false;
-    replace(slot, copy);
+    oauth_replace(slot, copy);
     return true;
 }
 
-static const char *str_member(const json_t *obj, const char *name)
+const char *oauth_str_member(const json_t *obj, const char *name)
 {
     return json_string_value(json_object_get(obj, name));
 }
 
-static bool array_has(const json_t *array, const char *value)
+bool oauth_array_has(const json_t *array, const char *value)
 {
     size_t i;
     json_t *item;
@@ -112,20 +77,20 @@ static bool array_has(const json_t *array, const char *value)
     return false;
 }
 
-static void drop_tokens(mcp_oauth_t *o)
+void oauth_drop_tokens(mcp_oauth_t *o)
 {
-    wipe(&o->access_token);
-    wipe(&o->refresh_token);
-    replace(&o->granted_scope, NULL);
+    oauth_wipe(&o->access_token);
+    oauth_wipe(&o->refresh_token);
+    oauth_replace(&o->granted_scope, NULL);
     o->expires_at_ms = 0;
 }
 
-static void drop_registration(mcp_oauth_t *o)
+void oauth_drop_registration(mcp_oauth_t *o)
 {
-    replace(&o->reg_issuer, NULL);
-    replace(&o->reg_client_id, NULL);
-    wipe(&o->reg_client_secret);
-    replace(&o->reg_auth_method, NULL);
+    oauth_replace(&o->reg_issuer, NULL);
+    oauth_replace(&o->reg_client_id, NULL);
+    oauth_wipe(&o->reg_client_secret);
+    oauth_replace(&o->reg_auth_method, NULL);
 }
 
 /* ------------------------------------------------------------------------
@@ -161,7 +126,7 @@ static bool scope_covers(const char *granted, const char *wanted)
 
 /* `a` then the scopes of `b` not in it, each once; NULL for an empty
  * set. *failed on allocation failure. */
-static char *scope_union(const char *a, const char *b, bool *failed)
+char *oauth_scope_union(const char *a, const char *b, bool *failed)
 {
     size_t cap = (a ? strlen(a) : 0) + (b ? strlen(b) : 0) + 2;
     char *out = malloc(cap);
@@ -195,265 +160,6 @@ static char *scope_union(const char *a, const char *b, bool *failed)
 }
 
 /* ------------------------------------------------------------------------
- * Discovery
- * ------------------------------------------------------------------------ */
-
-/*
- * Whether secrets may travel to `url`: https, or plain http to this very
- * machine (OAuth 2.1 §1.5 asks for TLS on every authorization server
- * endpoint; a loopback address never leaves the host). `insecure` lifts
- * the rule, for tests against a plain-HTTP server elsewhere.
- */
-static bool transport_is_safe(const char *url, bool insecure)
-{
-    if (insecure || strncasecmp(url, "https://", 8) == 0)
-        return true;
-    if (strncasecmp(url, "http://", 7) != 0)
-        return false;
-    const char *host = url + 7;
-    size_t len = host[0] == '[' ? strcspn(host, "]") + 1 : strcspn(host, ":/?#");
-    static const char *const loopback[] = {"localhost", "127.0.0.1", "[::1]"};
-    for (size_t i = 0; i < sizeof loopback / sizeof loopback[0]; i++)
-        if (len == strlen(loopback[i]) && strncasecmp(host, loopback[i], len) == 0)
-            return true;
-    return false;
-}
-
-/* GETs a JSON document; NULL (and *rc, *err) when there is none. A
- * status other than 2xx is MCP_ENOTFOUND. */
-static json_t *get_json(mcp_oauth_t *o, const char *url, int *rc, mcp_error_t *err)
-{
-    oauth_http_response_t r;
-    *rc = oauth_http_request(&o->http, url, NULL, NULL, NULL, &r, err);
-    if (*rc != MCP_OK)
-        return NULL;
-    json_t *doc = oauth_http_json(&r);
-    if (!doc)
-        *rc = mcp_error_set(err, MCP_ENOTFOUND, 0, NULL, "GET %s: HTTP %ld%s", url, r.status,
-                            r.status >= 200 && r.status < 300 ? ", not a JSON object" : "");
-    oauth_http_response_free(&r);
-    return doc;
-}
-
-/* The protected resource metadata of the server at `url`: from the
- * challenge's resource_metadata URL, else from the well-known URLs. */
-static json_t *fetch_resource_metadata(mcp_oauth_t *o, const char *url, const char *hinted,
-                                       int *rc)
-{
-    mcp_error_t *err = &o->last_err;
-    if (hinted) {
-        json_t *doc = get_json(o, hinted, rc, err);
-        if (doc)
-            return doc;
-    }
-    char *candidates[2] = {NULL, NULL};
-    size_t n = 0;
-    if ((*rc = oauth_prm_urls(url, candidates, &n)) != MCP_OK) {
-        mcp_error_set(err, *rc, 0, NULL, "cannot derive metadata URLs from %s", url);
-        return NULL;
-    }
-    json_t *doc = NULL;
-    for (size_t i = 0; i < n && !doc; i++)
-        doc = get_json(o, candidates[i], rc, err);
-    for (size_t i = 0; i < n; i++)
-        free(candidates[i]);
-    if (!doc) {
-        char last[MCP_ERROR_MESSAGE_MAX];
-        snprintf(last, sizeof last, "%s", err->message);
-        mcp_error_set(err, MCP_EAUTH, 0, NULL,
-                      "the server asks for authorization but publishes no protected resource "
-                      "metadata (%s)", last);
-    }
-    return doc;
-}
-
-/* The authorization server metadata of `issuer`: the first well-known
- * document found whose `issuer` is exactly the one asked for (RFC 8414
- * §3.3); one that names another issuer is discarded. */
-static json_t *fetch_as_metadata(mcp_oauth_t *o, const char *issuer, int *rc)
-{
-    mcp_error_t *err = &o->last_err;
-    char *candidates[3] = {NULL, NULL, NULL};
-    size_t n = 0;
-    if ((*rc = oauth_as_metadata_urls(issuer, candidates, &n)) != MCP_OK) {
-        mcp_error_set(err, *rc, 0, NULL, "the authorization server \"%s\" is not a URL", issuer);
-        return NULL;
-    }
-    json_t *doc = NULL;
-    bool mismatch = false;
-    for (size_t i = 0; i < n && !doc; i++) {
-        doc = get_json(o, candidates[i], rc, err);
-        const char *named = str_member(doc, "issuer");
-        if (doc && (!named || strcmp(named, issuer) != 0)) {
-            json_decref(doc);
-            doc = NULL;
-            mismatch = true;
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        free(candidates[i]);
-    if (!doc)
-        *rc = mcp_error_set(err, MCP_EAUTH, 0, NULL,
-                            mismatch ? "the metadata of the authorization server %s names "
-                                       "another issuer"
-                                     : "no metadata for the authorization server %s",
-                            issuer);
-    return doc;
-}
-
-/* What the resource's metadata says. */
-typedef struct {
-    char *resource; /* NULL: none named (2025-03-26) */
-    char *issuer;   /* its authorization server */
-    char *scopes;   /* scopes_supported, space-separated, or NULL */
-    bool legacy;    /* no metadata: the 2025-03-26 authorization */
-} resource_info_t;
-
-static void resource_info_clear(resource_info_t *r)
-{
-    free(r->resource);
-    free(r->issuer);
-    free(r->scopes);
-    memset(r, 0, sizeof *r);
-}
-
-/*
- * The resource's metadata, checked: its `resource` must cover the server
- * URL, and it must name an authorization server. A server that publishes
- * none is taken as 2025-03-26 authorization did: its origin is its own
- * authorization server, and no resource is named.
- */
-static int learn_resource(mcp_oauth_t *o, const char *url, const char *hinted,
-                          resource_info_t *out)
-{
-    mcp_error_t *err = &o->last_err;
-    int rc;
-    json_t *prm = fetch_resource_metadata(o, url, hinted, &rc);
-    if (!prm) {
-        out->legacy = true;
-        rc = oauth_origin(url, &out->issuer);
-        return rc == MCP_OK ? MCP_OK
-                            : mcp_error_set(err, rc, 0, NULL, "%s is not an http(s) URL", url);
-    }
-    const char *resource = str_member(prm, "resource");
-    const char *issuer = json_string_value(json_array_get(
-        json_object_get(prm, "authorization_servers"), 0));
-    if (!resource || !oauth_resource_allows(resource, url))
-        rc = mcp_error_set(err, MCP_EAUTH, 0, NULL,
-                           "the protected resource metadata is for \"%s\", not for %s",
-                           resource ? resource : "(no resource)", url);
-    else if (!issuer)
-        rc = mcp_error_set(err, MCP_EPROTO, 0, NULL,
-                           "the protected resource metadata names no authorization server");
-    else if (!dup_into(&out->resource, resource) || !dup_into(&out->issuer, issuer))
-        rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-    bool failed = false;
-    size_t i;
-    json_t *item;
-    json_array_foreach(json_object_get(prm, "scopes_supported"), i, item) {
-        if (rc != MCP_OK || failed || !json_is_string(item))
-            continue;
-        replace(&out->scopes, scope_union(out->scopes, json_string_value(item), &failed));
-    }
-    json_decref(prm);
-    if (rc == MCP_OK && failed)
-        rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-    return rc;
-}
-
-/* The 2025-03-26 default endpoints of an authorization server that
- * publishes no metadata: /authorize, /token and /register at its origin,
- * with PKCE S256, which that revision required. */
-static json_t *default_endpoints(const char *origin)
-{
-    char *authorize = NULL, *token = NULL, *reg = NULL;
-    json_t *meta = NULL;
-    if (asprintf(&authorize, "%s/authorize", origin) >= 0 &&
-        asprintf(&token, "%s/token", origin) >= 0 && asprintf(&reg, "%s/register", origin) >= 0)
-        meta = json_pack("{s:s, s:s, s:s, s:s, s:[s]}", "issuer", origin,
-                         "authorization_endpoint", authorize, "token_endpoint", token,
-                         "registration_endpoint", reg, "code_challenge_methods_supported",
-                         "S256");
-    free(authorize);
-    free(token);
-    free(reg);
-    return meta;
-}
-
-/* The authorization server's metadata, checked: its endpoints must not
- * carry credentials across a network in clear, and it must offer PKCE
- * S256 (a 2025-03-26 server that does not say is taken to). */
-static int learn_authorization_server(mcp_oauth_t *o, const resource_info_t *r, json_t **out)
-{
-    mcp_error_t *err = &o->last_err;
-    int rc;
-    json_t *meta = fetch_as_metadata(o, r->issuer, &rc);
-    if (!meta && r->legacy && !(meta = default_endpoints(r->issuer)))
-        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-    if (!meta)
-        return rc;
-    const char *endpoints[] = {r->issuer, str_member(meta, "authorization_endpoint"),
-                               str_member(meta, "token_endpoint"),
-                               str_member(meta, "registration_endpoint")};
-    const char *unsafe = NULL;
-    for (size_t e = 0; e < sizeof endpoints / sizeof endpoints[0] && !unsafe; e++)
-        if (endpoints[e] && !transport_is_safe(endpoints[e], o->http.insecure))
-            unsafe = endpoints[e];
-    const json_t *pkce = json_object_get(meta, "code_challenge_methods_supported");
-    bool s256 = array_has(pkce, "S256") || (r->legacy && !pkce);
-    if (unsafe)
-        rc = mcp_error_set(err, MCP_EAUTH, 0, NULL,
-                           "the authorization server %s would take credentials over plain "
-                           "HTTP (%s): only https, or http to this machine",
-                           r->issuer, unsafe);
-    else if (!s256)
-        rc = mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
-                           "the authorization server %s does not offer PKCE with S256",
-                           r->issuer);
-    else if (!str_member(meta, "authorization_endpoint") || !str_member(meta, "token_endpoint"))
-        rc = mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
-                           "the authorization server %s has no authorization or token endpoint",
-                           r->issuer);
-    else
-        rc = MCP_OK;
-    if (rc == MCP_OK)
-        *out = meta;
-    else
-        json_decref(meta);
-    return rc;
-}
-
-/*
- * Learns (again) where to authorize for the server at `url`. The
- * registration and tokens of another authorization server are dropped:
- * credentials are bound to the server that issued them.
- */
-static int discover(mcp_oauth_t *o, const char *url, const char *hinted_metadata)
-{
-    resource_info_t r = {0};
-    json_t *meta = NULL;
-    int rc = learn_resource(o, url, hinted_metadata, &r);
-    if (rc == MCP_OK)
-        rc = learn_authorization_server(o, &r, &meta);
-    if (rc == MCP_OK) {
-        if (o->issuer && strcmp(o->issuer, r.issuer) != 0)
-            drop_tokens(o); /* tokens of the previous authorization server */
-        if (o->reg_issuer && strcmp(o->reg_issuer, r.issuer) != 0)
-            drop_registration(o);
-        if (!dup_into(&o->server_url, url))
-            rc = mcp_error_set(&o->last_err, MCP_ENOMEM, 0, NULL, "out of memory");
-        replace(&o->resource, r.resource);
-        replace(&o->issuer, r.issuer);
-        replace(&o->resource_scopes, r.scopes);
-        memset(&r, 0, sizeof r); /* moved */
-        json_decref(o->as_meta);
-        o->as_meta = meta;
-    }
-    resource_info_clear(&r);
-    return rc;
-}
-
-/* ------------------------------------------------------------------------
  * Registration
  * ------------------------------------------------------------------------ */
 
@@ -471,7 +177,7 @@ static const char *client_secret(const mcp_oauth_t *o)
 static int register_client(mcp_oauth_t *o)
 {
     mcp_error_t *err = &o->last_err;
-    const char *endpoint = str_member(o->as_meta, "registration_endpoint");
+    const char *endpoint = oauth_str_member(o->as_meta, "registration_endpoint");
     if (!endpoint)
         return mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
                              "the authorization server %s takes no registrations, and no client "
@@ -490,15 +196,15 @@ static int register_client(mcp_oauth_t *o)
     if (rc != MCP_OK)
         return rc;
     json_t *answer = oauth_http_json(&r);
-    const char *id = str_member(answer, "client_id");
+    const char *id = oauth_str_member(answer, "client_id");
     if (!id) {
         rc = mcp_error_set(err, MCP_EAUTH, 0, NULL, "registration at %s refused: HTTP %ld %.200s",
                            endpoint, r.status, r.body ? r.body : "");
-    } else if (!dup_into(&o->reg_client_id, id) ||
-               !dup_into(&o->reg_client_secret, str_member(answer, "client_secret")) ||
-               !dup_into(&o->reg_auth_method, str_member(answer, "token_endpoint_auth_method")) ||
-               !dup_into(&o->reg_issuer, o->issuer)) {
-        drop_registration(o);
+    } else if (!oauth_dup_into(&o->reg_client_id, id) ||
+               !oauth_dup_into(&o->reg_client_secret, oauth_str_member(answer, "client_secret")) ||
+               !oauth_dup_into(&o->reg_auth_method, oauth_str_member(answer, "token_endpoint_auth_method")) ||
+               !oauth_dup_into(&o->reg_issuer, o->issuer)) {
+        oauth_drop_registration(o);
         rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     }
     json_decref(answer);
@@ -515,9 +221,9 @@ static int ensure_client(mcp_oauth_t *o)
         return MCP_OK;
     if (o->client_metadata_url &&
         json_is_true(json_object_get(o->as_meta, "client_id_metadata_document_supported"))) {
-        drop_registration(o);
-        if (!dup_into(&o->reg_client_id, o->client_metadata_url) ||
-            !dup_into(&o->reg_issuer, o->issuer) || !dup_into(&o->reg_auth_method, "none"))
+        oauth_drop_registration(o);
+        if (!oauth_dup_into(&o->reg_client_id, o->client_metadata_url) ||
+            !oauth_dup_into(&o->reg_issuer, o->issuer) || !oauth_dup_into(&o->reg_auth_method, "none"))
             return mcp_error_set(&o->last_err, MCP_ENOMEM, 0, NULL, "out of memory");
         return MCP_OK;
     }
@@ -538,11 +244,11 @@ static const char *auth_method(const mcp_oauth_t *o)
     if (!o->client_id && o->reg_auth_method)
         return o->reg_auth_method;
     const json_t *supported = json_object_get(o->as_meta, "token_endpoint_auth_methods_supported");
-    if (!json_is_array(supported) || array_has(supported, "client_secret_basic"))
+    if (!json_is_array(supported) || oauth_array_has(supported, "client_secret_basic"))
         return "client_secret_basic";
-    if (array_has(supported, "client_secret_post"))
+    if (oauth_array_has(supported, "client_secret_post"))
         return "client_secret_post";
-    return array_has(supported, "none") ? "none" : "client_secret_basic";
+    return oauth_array_has(supported, "none") ? "none" : "client_secret_basic";
 }
 
 /* The form-encoding of one string (RFC 6749 §2.3.1 encodes the client id
@@ -610,7 +316,7 @@ static int token_request(mcp_oauth_t *o, char *form, const char *requested, bool
         free(form);
         return mcp_error_set(err, rc, 0, NULL, "out of memory");
     }
-    const char *endpoint = str_member(o->as_meta, "token_endpoint");
+    const char *endpoint = oauth_str_member(o->as_meta, "token_endpoint");
     oauth_http_response_t r;
     rc = oauth_http_request(&o->http, endpoint, "application/x-www-form-urlencoded", form,
                             authorization, &r, err);
@@ -623,26 +329,26 @@ static int token_request(mcp_oauth_t *o, char *form, const char *requested, bool
         return rc;
 
     json_t *answer = oauth_http_json(&r);
-    const char *token = str_member(answer, "access_token");
-    const char *type = str_member(answer, "token_type");
+    const char *token = oauth_str_member(answer, "access_token");
+    const char *type = oauth_str_member(answer, "token_type");
     const json_t *expires = json_object_get(answer, "expires_in");
     if (!token || !type || strcasecmp(type, "Bearer") != 0) {
-        const char *why = str_member(answer, "error");
+        const char *why = oauth_str_member(answer, "error");
         rc = mcp_error_set(err, MCP_EAUTH, 0, NULL, "the token endpoint %s refused: HTTP %ld %s",
                            endpoint, r.status,
                            why ? why : token ? "a token that is not a Bearer token"
                                              : "no access token");
     } else {
-        const char *scope = str_member(answer, "scope");
-        const char *renewed = str_member(answer, "refresh_token");
+        const char *scope = oauth_str_member(answer, "scope");
+        const char *renewed = oauth_str_member(answer, "refresh_token");
         char *kept = refreshing && !renewed ? o->refresh_token : NULL;
         if (kept)
             o->refresh_token = NULL;
-        drop_tokens(o);
+        oauth_drop_tokens(o);
         o->refresh_token = kept;
-        if (!dup_into(&o->access_token, token) ||
-            (renewed && !dup_into(&o->refresh_token, renewed)) ||
-            !dup_into(&o->granted_scope, scope ? scope : requested))
+        if (!oauth_dup_into(&o->access_token, token) ||
+            (renewed && !oauth_dup_into(&o->refresh_token, renewed)) ||
+            !oauth_dup_into(&o->granted_scope, scope ? scope : requested))
             rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
         if (json_is_integer(expires) && json_integer_value(expires) > 0)
             o->expires_at_ms =
@@ -667,7 +373,7 @@ static int refresh(mcp_oauth_t *o)
     int rc = token_request(o, form, scope, true);
     free(scope);
     if (rc != MCP_OK)
-        wipe(&o->refresh_token);
+        oauth_wipe(&o->refresh_token);
     return rc;
 }
 
@@ -696,7 +402,7 @@ static int authorization_url(mcp_oauth_t *o, const char *scope, const char *chal
     if (rc == MCP_OK)
         rc = oauth_form_add(&form, "resource", o->resource);
     if (rc == MCP_OK)
-        rc = oauth_url_with_query(str_member(o->as_meta, "authorization_endpoint"), form, url);
+        rc = oauth_url_with_query(oauth_str_member(o->as_meta, "authorization_endpoint"), form, url);
     free(form);
     return rc;
 }
@@ -792,10 +498,10 @@ static char *scope_to_request(const mcp_oauth_t *o, const char *challenged, bool
                               bool *failed)
 {
     const char *base = challenged ? challenged : o->resource_scopes;
-    char *scope = scope_union(step_up ? o->granted_scope : NULL, base, failed);
+    char *scope = oauth_scope_union(step_up ? o->granted_scope : NULL, base, failed);
     const json_t *offered = json_object_get(o->as_meta, "scopes_supported");
-    if (scope && array_has(offered, "offline_access")) {
-        char *more = scope_union(scope, "offline_access", failed);
+    if (scope && oauth_array_has(offered, "offline_access")) {
+        char *more = oauth_scope_union(scope, "offline_access", failed);
         free(scope);
         scope = more;
     }
@@ -814,7 +520,7 @@ static int held_token(mcp_oauth_t *o, const char *url, char **token_out)
         return MCP_OK;
     if (o->expires_at_ms && mcp_clock_ms() >= o->expires_at_ms) {
         if (!o->refresh_token || refresh(o) != MCP_OK) {
-            drop_tokens(o);
+            oauth_drop_tokens(o);
             return MCP_OK; /* the server will challenge, and the flow runs */
         }
     }
@@ -845,8 +551,8 @@ static int answer_challenge(mcp_oauth_t *o, const char *url, const char *header)
     }
     bool had_token = o->access_token != NULL;
     if (!step_up)
-        wipe(&o->access_token); /* refused: expired, revoked, or never valid here */
-    rc = discover(o, url, ch.resource_metadata);
+        oauth_wipe(&o->access_token); /* refused: expired, revoked, or never valid here */
+    rc = oauth_discover(o, url, ch.resource_metadata);
     if (rc == MCP_OK && !step_up && had_token && o->refresh_token && refresh(o) == MCP_OK) {
         oauth_challenge_free(&ch);
         return MCP_OK;
@@ -899,150 +605,6 @@ int mcp_oauth_last_error(mcp_oauth_t *o, mcp_error_t *err)
 }
 
 /* ------------------------------------------------------------------------
- * Keeping the state between runs
- * ------------------------------------------------------------------------ */
-
-#define SAVE_FORMAT "libmcp-oauth-1"
-/* A saved expiry further away is taken as this far (ten years). */
-#define MAX_SAVED_LIFETIME_S (10 * 365 * 24 * 3600LL)
-
-/* Sets `name` to a string copy of `value` when there is one. */
-static int set_string(json_t *obj, const char *name, const char *value)
-{
-    return value ? json_object_set_new(obj, name, json_string(value)) : 0;
-}
-
-json_t *mcp_oauth_save(mcp_oauth_t *o)
-{
-    if (!o)
-        return NULL;
-    pthread_mutex_lock(&o->lock);
-    json_t *saved = NULL;
-    if (o->server_url && o->as_meta) {
-        saved = json_object();
-        int bad = !saved || set_string(saved, "format", SAVE_FORMAT) ||
-                  set_string(saved, "server_url", o->server_url) ||
-                  set_string(saved, "resource", o->resource) ||
-                  set_string(saved, "resource_scopes", o->resource_scopes) ||
-                  set_string(saved, "issuer", o->issuer) ||
-                  json_object_set(saved, "authorization_server", o->as_meta);
-        if (!bad && o->reg_client_id) {
-            json_t *reg = json_object();
-            bad = !reg || set_string(reg, "issuer", o->reg_issuer) ||
-                  set_string(reg, "client_id", o->reg_client_id) ||
-                  set_string(reg, "client_secret", o->reg_client_secret) ||
-                  set_string(reg, "token_endpoint_auth_method", o->reg_auth_method) ||
-                  json_object_set_new(saved, "registration", reg);
-        }
-        if (!bad && (o->access_token || o->refresh_token)) {
-            json_t *tokens = json_object();
-            bad = !tokens || set_string(tokens, "access_token", o->access_token) ||
-                  set_string(tokens, "refresh_token", o->refresh_token) ||
-                  set_string(tokens, "scope", o->granted_scope);
-            if (!bad && o->expires_at_ms) /* monotonic now, wall clock there */
-                bad = json_object_set_new(tokens, "expires_at",
-                                          json_integer((json_int_t)time(NULL) +
-                                                       (o->expires_at_ms - mcp_clock_ms()) /
-                                                           1000));
-            bad = bad || json_object_set_new(saved, "tokens", tokens);
-        }
-        if (bad) {
-            json_decref(saved);
-            saved = NULL;
-        }
-    }
-    pthread_mutex_unlock(&o->lock);
-    return saved;
-}
-
-/* A string member, or NULL; *bad when present but not a string. */
-static const char *optional_string(const json_t *obj, const char *name, bool *bad)
-{
-    const json_t *v = json_object_get(obj, name);
-    if (v && !json_is_string(v))
-        *bad = true;
-    return json_string_value(v);
-}
-
-int mcp_oauth_restore(mcp_oauth_t *o, const json_t *saved, mcp_error_t *err)
-{
-    if (!o || !json_is_object(saved))
-        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "nothing to restore");
-    bool bad = false;
-    const json_t *reg = json_object_get(saved, "registration");
-    const json_t *tokens = json_object_get(saved, "tokens");
-    const json_t *meta = json_object_get(saved, "authorization_server");
-    const json_t *expires = json_object_get(tokens, "expires_at");
-    const char *format = optional_string(saved, "format", &bad);
-    const char *server_url = optional_string(saved, "server_url", &bad);
-    const char *resource = optional_string(saved, "resource", &bad);
-    const char *issuer = optional_string(saved, "issuer", &bad);
-    const char *scopes = optional_string(saved, "resource_scopes", &bad);
-    const char *reg_issuer = optional_string(reg, "issuer", &bad);
-    const char *reg_id = optional_string(reg, "client_id", &bad);
-    const char *reg_secret = optional_string(reg, "client_secret", &bad);
-    const char *reg_method = optional_string(reg, "token_endpoint_auth_method", &bad);
-    const char *access = optional_string(tokens, "access_token", &bad);
-    const char *refresh_token = optional_string(tokens, "refresh_token", &bad);
-    const char *scope = optional_string(tokens, "scope", &bad);
-    if (bad || !format || strcmp(format, SAVE_FORMAT) != 0 || !server_url || !issuer ||
-        !json_is_object(meta) || (reg && (!json_is_object(reg) || !reg_id)) ||
-        (tokens && !json_is_object(tokens)) || (expires && !json_is_integer(expires)))
-        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
-                             "not OAuth state saved by mcp_oauth_save() (" SAVE_FORMAT ")");
-
-    /* Built aside, then moved in: a failure leaves everything as it was. */
-    mcp_oauth_t next = {0};
-    bool ok = dup_into(&next.server_url, server_url) && dup_into(&next.resource, resource) &&
-              dup_into(&next.issuer, issuer) && dup_into(&next.resource_scopes, scopes) &&
-              dup_into(&next.reg_issuer, reg_id ? (reg_issuer ? reg_issuer : issuer) : NULL) &&
-              dup_into(&next.reg_client_id, reg_id) &&
-              dup_into(&next.reg_client_secret, reg_secret) &&
-              dup_into(&next.reg_auth_method, reg_method) &&
-              dup_into(&next.access_token, access) &&
-              dup_into(&next.refresh_token, refresh_token) &&
-              dup_into(&next.granted_scope, scope) &&
-              (next.as_meta = json_deep_copy(meta)) != NULL;
-    if (expires) {
-        int64_t left_s = (int64_t)json_integer_value(expires) - (int64_t)time(NULL);
-        if (left_s > MAX_SAVED_LIFETIME_S)
-            left_s = MAX_SAVED_LIFETIME_S;
-        /* Already expired: due at once (0 would mean "never said"). */
-        next.expires_at_ms = mcp_clock_ms() + (left_s > 0 ? left_s * 1000 : -1);
-    }
-
-    if (!ok) {
-        drop_tokens(&next);
-        drop_registration(&next);
-        free(next.server_url);
-        free(next.resource);
-        free(next.issuer);
-        free(next.resource_scopes);
-        json_decref(next.as_meta);
-        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-    }
-    pthread_mutex_lock(&o->lock);
-    drop_tokens(o);
-    drop_registration(o);
-    replace(&o->server_url, next.server_url);
-    replace(&o->resource, next.resource);
-    replace(&o->issuer, next.issuer);
-    replace(&o->resource_scopes, next.resource_scopes);
-    json_decref(o->as_meta);
-    o->as_meta = next.as_meta;
-    o->reg_issuer = next.reg_issuer;
-    o->reg_client_id = next.reg_client_id;
-    o->reg_client_secret = next.reg_client_secret;
-    o->reg_auth_method = next.reg_auth_method;
-    o->access_token = next.access_token;
-    o->refresh_token = next.refresh_token;
-    o->granted_scope = next.granted_scope;
-    o->expires_at_ms = next.expires_at_ms;
-    pthread_mutex_unlock(&o->lock);
-    return MCP_OK;
-}
-
-/* ------------------------------------------------------------------------
  * Life cycle
  * ------------------------------------------------------------------------ */
 
@@ -1072,12 +634,12 @@ mcp_oauth_t *mcp_oauth_new(const mcp_oauth_options_t *opts, mcp_error_t *err)
     o->authorize_user = opts->authorize_user;
     o->http.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 30000;
     o->http.insecure = opts->insecure;
-    if (!dup_into(&o->redirect_uri, opts->redirect_uri) ||
-        !dup_into(&o->client_id, opts->client_id) ||
-        !dup_into(&o->client_secret, opts->client_secret) ||
-        !dup_into(&o->client_metadata_url, opts->client_metadata_url) ||
-        !dup_into(&o->client_name, opts->client_name ? opts->client_name : "libmcp client") ||
-        !dup_into(&o->application_type, type) || !dup_into(&o->ca_file, opts->ca_file)) {
+    if (!oauth_dup_into(&o->redirect_uri, opts->redirect_uri) ||
+        !oauth_dup_into(&o->client_id, opts->client_id) ||
+        !oauth_dup_into(&o->client_secret, opts->client_secret) ||
+        !oauth_dup_into(&o->client_metadata_url, opts->client_metadata_url) ||
+        !oauth_dup_into(&o->client_name, opts->client_name ? opts->client_name : "libmcp client") ||
+        !oauth_dup_into(&o->application_type, type) || !oauth_dup_into(&o->ca_file, opts->ca_file)) {
         mcp_oauth_free(o);
         mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
         return NULL;
@@ -1090,9 +652,9 @@ void mcp_oauth_free(mcp_oauth_t *o)
 {
     if (!o)
         return;
-    drop_tokens(o);
-    drop_registration(o);
-    wipe(&o->client_secret);
+    oauth_drop_tokens(o);
+    oauth_drop_registration(o);
+    oauth_wipe(&o->client_secret);
     free(o->redirect_uri);
     free(o->client_id);
     free(o->client_metadata_url);

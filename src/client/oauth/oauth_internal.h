@@ -1,0 +1,80 @@
+/*
+ * oauth_internal.h - what the parts of the OAuth client share: the token
+ * source's state, and the small helpers every part uses. oauth.c runs the
+ * flow and the token callback; oauth_discovery.c learns where to
+ * authorize; oauth_state.c saves and restores.
+ */
+#ifndef MCP_OAUTH_INTERNAL_H
+#define MCP_OAUTH_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "client/oauth/oauth_http.h"
+#include "mcp/oauth.h"
+
+struct mcp_oauth {
+    pthread_mutex_t lock; /* one flow at a time; guards everything below */
+
+    /* The options (copies). */
+    char *redirect_uri;
+    mcp_oauth_authorize_fn authorize;
+    void *authorize_user;
+    char *client_id, *client_secret; /* pre-registered */
+    char *client_metadata_url;
+    char *client_name;
+    char *application_type;
+    oauth_http_options_t http;
+    char *ca_file;
+
+    /* The protected resource and its authorization server (discovery). */
+    char *server_url;      /* the MCP server URL discovery ran for */
+    char *resource;        /* the resource its metadata names */
+    char *resource_scopes; /* its scopes_supported, space-separated, or NULL */
+    char *issuer;          /* its authorization server */
+    json_t *as_meta;       /* that server's metadata */
+
+    /* The client's registration with `reg_issuer` (dynamic or CIMD). */
+    char *reg_issuer;
+    char *reg_client_id, *reg_client_secret, *reg_auth_method;
+
+    /* The tokens, from `issuer`. */
+    char *access_token, *refresh_token;
+    char *granted_scope;   /* what the token carries, as far as known */
+    int64_t expires_at_ms; /* mcp_clock_ms(); 0 when not said */
+
+    int last_rc;
+    mcp_error_t last_err;
+};
+
+/* Frees *slot and stores `value` (taken). */
+void oauth_replace(char **slot, char *value);
+/* Overwrites a secret, frees it, and clears *slot. */
+void oauth_wipe(char **slot);
+/* Stores a copy of `value` (NULL: none) in *slot; false when out of memory
+ * (then *slot is unchanged). */
+bool oauth_dup_into(char **slot, const char *value);
+/* A string member of an object, or NULL. */
+const char *oauth_str_member(const json_t *obj, const char *name);
+/* Whether an array holds the string `value`. */
+bool oauth_array_has(const json_t *array, const char *value);
+/* The scopes of `a`, then those of `b` not in it, each once (space-separated
+ * sets); NULL for an empty set. *failed on allocation failure. */
+char *oauth_scope_union(const char *a, const char *b, bool *failed);
+/* Forgets the tokens, or the registration (secrets wiped). */
+void oauth_drop_tokens(mcp_oauth_t *o);
+void oauth_drop_registration(mcp_oauth_t *o);
+
+/*
+ * Learns (again) where to authorize for the server at `url` (its resource
+ * metadata, hinted by a challenge or at the well-known URLs, and its
+ * authorization server's), and keeps it in `o`, dropping the registration
+ * and tokens of another authorization server. o->lock held. MCP_OK, or
+ * the failure with o->last_err set.
+ */
+int oauth_discover(mcp_oauth_t *o, const char *url, const char *hinted_metadata);
+
+#endif /* MCP_OAUTH_INTERNAL_H */

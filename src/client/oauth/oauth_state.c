@@ -1,0 +1,152 @@
+/*
+ * Keeping a token source's state between runs (mcp_oauth_save,
+ * mcp_oauth_restore): the discovered metadata, the registration and the
+ * tokens as one JSON object, the expiry in wall-clock time.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client/oauth/oauth_internal.h"
+#include "clock.h"
+
+#define SAVE_FORMAT "libmcp-oauth-1"
+/* A saved expiry further away is taken as this far (ten years). */
+#define MAX_SAVED_LIFETIME_S (10 * 365 * 24 * 3600LL)
+
+/* Sets `name` to a string copy of `value` when there is one. */
+static int set_string(json_t *obj, const char *name, const char *value)
+{
+    return value ? json_object_set_new(obj, name, json_string(value)) : 0;
+}
+
+json_t *mcp_oauth_save(mcp_oauth_t *o)
+{
+    if (!o)
+        return NULL;
+    pthread_mutex_lock(&o->lock);
+    json_t *saved = NULL;
+    if (o->server_url && o->as_meta) {
+        saved = json_object();
+        int bad = !saved || set_string(saved, "format", SAVE_FORMAT) ||
+                  set_string(saved, "server_url", o->server_url) ||
+                  set_string(saved, "resource", o->resource) ||
+                  set_string(saved, "resource_scopes", o->resource_scopes) ||
+                  set_string(saved, "issuer", o->issuer) ||
+                  json_object_set(saved, "authorization_server", o->as_meta);
+        if (!bad && o->reg_client_id) {
+            json_t *reg = json_object();
+            bad = !reg || set_string(reg, "issuer", o->reg_issuer) ||
+                  set_string(reg, "client_id", o->reg_client_id) ||
+                  set_string(reg, "client_secret", o->reg_client_secret) ||
+                  set_string(reg, "token_endpoint_auth_method", o->reg_auth_method) ||
+                  json_object_set_new(saved, "registration", reg);
+        }
+        if (!bad && (o->access_token || o->refresh_token)) {
+            json_t *tokens = json_object();
+            bad = !tokens || set_string(tokens, "access_token", o->access_token) ||
+                  set_string(tokens, "refresh_token", o->refresh_token) ||
+                  set_string(tokens, "scope", o->granted_scope);
+            if (!bad && o->expires_at_ms) /* monotonic now, wall clock there */
+                bad = json_object_set_new(tokens, "expires_at",
+                                          json_integer((json_int_t)time(NULL) +
+                                                       (o->expires_at_ms - mcp_clock_ms()) /
+                                                           1000));
+            bad = bad || json_object_set_new(saved, "tokens", tokens);
+        }
+        if (bad) {
+            json_decref(saved);
+            saved = NULL;
+        }
+    }
+    pthread_mutex_unlock(&o->lock);
+    return saved;
+}
+
+/* A string member, or NULL; *bad when present but not a string. */
+static const char *optional_string(const json_t *obj, const char *name, bool *bad)
+{
+    const json_t *v = json_object_get(obj, name);
+    if (v && !json_is_string(v))
+        *bad = true;
+    return json_string_value(v);
+}
+
+int mcp_oauth_restore(mcp_oauth_t *o, const json_t *saved, mcp_error_t *err)
+{
+    if (!o || !json_is_object(saved))
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "nothing to restore");
+    bool bad = false;
+    const json_t *reg = json_object_get(saved, "registration");
+    const json_t *tokens = json_object_get(saved, "tokens");
+    const json_t *meta = json_object_get(saved, "authorization_server");
+    const json_t *expires = json_object_get(tokens, "expires_at");
+    const char *format = optional_string(saved, "format", &bad);
+    const char *server_url = optional_string(saved, "server_url", &bad);
+    const char *resource = optional_string(saved, "resource", &bad);
+    const char *issuer = optional_string(saved, "issuer", &bad);
+    const char *scopes = optional_string(saved, "resource_scopes", &bad);
+    const char *reg_issuer = optional_string(reg, "issuer", &bad);
+    const char *reg_id = optional_string(reg, "client_id", &bad);
+    const char *reg_secret = optional_string(reg, "client_secret", &bad);
+    const char *reg_method = optional_string(reg, "token_endpoint_auth_method", &bad);
+    const char *access = optional_string(tokens, "access_token", &bad);
+    const char *refresh_token = optional_string(tokens, "refresh_token", &bad);
+    const char *scope = optional_string(tokens, "scope", &bad);
+    if (bad || !format || strcmp(format, SAVE_FORMAT) != 0 || !server_url || !issuer ||
+        !json_is_object(meta) || (reg && (!json_is_object(reg) || !reg_id)) ||
+        (tokens && !json_is_object(tokens)) || (expires && !json_is_integer(expires)))
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                             "not OAuth state saved by mcp_oauth_save() (" SAVE_FORMAT ")");
+
+    /* Built aside, then moved in: a failure leaves everything as it was. */
+    mcp_oauth_t next = {0};
+    bool ok = oauth_dup_into(&next.server_url, server_url) && oauth_dup_into(&next.resource, resource) &&
+              oauth_dup_into(&next.issuer, issuer) && oauth_dup_into(&next.resource_scopes, scopes) &&
+              oauth_dup_into(&next.reg_issuer, reg_id ? (reg_issuer ? reg_issuer : issuer) : NULL) &&
+              oauth_dup_into(&next.reg_client_id, reg_id) &&
+              oauth_dup_into(&next.reg_client_secret, reg_secret) &&
+              oauth_dup_into(&next.reg_auth_method, reg_method) &&
+              oauth_dup_into(&next.access_token, access) &&
+              oauth_dup_into(&next.refresh_token, refresh_token) &&
+              oauth_dup_into(&next.granted_scope, scope) &&
+              (next.as_meta = json_deep_copy(meta)) != NULL;
+    if (expires) {
+        int64_t left_s = (int64_t)json_integer_value(expires) - (int64_t)time(NULL);
+        if (left_s > MAX_SAVED_LIFETIME_S)
+            left_s = MAX_SAVED_LIFETIME_S;
+        /* Already expired: due at once (0 would mean "never said"). */
+        next.expires_at_ms = mcp_clock_ms() + (left_s > 0 ? left_s * 1000 : -1);
+    }
+
+    if (!ok) {
+        oauth_drop_tokens(&next);
+        oauth_drop_registration(&next);
+        free(next.server_url);
+        free(next.resource);
+        free(next.issuer);
+        free(next.resource_scopes);
+        json_decref(next.as_meta);
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    }
+    pthread_mutex_lock(&o->lock);
+    oauth_drop_tokens(o);
+    oauth_drop_registration(o);
+    oauth_replace(&o->server_url, next.server_url);
+    oauth_replace(&o->resource, next.resource);
+    oauth_replace(&o->issuer, next.issuer);
+    oauth_replace(&o->resource_scopes, next.resource_scopes);
+    json_decref(o->as_meta);
+    o->as_meta = next.as_meta;
+    o->reg_issuer = next.reg_issuer;
+    o->reg_client_id = next.reg_client_id;
+    o->reg_client_secret = next.reg_client_secret;
+    o->reg_auth_method = next.reg_auth_method;
+    o->access_token = next.access_token;
+    o->refresh_token = next.refresh_token;
+    o->granted_scope = next.granted_scope;
+    o->expires_at_ms = next.expires_at_ms;
+    pthread_mutex_unlock(&o->lock);
+    return MCP_OK;
+}
+
