@@ -29,9 +29,9 @@
  * environment variable holding a bearer token), and "oauth": true, or
  * {"clientId": ..., "clientSecretEnv": ..., "clientMetadataUrl": ...}
  * for a pre-registered client or a metadata document URL: the server
- * signs its users in with OAuth (mcp/oauth.h; the mcp command does, with
- * --oauth's sign-in; the host leaves it to the application, through
- * mcp_server_connect_options_t.token). In every string value
+ * signs its users in with OAuth (mcp/oauth.h; the host does when its
+ * options say how the user signs in, the mcp command with --oauth's
+ * sign-in). In every string value
  * ${VAR} is replaced by the environment variable VAR (an error when it is
  * not set) and ${VAR:-default} by VAR, or the default when VAR is unset or
  * empty. Unknown keys of a server are ignored with a warning; other
@@ -48,6 +48,7 @@
 #define MCP_HOST_H
 
 #include "mcp/client.h"
+#include "mcp/oauth.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -229,12 +230,22 @@ typedef struct mcp_host_options {
      * stayed up for retry_max_ms starts the sequence over. */
     int64_t retry_initial_ms;
     int64_t retry_max_ms;
+    /* Servers whose configuration says "oauth" sign in with an
+     * mcp_oauth_t of their own (mcp/oauth.h), made with this redirect URI
+     * and `oauth_authorize`, the user's part of the sign-in, which runs
+     * on that server's connecting thread and may block. Without
+     * oauth_authorize such servers connect without a token (with a
+     * warning). See mcp_host_server_oauth() to keep their tokens. */
+    const char *oauth_redirect_uri;
+    mcp_oauth_authorize_fn oauth_authorize;
+    void *oauth_authorize_user;
 } mcp_host_options_t;
 
 /* Creates a host with no servers (opts is copied, strings included). NULL
  * with *err (MCP_EINVAL) on bad options: client options mcp_client_new()
  * refuses, client input, log or on_closed callbacks set, an empty
- * separator, a negative delay or a maximum below the initial one. */
+ * separator, a negative delay or a maximum below the initial one, an
+ * oauth_authorize without an oauth_redirect_uri. */
 MCP_API mcp_host_t *mcp_host_new(const mcp_host_options_t *opts, mcp_error_t *err);
 
 /* Disconnects every server and frees the host, with every client still
@@ -248,6 +259,16 @@ MCP_API void mcp_host_free(mcp_host_t *host);
  * host already connecting connects it too. */
 MCP_API int mcp_host_add_server(mcp_host_t *host, const mcp_server_config_t *config,
                                 mcp_error_t *err);
+
+/*
+ * The token source of server `name`: one whose configuration says
+ * "oauth", on a host with oauth_authorize. NULL for any other server (or
+ * none of that name). For mcp_oauth_save() and mcp_oauth_restore(), so
+ * that the user signs in once across runs: restore before
+ * mcp_host_connect(). Owned by the host, valid until the server is
+ * removed; thread-safe as mcp_oauth_t is.
+ */
+MCP_API mcp_oauth_t *mcp_host_server_oauth(mcp_host_t *host, const char *name);
 
 /* Adds every server of an mcpServers document / file (all or none; the
  * parser's warnings go to the client option `log`). Errors: those of

@@ -171,7 +171,9 @@ int host_conn_open(host_server_t *s, host_conn_t **out, mcp_error_t *err)
     int rc = mcp_server_config_connect(&s->config, conn->client,
                                        &(mcp_server_connect_options_t){
                                            .on_stderr = h->client.log ? on_stderr : NULL,
-                                           .stderr_user = conn},
+                                           .stderr_user = conn,
+                                           .token = s->oauth ? mcp_oauth_token : NULL,
+                                           .token_user = s->oauth},
                                        err);
     if (rc != MCP_OK) {
         /* A verdict that no longer fits (the server changed era) would

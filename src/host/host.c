@@ -57,6 +57,7 @@ static void free_host(mcp_host_t *h)
     for (size_t i = 0; i < sizeof h->client_strings / sizeof h->client_strings[0]; i++)
         free(h->client_strings[i]);
     free(h->separator);
+    free(h->oauth_redirect_uri);
     pthread_mutex_destroy(&h->lock);
     pthread_cond_destroy(&h->attempted);
     free(h);
@@ -79,6 +80,9 @@ static int check_options(const mcp_host_options_t *opts, mcp_error_t *err)
         return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "retry_max_ms (%lld) is below retry_initial_ms (%lld)",
                              (long long)max, (long long)initial);
+    if (opts->oauth_authorize && !opts->oauth_redirect_uri)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                             "oauth_authorize needs its oauth_redirect_uri");
     return MCP_OK;
 }
 
@@ -113,7 +117,11 @@ mcp_host_t *mcp_host_new(const mcp_host_options_t *opts, mcp_error_t *err)
     h->retry_initial_ms = opts->retry_initial_ms ? opts->retry_initial_ms
                                                  : DEFAULT_RETRY_INITIAL_MS;
     h->retry_max_ms = opts->retry_max_ms ? opts->retry_max_ms : DEFAULT_RETRY_MAX_MS;
-    if (!h->separator || !copy_client_strings(h)) {
+    h->oauth_authorize = opts->oauth_authorize;
+    h->oauth_authorize_user = opts->oauth_authorize_user;
+    bool oauth_ok = !opts->oauth_authorize ||
+                    (h->oauth_redirect_uri = strdup(opts->oauth_redirect_uri)) != NULL;
+    if (!h->separator || !copy_client_strings(h) || !oauth_ok) {
         free_host(h);
         mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
         return NULL;
@@ -124,6 +132,7 @@ mcp_host_t *mcp_host_new(const mcp_host_options_t *opts, mcp_error_t *err)
 
 static void server_free(host_server_t *s)
 {
+    mcp_oauth_free(s->oauth);
     mcp_server_config_clear(&s->config);
     host_lists_clear(&s->lists);
     free(s->error);
@@ -218,12 +227,30 @@ static host_server_t *server_new(mcp_host_t *h, const mcp_server_config_t *confi
         free(s);
         return NULL;
     }
-    if (config->oauth)
+    if (config->oauth && h->oauth_authorize) {
+        mcp_error_t err = {0};
+        const mcp_server_config_t *c = &s->config;
+        s->oauth = mcp_oauth_new(&(mcp_oauth_options_t){
+            .redirect_uri = h->oauth_redirect_uri,
+            .authorize = h->oauth_authorize,
+            .authorize_user = h->oauth_authorize_user,
+            .client_id = c->oauth_client_id,
+            .client_secret = c->oauth_client_secret,
+            .client_metadata_url = c->oauth_client_metadata_url,
+            .client_name = h->client.name,
+        }, &err);
+        mcp_error_clear(&err);
+        if (!s->oauth) { /* the options were checked: memory ran out */
+            mcp_server_config_clear(&s->config);
+            free(s);
+            return NULL;
+        }
+    } else if (config->oauth) {
         host_log(h, MCP_LOG_WARNING,
-                 "server \"%s\" asks for an OAuth sign-in, which the host does not do: it "
-                 "connects without a token (to sign in, connect it with "
-                 "mcp_server_config_connect and an mcp_oauth_t)",
+                 "server \"%s\" asks for an OAuth sign-in, and the host has no "
+                 "oauth_authorize to sign in with: it connects without a token",
                  config->name);
+    }
     s->host = h;
     s->state = MCP_HOST_CONNECTING;
     pthread_condattr_t attr;
@@ -300,6 +327,17 @@ int mcp_host_add_server(mcp_host_t *host, const mcp_server_config_t *config, mcp
     if (!host || !config)
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "host and config are required");
     return add_servers(host, config, 1, err);
+}
+
+mcp_oauth_t *mcp_host_server_oauth(mcp_host_t *host, const char *name)
+{
+    if (!host || !name)
+        return NULL;
+    pthread_mutex_lock(&host->lock);
+    host_server_t *s = host_find_locked(host, name, strlen(name));
+    mcp_oauth_t *oauth = s ? s->oauth : NULL;
+    pthread_mutex_unlock(&host->lock);
+    return oauth;
 }
 
 /* The parser's warnings go to the library diagnostics. */

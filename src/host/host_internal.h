@@ -154,6 +154,7 @@ void host_conn_free(host_conn_t *conn);
 struct host_server {
     mcp_host_t *host;
     mcp_server_config_t config;
+    mcp_oauth_t *oauth;          /* config.oauth on a host that signs in; fixed */
     host_server_t *next;         /* in host->servers, in the order added */
 
     /* Guarded by host->lock. */
@@ -181,6 +182,9 @@ struct mcp_host {
     size_t separator_len;
     int64_t retry_initial_ms;
     int64_t retry_max_ms;
+    char *oauth_redirect_uri;     /* a copy; NULL when the host does not sign in */
+    mcp_oauth_authorize_fn oauth_authorize;
+    void *oauth_authorize_user;
 
     pthread_mutex_t lock;
     pthread_cond_t attempted;     /* a server finished its first attempt */

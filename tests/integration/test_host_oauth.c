@@ -1,0 +1,270 @@
+/*
+ * A host signing in to a server whose configuration says "oauth", end to
+ * end and in process: libmcp's HTTP server admits one bearer token and
+ * challenges with a resource_metadata URL; a small authorization server
+ * (libmicrohttpd) publishes the metadata, registers clients and issues
+ * that token for a code; the user's part is a callback that approves at
+ * once. A second host, given what the first one saved, does not ask the
+ * user again.
+ */
+#define _GNU_SOURCE
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <microhttpd.h>
+
+#include "mcp/mcp.h"
+
+#define TOKEN "granted-token"
+#define CODE "the-code"
+
+/* ---- the authorization server ---- */
+
+typedef struct as {
+    struct MHD_Daemon *daemon;
+    unsigned port;
+    char issuer[64];
+    char resource[64];
+    pthread_mutex_t lock;
+    int registrations, token_requests;
+    char last_token_form[1024];
+} as_t;
+
+typedef struct upload {
+    char body[2048];
+    size_t len;
+} upload_t;
+
+static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, const char *json)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(json), (void *)json, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    enum MHD_Result rc = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
+                             const char *method, const char *version, const char *data,
+                             size_t *data_size, void **req_cls)
+{
+    as_t *as = cls;
+    upload_t *up = *req_cls;
+    if (!up) { /* headers: a body may follow */
+        *req_cls = calloc(1, sizeof *up);
+        return MHD_YES;
+    }
+    if (*data_size) {
+        size_t n = *data_size < sizeof up->body - 1 - up->len ? *data_size
+                                                              : sizeof up->body - 1 - up->len;
+        memcpy(up->body + up->len, data, n);
+        up->len += n;
+        *data_size = 0;
+        return MHD_YES;
+    }
+    char doc[1024];
+    enum MHD_Result rc;
+    if (strcmp(url, "/prm") == 0) {
+        snprintf(doc, sizeof doc, "{\"resource\":\"%s\",\"authorization_servers\":[\"%s\"]}",
+                 as->resource, as->issuer);
+        rc = answer(conn, 200, doc);
+    } else if (strcmp(url, "/.well-known/oauth-authorization-server") == 0) {
+        snprintf(doc, sizeof doc,
+                 "{\"issuer\":\"%s\",\"authorization_endpoint\":\"%s/authorize\","
+                 "\"token_endpoint\":\"%s/token\",\"registration_endpoint\":\"%s/register\","
+                 "\"code_challenge_methods_supported\":[\"S256\"],"
+                 "\"authorization_response_iss_parameter_supported\":true}",
+                 as->issuer, as->issuer, as->issuer, as->issuer);
+        rc = answer(conn, 200, doc);
+    } else if (strcmp(url, "/register") == 0 && strcmp(method, "POST") == 0) {
+        pthread_mutex_lock(&as->lock);
+        as->registrations++;
+        pthread_mutex_unlock(&as->lock);
+        rc = answer(conn, 201, "{\"client_id\":\"host-client\"}");
+    } else if (strcmp(url, "/token") == 0 && strcmp(method, "POST") == 0) {
+        pthread_mutex_lock(&as->lock);
+        as->token_requests++;
+        snprintf(as->last_token_form, sizeof as->last_token_form, "%s", up->body);
+        pthread_mutex_unlock(&as->lock);
+        bool good = strstr(up->body, "code=" CODE) && strstr(up->body, "code_verifier=") &&
+                    strstr(up->body, "client_id=host-client");
+        rc = good ? answer(conn, 200,
+                           "{\"access_token\":\"" TOKEN "\",\"token_type\":\"Bearer\","
+                           "\"expires_in\":3600}")
+                  : answer(conn, 400, "{\"error\":\"invalid_grant\"}");
+    } else {
+        rc = answer(conn, 404, "{}");
+    }
+    return rc;
+}
+
+static void request_done(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode why)
+{
+    free(*req_cls);
+    *req_cls = NULL;
+}
+
+static void as_start(as_t *as)
+{
+    struct sockaddr_in addr = {.sin_family = AF_INET};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    pthread_mutex_init(&as->lock, NULL);
+    as->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, serve, as,
+                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                                  MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
+                                  MHD_OPTION_END);
+    assert_non_null(as->daemon);
+    as->port = MHD_get_daemon_info(as->daemon, MHD_DAEMON_INFO_BIND_PORT)->port;
+    snprintf(as->issuer, sizeof as->issuer, "http://127.0.0.1:%u", as->port);
+}
+
+/* ---- the MCP server: admits TOKEN only ---- */
+
+static char challenge[160];
+
+static int check_token(void *user, const mcp_headers_t *headers, char **principal,
+                       char **www_authenticate)
+{
+    const char *auth = mcp_headers_get(headers, "Authorization");
+    if (auth && strcmp(auth, "Bearer " TOKEN) == 0)
+        return 0;
+    *www_authenticate = strdup(challenge);
+    return 401;
+}
+
+static int echo(mcp_call_t *call, void *user)
+{
+    return mcp_call_add_text(call, "ok");
+}
+
+/* ---- the user: approves at once ---- */
+
+static int approvals;
+
+/* Sends the user back as the authorization server would: to the redirect
+ * URI with the code, the state and the issuer. */
+static int approve(void *user, const char *url, char **redirect_out)
+{
+    as_t *as = user;
+    approvals++;
+    const char *state = strstr(url, "state=");
+    assert_non_null(state);
+    state += strlen("state=");
+    int len = (int)strcspn(state, "&");
+    assert_true(strstr(url, "code_challenge_method=S256") != NULL);
+    return asprintf(redirect_out, "http://127.0.0.1:9/cb?code=" CODE "&state=%.*s&iss=%s", len,
+                    state, as->issuer) < 0
+               ? MCP_ENOMEM
+               : 0;
+}
+
+static mcp_host_t *host_for(as_t *as, const char *url)
+{
+    mcp_error_t err = {0};
+    mcp_host_t *host = mcp_host_new(&(mcp_host_options_t){
+        .client = {.name = "host-test", .version = "1", .era = MCP_CLIENT_ERA_MODERN},
+        .oauth_redirect_uri = "http://127.0.0.1:9/cb",
+        .oauth_authorize = approve,
+        .oauth_authorize_user = as}, &err);
+    assert_non_null(host);
+    char doc[256];
+    snprintf(doc, sizeof doc, "{\"mcpServers\": {\"p\": {\"url\": \"%s\", \"oauth\": true}}}", url);
+    assert_int_equal(mcp_host_load_config(host, doc, strlen(doc), &err), MCP_OK);
+    return host;
+}
+
+static void test_host_signs_in_once(void **state)
+{
+    (void)state;
+    as_t as = {0};
+    as_start(&as);
+    mcp_error_t err = {0};
+    mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){.name = "p", .version = "1"}, &err);
+    assert_non_null(srv);
+    assert_int_equal(mcp_server_add_tool(srv, &(mcp_tool_t){.name = "echo", .handler = echo}, &err),
+                     MCP_OK);
+    mcp_http_server_t *http = NULL;
+    assert_int_equal(mcp_http_server_start(srv,
+                                           &(mcp_http_options_t){.endpoint = {.auth = check_token}},
+                                           &http, &err),
+                     MCP_OK);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", (unsigned)mcp_http_server_port(http));
+    snprintf(as.resource, sizeof as.resource, "%s", url);
+    snprintf(challenge, sizeof challenge, "Bearer resource_metadata=\"%s/prm\"", as.issuer);
+
+    /* The first host: the user is asked once, and the tools are there. */
+    mcp_host_t *host = host_for(&as, url);
+    assert_int_equal(mcp_host_connect(host, 10000), 1);
+    assert_int_equal(approvals, 1);
+    assert_int_equal(as.registrations, 1);
+    assert_int_equal(as.token_requests, 1);
+    assert_non_null(strstr(as.last_token_form, "resource="));
+    json_t *tools = mcp_host_tools(host);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(tools, 0), "name")),
+                        "p__echo");
+    json_decref(tools);
+    mcp_oauth_t *oauth = mcp_host_server_oauth(host, "p");
+    assert_non_null(oauth);
+    assert_null(mcp_host_server_oauth(host, "nobody"));
+    json_t *saved = mcp_oauth_save(oauth);
+    assert_non_null(saved);
+    mcp_host_free(host);
+
+    /* The second host, given what the first kept, asks nobody. */
+    host = host_for(&as, url);
+    assert_int_equal(mcp_oauth_restore(mcp_host_server_oauth(host, "p"), saved, &err), MCP_OK);
+    assert_int_equal(mcp_host_connect(host, 10000), 1);
+    assert_int_equal(approvals, 1);
+    assert_int_equal(as.token_requests, 1);
+    mcp_host_free(host);
+
+    json_decref(saved);
+    mcp_http_server_stop(http);
+    mcp_server_free(srv);
+    MHD_stop_daemon(as.daemon);
+    pthread_mutex_destroy(&as.lock);
+}
+
+/* Without oauth_authorize the host cannot sign in: the server connects
+ * without a token and is refused; with one but no redirect URI, the host
+ * is refused. */
+static void test_host_without_sign_in(void **state)
+{
+    (void)state;
+    mcp_error_t err = {0};
+    assert_null(mcp_host_new(&(mcp_host_options_t){.client = {.name = "h", .version = "1"},
+                                                   .oauth_authorize = approve},
+                             &err));
+    assert_non_null(strstr(err.message, "oauth_redirect_uri"));
+    mcp_error_clear(&err);
+    mcp_host_t *host =
+        mcp_host_new(&(mcp_host_options_t){.client = {.name = "h", .version = "1"}}, &err);
+    const char *doc = "{\"mcpServers\": {\"p\": {\"url\": \"http://127.0.0.1:9/mcp\", "
+                      "\"oauth\": true}, \"q\": {\"command\": \"true\"}}}";
+    assert_int_equal(mcp_host_load_config(host, doc, strlen(doc), &err), MCP_OK);
+    assert_null(mcp_host_server_oauth(host, "p"));
+    assert_null(mcp_host_server_oauth(host, "q"));
+    mcp_host_free(host);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_host_signs_in_once),
+        cmocka_unit_test(test_host_without_sign_in),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
