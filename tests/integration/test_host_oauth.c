@@ -37,7 +37,7 @@ typedef struct as {
     char resource[64];
     pthread_mutex_t lock;
     int registrations, token_requests;
-    char last_token_form[1024];
+    char last_token_form[2048];
 } as_t;
 
 typedef struct upload {
