@@ -37,3 +37,11 @@ int mcp_lazy_open(const char *soname, const char *feature, const mcp_lazy_symbol
         memcpy(symbols[i].slot, &found[i], sizeof found[i]);
     return MCP_OK;
 }
+
+int mcp_lazy_once(mcp_lazy_once_t *state, void (*load)(void), mcp_error_t *err)
+{
+    pthread_once(&state->once, load);
+    if (state->rc != MCP_OK && err)
+        *err = state->err;
+    return state->rc;
+}

@@ -14,6 +14,7 @@
 #ifndef MCP_LAZY_LIBRARY_H
 #define MCP_LAZY_LIBRARY_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include "mcp/common.h"
@@ -36,5 +37,19 @@ typedef struct {
  */
 int mcp_lazy_open(const char *soname, const char *feature, const mcp_lazy_symbol_t *symbols,
                   size_t n_symbols, mcp_error_t *err);
+
+/* A library's loading, done once per process, and its answer for every
+ * caller: `load` stores its result in `rc` (and `err`). */
+typedef struct {
+    pthread_once_t once;
+    int rc;
+    mcp_error_t err;
+} mcp_lazy_once_t;
+
+#define MCP_LAZY_ONCE_INIT {PTHREAD_ONCE_INIT, MCP_OK, {0}}
+
+/* Runs `load` the first time (pthread_once), then returns its rc and, on
+ * failure, copies its error into *err. Thread-safe. */
+int mcp_lazy_once(mcp_lazy_once_t *state, void (*load)(void), mcp_error_t *err);
 
 #endif /* MCP_LAZY_LIBRARY_H */

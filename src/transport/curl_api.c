@@ -1,6 +1,4 @@
 /* libcurl, loaded on first use (curl_api.h). */
-#include <pthread.h>
-
 #include "lazy_library.h"
 #include "transport/curl_api.h"
 
@@ -12,9 +10,7 @@
 
 mcp_curl_api_t mcp_curl;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int load_rc;
-static mcp_error_t load_err;
+static mcp_lazy_once_t loaded = MCP_LAZY_ONCE_INIT;
 
 static void load(void)
 {
@@ -47,20 +43,17 @@ static void load(void)
         SYMBOL(free),
     };
 #undef SYMBOL
-    load_rc = mcp_lazy_open(MCP_CURL_SONAME, "the HTTP client", symbols,
-                            sizeof symbols / sizeof symbols[0], &load_err);
-    if (load_rc != MCP_OK)
+    loaded.rc = mcp_lazy_open(MCP_CURL_SONAME, "the HTTP client", symbols,
+                              sizeof symbols / sizeof symbols[0], &loaded.err);
+    if (loaded.rc != MCP_OK)
         return;
     CURLcode rc = global_init(CURL_GLOBAL_DEFAULT);
     if (rc != CURLE_OK)
-        load_rc = mcp_error_set(&load_err, MCP_EIO, 0, NULL, "libcurl cannot be initialised: %s",
-                                mcp_curl.easy_strerror(rc));
+        loaded.rc = mcp_error_set(&loaded.err, MCP_EIO, 0, NULL,
+                                  "libcurl cannot be initialised: %s", mcp_curl.easy_strerror(rc));
 }
 
 int mcp_curl_load(mcp_error_t *err)
 {
-    pthread_once(&once, load);
-    if (load_rc != MCP_OK && err)
-        *err = load_err;
-    return load_rc;
+    return mcp_lazy_once(&loaded, load, err);
 }

@@ -1,6 +1,4 @@
 /* libmicrohttpd, loaded on first use (mhd_api.h). */
-#include <pthread.h>
-
 #include "lazy_library.h"
 #include "transport/mhd_api.h"
 
@@ -11,9 +9,7 @@
 #endif
 
 static mcp_mhd_api_t api;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int load_rc;
-static mcp_error_t load_err;
+static mcp_lazy_once_t loaded = MCP_LAZY_ONCE_INIT;
 
 static void load(void)
 {
@@ -34,17 +30,11 @@ static void load(void)
         SYMBOL(destroy_response),
     };
 #undef SYMBOL
-    load_rc = mcp_lazy_open(MCP_MHD_SONAME, "the HTTP server", symbols,
-                            sizeof symbols / sizeof symbols[0], &load_err);
+    loaded.rc = mcp_lazy_open(MCP_MHD_SONAME, "the HTTP server", symbols,
+                              sizeof symbols / sizeof symbols[0], &loaded.err);
 }
 
 const mcp_mhd_api_t *mcp_mhd_api(mcp_error_t *err)
 {
-    pthread_once(&once, load);
-    if (load_rc != MCP_OK) {
-        if (err)
-            *err = load_err;
-        return NULL;
-    }
-    return &api;
+    return mcp_lazy_once(&loaded, load, err) == MCP_OK ? &api : NULL;
 }

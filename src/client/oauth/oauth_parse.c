@@ -8,7 +8,6 @@
  * Character classes are ASCII tables of our own: <ctype.h> follows the
  * locale, and a URL or a header does not.
  */
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -817,8 +816,7 @@ static struct {
     __typeof__(nettle_sha256_update) *update;
     __typeof__(nettle_sha256_digest) *digest;
 } sha256;
-static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
-static int sha256_load_rc;
+static mcp_lazy_once_t sha256_loaded = MCP_LAZY_ONCE_INIT;
 
 static void sha256_load(void)
 {
@@ -827,16 +825,16 @@ static void sha256_load(void)
         {"nettle_sha256_update", &sha256.update},
         {"nettle_sha256_digest", &sha256.digest},
     };
-    sha256_load_rc = mcp_lazy_open(MCP_NETTLE_SONAME, "OAuth (PKCE)", symbols,
-                                   sizeof symbols / sizeof symbols[0], NULL);
+    sha256_loaded.rc = mcp_lazy_open(MCP_NETTLE_SONAME, "OAuth (PKCE)", symbols,
+                                     sizeof symbols / sizeof symbols[0], &sha256_loaded.err);
 }
 
 int oauth_pkce_s256(const char *verifier, char out[44])
 {
-    pthread_once(&sha256_once, sha256_load);
-    if (sha256_load_rc != MCP_OK) {
+    int rc = mcp_lazy_once(&sha256_loaded, sha256_load, NULL);
+    if (rc != MCP_OK) {
         out[0] = '\0';
-        return sha256_load_rc;
+        return rc;
     }
     struct sha256_ctx ctx;
     uint8_t digest[SHA256_DIGEST_SIZE];
