@@ -251,21 +251,10 @@ static const char *auth_method(const mcp_oauth_t *o)
     return oauth_array_has(supported, "none") ? "none" : "client_secret_basic";
 }
 
-/* The form-encoding of one string (RFC 6749 §2.3.1 encodes the client id
- * and secret so before Basic authentication). */
-static char *form_encoded(const char *text)
-{
-    char *pair = NULL;
-    if (oauth_form_add(&pair, "v", text) != MCP_OK)
-        return NULL;
-    char *value = strdup(pair + 2); /* past "v=" */
-    free(pair);
-    return value;
-}
-
 static char *basic_credentials(const char *id, const char *secret)
 {
-    char *user = form_encoded(id), *pass = form_encoded(secret), *joined = NULL, *out = NULL;
+    char *user = oauth_form_encode(id), *pass = oauth_form_encode(secret);
+    char *joined = NULL, *out = NULL;
     if (user && pass && asprintf(&joined, "%s:%s", user, pass) >= 0) {
         size_t n = strlen(joined);
         out = malloc(6 + mcp_base64_encoded_len(n) + 1);

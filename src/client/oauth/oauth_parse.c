@@ -659,6 +659,14 @@ static char *form_encode(char *w, const char *s)
     return w;
 }
 
+char *oauth_form_encode(const char *text)
+{
+    char *out = malloc(form_encoded_len(text) + 1);
+    if (out)
+        *form_encode(out, text) = '\0';
+    return out;
+}
+
 int oauth_form_add(char **form, const char *name, const char *value)
 {
     if (!value)

@@ -124,6 +124,11 @@ bool oauth_resource_allows(const char *resource, const char *server_url);
  */
 int oauth_form_add(char **form, const char *name, const char *value);
 
+/* One string form-encoded as oauth_form_add() encodes names and values
+ * (malloc'd), or NULL when out of memory. RFC 6749 §2.3.1 encodes a
+ * client id and secret so before Basic authentication. */
+char *oauth_form_encode(const char *text);
+
 /*
  * Appends form-encoded parameters to a URL: "?" before the first when the
  * URL has no query, "&" otherwise, none after an empty query ("...?") or
