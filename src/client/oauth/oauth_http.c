@@ -2,7 +2,6 @@
 #include <stdio.h> /* asprintf */
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "client/oauth/oauth_http.h"
 #include "transport/curl_api.h"
@@ -31,39 +30,6 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
     r->len += len;
     grown[r->len] = '\0';
     r->body = grown;
-    return len;
-}
-
-/* A header line's value, trimmed, if its name is `name`; else NULL. */
-static char *header_value(const char *line, size_t len, const char *name)
-{
-    size_t name_len = strlen(name);
-    if (len <= name_len || line[name_len] != ':' || strncasecmp(line, name, name_len) != 0)
-        return NULL;
-    const char *v = line + name_len + 1, *end = line + len;
-    while (v < end && (*v == ' ' || *v == '\t'))
-        v++;
-    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
-        end--;
-    return strndup(v, (size_t)(end - v));
-}
-
-static size_t on_header(char *line, size_t size, size_t n, void *user)
-{
-    sink_t *s = user;
-    size_t len = size * n;
-    /* A new status line (after a 100 Continue) starts the headers over. */
-    if (len >= 5 && strncmp(line, "HTTP/", 5) == 0) {
-        free(s->out->location);
-        free(s->out->content_type);
-        s->out->location = s->out->content_type = NULL;
-        return len;
-    }
-    char *v;
-    if (!s->out->location && (v = header_value(line, len, "Location")))
-        s->out->location = v;
-    else if (!s->out->content_type && (v = header_value(line, len, "Content-Type")))
-        s->out->content_type = v;
     return len;
 }
 
@@ -111,8 +77,6 @@ int oauth_http_request(const oauth_http_options_t *o, const char *url, const cha
     SET(CURLOPT_HTTPHEADER, headers);
     SET(CURLOPT_WRITEFUNCTION, on_body);
     SET(CURLOPT_WRITEDATA, &sink);
-    SET(CURLOPT_HEADERFUNCTION, on_header);
-    SET(CURLOPT_HEADERDATA, &sink);
     if (body) {
         SET(CURLOPT_POSTFIELDS, body);
         SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
@@ -148,8 +112,6 @@ void oauth_http_response_free(oauth_http_response_t *r)
     if (!r)
         return;
     free(r->body);
-    free(r->content_type);
-    free(r->location);
     memset(r, 0, sizeof *r);
 }
 

@@ -3,7 +3,7 @@
  * metadata URLs: one blocking HTTP exchange at a time, on the caller's
  * thread, with libcurl's easy interface (loaded by mcp_curl_load()).
  * Redirects are not followed: a metadata document must be where it is
- * looked for, and the authorization endpoint's redirect is the answer.
+ * looked for. Only the status and the body are kept.
  */
 #ifndef MCP_OAUTH_HTTP_H
 #define MCP_OAUTH_HTTP_H
@@ -25,8 +25,6 @@ typedef struct {
     long status;
     char *body; /* NUL-terminated; at most OAUTH_HTTP_MAX_BODY bytes */
     size_t len;
-    char *content_type; /* or NULL */
-    char *location;     /* or NULL */
 } oauth_http_response_t;
 
 #define OAUTH_HTTP_MAX_BODY (1024 * 1024)
