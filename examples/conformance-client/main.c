@@ -24,11 +24,10 @@
  * Adding a scenario: write `static int scenario_x(session_t *s)` and list it
  * in `scenarios[]` below.
  */
-#define _POSIX_C_SOURCE 200809L /* strndup */
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <curl/curl.h>
 
@@ -472,22 +471,7 @@ static const scenario_t *find_scenario(const char *name)
  * ------------------------------------------------------------------------ */
 
 /* The user's part of an authorization, headless: the suite's authorization
- * endpoint approves at once and redirects; its Location is the answer. */
-static size_t on_header(char *line, size_t size, size_t n, void *user)
-{
-    char **location = user;
-    size_t len = size * n;
-    if (!*location && len > 9 && strncasecmp(line, "Location:", 9) == 0) {
-        const char *v = line + 9, *end = line + len;
-        while (v < end && (*v == ' ' || *v == '\t'))
-            v++;
-        while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
-            end--;
-        *location = strndup(v, (size_t)(end - v));
-    }
-    return len;
-}
-
+ * endpoint approves at once and redirects; where to is the answer. */
 static size_t ignore_body(char *data, size_t size, size_t n, void *user)
 {
     (void)data;
@@ -502,19 +486,19 @@ static int authorize_headless(void *user, const char *url, char **redirect_out)
     CURL *e = curl_easy_init();
     if (!e)
         return MCP_ENOMEM;
+    char *location = NULL;
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, redirect_out);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, ignore_body);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 10000L);
     CURLcode c = curl_easy_perform(e);
+    if (c == CURLE_OK)
+        curl_easy_getinfo(e, CURLINFO_REDIRECT_URL, &location);
+    *redirect_out = location ? strdup(location) : NULL;
     curl_easy_cleanup(e);
-    if (c != CURLE_OK || !*redirect_out) {
+    if (!*redirect_out) {
         fprintf(stderr, "conformance_client: authorize: %s\n",
                 c != CURLE_OK ? curl_easy_strerror(c) : "no redirect");
-        free(*redirect_out);
-        *redirect_out = NULL;
         return MCP_EAUTH;
     }
     return MCP_OK;
