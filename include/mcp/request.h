@@ -65,6 +65,10 @@ extern "C" {
 #define MCP_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
 #define MCP_META_SUBSCRIPTION_ID "io.modelcontextprotocol/subscriptionId"
 
+/* The Tasks extension (modelcontextprotocol/ext-tasks, SEP-2663): its key
+ * under capabilities.extensions, on both sides. */
+#define MCP_EXTENSION_TASKS "io.modelcontextprotocol/tasks"
+
 /* HTTP header names (digest section 4.2), in their canonical spelling. */
 #define MCP_HEADER_PROTOCOL_VERSION "MCP-Protocol-Version"
 #define MCP_HEADER_METHOD "Mcp-Method"
@@ -131,7 +135,9 @@ MCP_API int mcp_check_modern_request(const mcp_request_check_t *check, int *http
 
 /*
  * Where Mcp-Name comes from for `method`: "name" for tools/call and
- * prompts/get, "uri" for resources/read, NULL for every other method.
+ * prompts/get, "uri" for resources/read, "taskId" for the Tasks
+ * extension's tasks/get, tasks/update and tasks/cancel, NULL for every
+ * other method.
  */
 MCP_API const char *mcp_method_name_param(const char *method);
 

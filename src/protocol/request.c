@@ -42,6 +42,10 @@ const char *mcp_method_name_param(const char *method)
         return "name";
     if (strcmp(method, "resources/read") == 0)
         return "uri";
+    /* The Tasks extension routes by task: the instance holding it answers. */
+    if (strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
+        strcmp(method, "tasks/cancel") == 0)
+        return "taskId";
     return NULL;
 }
 

@@ -136,7 +136,9 @@ static void test_method_name_param(void **state)
         {"tools/call", "name"},   {"prompts/get", "name"},    {"resources/read", "uri"},
         {"tools/list", NULL},     {"resources/list", NULL},   {"completion/complete", NULL},
         {"server/discover", NULL}, {"Tools/Call", NULL},      {"tools/call ", NULL},
-        {"tasks/get", NULL},      {"", NULL},                 {NULL, NULL},
+        {"tasks/get", "taskId"},  {"tasks/update", "taskId"}, {"tasks/cancel", "taskId"},
+        {"tasks/result", NULL},   {"tasks/list", NULL},       {"tasks/", NULL},
+        {"", NULL},               {NULL, NULL},
     };
     (void)state;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
