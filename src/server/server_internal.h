@@ -455,6 +455,10 @@ void task_unref(struct task *t);
 /* A handler run of the task `call->task` returned `rc`: the task takes the
  * outcome (result, failure, input requests or cancellation). */
 void task_settle(mcp_call_t *call, int rc);
+/* Did the client declare the Tasks extension in these capabilities? */
+bool task_client_declares(const json_t *client_caps);
+/* Does a task of `id` exist that `principal` may see? */
+bool task_visible(mcp_server_t *srv, const char *id, const char *principal);
 /* Answers tasks/get, tasks/update or tasks/cancel for `principal`: the
  * result (new) or NULL with *err filled. */
 json_t *task_method(mcp_server_t *srv, method_id_t method, const json_t *params,

@@ -53,6 +53,9 @@ struct task {
     char id[2 * TASK_ID_BYTES + 1];
     mcp_server_t *srv;
     mcp_exchange_t *ex;  /* the tools/call (reference); immutable */
+    /* Held from a snapshot of the task to the end of its delivery to the
+     * listen streams, so they see its states in order. */
+    pthread_mutex_t publish_lock;
     char *principal;     /* who may see the task; NULL: unauthenticated */
     int64_t created_ms;  /* monotonic, for the TTL */
     int64_t ttl_ms;      /* < 0: no limit */
@@ -105,6 +108,7 @@ void task_unref(struct task *t)
 {
     if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
         return;
+    pthread_mutex_destroy(&t->publish_lock);
     exchange_unref(t->ex);
     free(t->principal);
     free(t->status_message);
@@ -214,6 +218,14 @@ static struct task *find_locked(struct task_store *s, const char *id, const char
     return NULL;
 }
 
+bool task_visible(mcp_server_t *srv, const char *id, const char *principal)
+{
+    pthread_mutex_lock(&srv->tasks->lock);
+    bool found = id && find_locked(srv->tasks, id, principal) != NULL;
+    pthread_mutex_unlock(&srv->tasks->lock);
+    return found;
+}
+
 static bool expired(const struct task *t, int64_t now)
 {
     return t->ttl_ms >= 0 && now - t->created_ms >= t->ttl_ms;
@@ -308,11 +320,36 @@ static json_t *error_object(const mcp_error_t *err)
     return error;
 }
 
+/*
+ * Tells the listen streams that asked for this task (notifications/tasks)
+ * how it is now. The snapshot is taken when the publication starts, under
+ * the task's publish lock: two publications of one task reach the streams
+ * in the order of their snapshots, the last one showing the latest state.
+ */
+static void task_publish(struct task *t)
+{
+    mcp_server_t *srv = t->srv;
+    pthread_mutex_lock(&t->publish_lock);
+    pthread_mutex_lock(&srv->tasks->lock);
+    json_t *now = t->stored ? task_json_locked(t, true) : NULL;
+    pthread_mutex_unlock(&srv->tasks->lock);
+    if (now) {
+        server_event_t ev = {.kind = SERVER_EVENT_TASK_CHANGED, .task_id = t->id,
+                             .principal = t->principal, .task = now};
+        int rc = srv->bus->publish(srv->bus, &ev);
+        if (rc != MCP_OK)
+            server_log(srv, MCP_LOG_WARNING, "task %s: status not published: %s", t->id,
+                       mcp_strerror(rc));
+    }
+    pthread_mutex_unlock(&t->publish_lock);
+    json_decref(now);
+}
+
 /* ------------------------------------------------------------------------
  * Starting a task
  * ------------------------------------------------------------------------ */
 
-static bool client_declares_tasks(const json_t *caps)
+bool task_client_declares(const json_t *caps)
 {
     return json_is_object(json_object_get(json_object_get(caps, "extensions"),
                                           MCP_EXTENSION_TASKS));
@@ -343,6 +380,7 @@ static struct task *task_new(mcp_exchange_t *ex)
         return NULL;
     }
     atomic_init(&t->refs, 1);
+    pthread_mutex_init(&t->publish_lock, NULL);
     t->srv = srv;
     exchange_ref(ex);
     t->ex = ex;
@@ -364,7 +402,7 @@ int mcp_call_start_task(mcp_call_t *call)
     mcp_exchange_t *ex = call->ex;
     if (call->method != METHOD_TOOLS_CALL || !ex->entry || ex->entry->tasks == MCP_TASKS_NONE)
         return MCP_EINVAL;
-    if (ex->era != MCP_ERA_MODERN || !client_declares_tasks(ex->client_caps))
+    if (ex->era != MCP_ERA_MODERN || !task_client_declares(ex->client_caps))
         return MCP_EUNSUPPORTED;
     if (atomic_load(&ex->cancelled))
         return MCP_ECANCELED;
@@ -418,6 +456,7 @@ int mcp_call_set_task_message(mcp_call_t *call, const char *message)
     t->status_message = copy;
     timestamp_now(t->updated_at);
     pthread_mutex_unlock(&t->srv->tasks->lock);
+    task_publish(t);
     return MCP_OK;
 }
 
@@ -522,6 +561,7 @@ void task_settle(mcp_call_t *call, int rc)
     json_decref(result);
     json_decref(error);
     mcp_error_clear(&err);
+    task_publish(t);
 }
 
 /* Runs the handler of a task again, now that its input is in (a worker
@@ -641,6 +681,7 @@ json_t *task_method(mcp_server_t *srv, method_id_t method, const json_t *params,
 
     sweep(srv->tasks);
     struct task *resume = NULL;
+    struct task *changed = NULL; /* a reference, to publish */
     mcp_exchange_t *wake = NULL;
     json_t *result = NULL;
     pthread_mutex_lock(&srv->tasks->lock);
@@ -651,15 +692,25 @@ json_t *task_method(mcp_server_t *srv, method_id_t method, const json_t *params,
         result = task_json_locked(t, true);
     } else if (method == METHOD_TASKS_UPDATE) {
         result = tasks_update(t, responses, &resume, err);
+        changed = resume;
     } else {
         bool running = false;
+        task_status_t before = t->status;
         result = tasks_cancel(t, &running);
         if (running) {
             wake = t->ex;
             exchange_ref(wake);
         }
+        changed = t->status != before ? t : NULL;
     }
+    if (changed)
+        task_ref(changed);
     pthread_mutex_unlock(&srv->tasks->lock);
+    /* Published before the handler runs again: its outcome comes after. */
+    if (changed) {
+        task_publish(changed);
+        task_unref(changed);
+    }
 
     if (wake) {
         exchange_cancel(wake); /* mcp_call_cancelled() turns true */

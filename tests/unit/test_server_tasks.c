@@ -677,6 +677,91 @@ static void test_transport_cancel_after_answer_spares_the_task(void **state)
 }
 
 /* ------------------------------------------------------------------ */
+/* notifications/tasks on subscriptions/listen                         */
+/* ------------------------------------------------------------------ */
+
+/* Opens a listen stream for `ids_json` (a JSON array) as `principal`;
+ * the acknowledgement is the stream's first message. */
+static void open_task_stream(mcp_server_t *srv, capture_sink_t *cap, const char *ids_json,
+                             const char *principal, mcp_exchange_t **handle)
+{
+    json_t *req = request("subscriptions/listen",
+                          json_pack("{s:{s:o}}", "notifications", "taskIds",
+                                    json_loads(ids_json, 0, NULL)),
+                          true);
+    mcp_request_context_t ctx = {.transport = MCP_TRANSPORT_STDIO, .principal = principal};
+    capture_init(cap);
+    assert_int_equal(capture_submit(srv, NULL, req, &ctx, cap, handle), MCP_OK);
+    json_decref(req);
+    assert_true(capture_wait_count(cap, 1, CAPTURE_PATIENCE_MS));
+}
+
+static const json_t *ack_task_ids(capture_sink_t *cap)
+{
+    const json_t *ack = capture_item(cap, 0).msg;
+    assert_string_equal(json_string_value(json_object_get(ack, "method")),
+                        "notifications/subscriptions/acknowledged");
+    return json_object_get(json_object_get(json_object_get(ack, "params"), "notifications"),
+                           "taskIds");
+}
+
+static void test_task_notifications_on_listen(void **state)
+{
+    (void)state;
+    mcp_server_t *srv = new_server(0);
+    char *id = start_task(srv, "ask", NULL, "alice");
+    json_decref(await_status_as(srv, id, "input_required", "alice"));
+
+    /* alice hears of her task; an id that is nobody's is not echoed. */
+    char ids[128];
+    snprintf(ids, sizeof ids, "[\"%s\", \"no-such-task\"]", id);
+    capture_sink_t mine, theirs;
+    mcp_exchange_t *mine_handle = NULL, *theirs_handle = NULL;
+    open_task_stream(srv, &mine, ids, "alice", &mine_handle);
+    const json_t *echoed = ack_task_ids(&mine);
+    assert_int_equal(json_array_size(echoed), 1);
+    assert_string_equal(json_string_value(json_array_get(echoed, 0)), id);
+    /* bob asked for it too: he is told nothing, and hears nothing. */
+    open_task_stream(srv, &theirs, ids, "bob", &theirs_handle);
+    assert_null(ack_task_ids(&theirs));
+
+    json_t *ack = task_request(srv, "tasks/update", id,
+                               json_pack("{s:{s:o, s:o}}", "inputResponses", "a",
+                                         accept_answer("x"), "b", accept_answer("y")),
+                               true, "alice");
+    json_decref(ack);
+    json_decref(await_status_as(srv, id, "completed", "alice"));
+    /* working (the answers are in), then completed with the result. */
+    assert_true(capture_wait_count(&mine, 3, CAPTURE_PATIENCE_MS));
+    const json_t *working = capture_item(&mine, 1).msg;
+    const json_t *done = capture_item(&mine, 2).msg;
+    assert_string_equal(json_string_value(json_object_get(done, "method")), "notifications/tasks");
+    const json_t *params = json_object_get(done, "params");
+    assert_tasks_schema(done, "TaskStatusNotification");
+    assert_string_equal(json_string_value(json_object_get(params, "taskId")), id);
+    assert_string_equal(status_of(params), "completed");
+    assert_string_equal(first_text(json_object_get(params, "result")), "a=x b=y round=1");
+    assert_non_null(json_object_get(json_object_get(params, "_meta"), MCP_META_SUBSCRIPTION_ID));
+    assert_string_equal(status_of(json_object_get(working, "params")), "working");
+    assert_int_equal(capture_count(&theirs), 1); /* the ack, nothing more */
+
+    assert_int_equal(mcp_server_close_subscriptions(srv), MCP_OK);
+    mcp_exchange_release(mine_handle);
+    mcp_exchange_release(theirs_handle);
+    capture_cleanup(&mine);
+    capture_cleanup(&theirs);
+
+    /* Without the extension declared, asking for taskIds is refused. */
+    json_t *req = modern_request(next_id++, "subscriptions/listen",
+                                 json_pack("{s:{s:[s]}}", "notifications", "taskIds", id));
+    json_t *response = submit(srv, req, "alice");
+    assert_needs_extension(response);
+    json_decref(response);
+    free(id);
+    mcp_server_free(srv);
+}
+
+/* ------------------------------------------------------------------ */
 /* Who may see a task, and for how long                                */
 /* ------------------------------------------------------------------ */
 
@@ -761,6 +846,7 @@ int main(void)
         cmocka_unit_test(test_reused_input_key_fails_the_task),
         cmocka_unit_test(test_cancel_running_and_waiting_tasks),
         cmocka_unit_test(test_transport_cancel_after_answer_spares_the_task),
+        cmocka_unit_test(test_task_notifications_on_listen),
         cmocka_unit_test(test_task_is_bound_to_its_principal),
         cmocka_unit_test(test_task_expires_after_its_ttl),
         cmocka_unit_test(test_free_with_tasks_in_every_state),
