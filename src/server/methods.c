@@ -6,6 +6,7 @@
  * and completion/complete find their target, run the user's handler on a
  * worker thread, and turn what it built into the method's result.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -368,6 +369,22 @@ static int resolve_target(mcp_exchange_t *ex, method_id_t method, mcp_error_t *e
     }
 }
 
+/* A tool that runs only as a task cannot serve a legacy client, which has
+ * no way to declare the Tasks extension (modern clients that did not are
+ * refused by the request ladder, with the same error). */
+static bool refuse_legacy_task(mcp_exchange_t *ex, mcp_error_t *err)
+{
+    if (ex->era != MCP_ERA_LEGACY || ex->entry->kind != ENTRY_TOOL ||
+        ex->entry->tasks != MCP_TASKS_REQUIRED)
+        return false;
+    mcp_error_missing_capability(err, json_pack("{s:{s:{}}}", "extensions", MCP_EXTENSION_TASKS));
+    snprintf(err->message, sizeof err->message,
+             "Tool %s runs only as a task (the io.modelcontextprotocol/tasks extension of "
+             "2026-07-28)",
+             ex->entry->key);
+    return true;
+}
+
 static void method_job(void *arg)
 {
     method_run(arg);
@@ -380,7 +397,7 @@ void method_start(mcp_exchange_t *ex)
     /* Completions resolve on the worker: their handler is the server's one
      * completion callback, which is never marked to run inline. */
     if (method != METHOD_COMPLETE) {
-        if (resolve_target(ex, method, &err) != MCP_OK) {
+        if (resolve_target(ex, method, &err) != MCP_OK || refuse_legacy_task(ex, &err)) {
             exchange_fail(ex, &err, false);
             mcp_error_clear(&err);
             exchange_unref(ex);

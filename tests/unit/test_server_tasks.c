@@ -31,6 +31,7 @@
 #include "mcp/server_core.h"
 
 #include "capture_sink.h"
+#include "legacy_request.h"
 #include "modern_request.h"
 #include "schema_check.h"
 #include "server_expect.h"
@@ -377,6 +378,33 @@ static void test_undeclared_client_gets_no_task(void **state)
     response = task_request(srv, "tasks/result", "any", NULL, true, NULL);
     expect_error(response, MCP_METHOD_NOT_FOUND);
     json_decref(response);
+    mcp_server_free(srv);
+}
+
+/* A legacy client cannot declare the extension: a task-only tool refuses
+ * it as it refuses modern clients that did not; an optional one runs as
+ * usual. */
+static void test_legacy_clients_get_no_task(void **state)
+{
+    (void)state;
+    mcp_server_t *srv = new_server(0);
+    mcp_conn_t *conn = mcp_conn_new(srv, MCP_TRANSPORT_STDIO);
+    json_decref(legacy_serve(srv, conn, NULL, legacy_initialize(1, "2025-11-25", NULL), NULL));
+    json_t *response = legacy_serve(
+        srv, conn, NULL,
+        legacy_request(2, "tools/call", json_pack("{s:s, s:{}}", "name", "sleeper", "arguments")),
+        NULL);
+    assert_needs_extension(response);
+    json_decref(response);
+    atomic_store(&gate_open, true);
+    response = legacy_serve(
+        srv, conn, NULL,
+        legacy_request(3, "tools/call", json_pack("{s:s, s:{}}", "name", "job", "arguments")),
+        NULL);
+    assert_string_equal(first_text(expect_legacy_result(response)), "done");
+    assert_int_equal(atomic_load(&start_rc), MCP_EUNSUPPORTED);
+    json_decref(response);
+    mcp_conn_free(conn);
     mcp_server_free(srv);
 }
 
@@ -838,6 +866,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_discover_advertises_only_with_task_tools),
         cmocka_unit_test(test_undeclared_client_gets_no_task),
+        cmocka_unit_test(test_legacy_clients_get_no_task),
         cmocka_unit_test(test_start_task_refused_outside_task_tools),
         cmocka_unit_test(test_task_runs_to_completion),
         cmocka_unit_test(test_tool_error_completes_and_rpc_failure_fails),
