@@ -23,6 +23,7 @@
 #define MCP_CLIENT_INTERNAL_H
 
 #include <pthread.h>
+#include <time.h>
 
 #include "client/cache.h"
 #include "client/transport.h"
@@ -42,6 +43,10 @@ typedef struct client_cancel_waiter {
 
 void client_cancel_watch(mcp_cancel_t *cancel, client_cancel_waiter_t *w);
 void client_cancel_unwatch(mcp_cancel_t *cancel, client_cancel_waiter_t *w);
+
+/* Sleeps until the monotonic instant `until` (mcp_clock_deadline), or
+ * until `cancel` (may be NULL) is triggered: MCP_OK or MCP_ECANCELED. */
+int client_cancel_sleep_until(mcp_cancel_t *cancel, const struct timespec *until);
 
 /* ------------------------------------------------------------------------
  * Requests and hints (request_build.c; pure)
