@@ -6,6 +6,7 @@
  *   driver.c        one call: cache, version retry, Mcp-Param retry, MRTR rounds
  *   request_build.c the request and its HTTP hints (pure)
  *   input.c         answering MRTR input requests through the callbacks
+ *   task_shape.c    reading a task the server sent (pure)
  *   tool_headers.c  x-mcp-header annotations of known tools
  *   cache.c         the result cache (pure)
  *   calls.c         the public call functions
@@ -131,6 +132,52 @@ int client_answer_inputs(const client_input_handlers_t *h, const json_t *input_r
  */
 json_t *client_retry_params(const json_t *base, const json_t *responses,
                             const json_t *request_state);
+
+/* ------------------------------------------------------------------------
+ * Tasks (task_shape.c, pure)
+ * ------------------------------------------------------------------------ */
+
+typedef enum client_task_status {
+    CLIENT_TASK_WORKING,
+    CLIENT_TASK_INPUT_REQUIRED,
+    CLIENT_TASK_COMPLETED,
+    CLIENT_TASK_FAILED,
+    CLIENT_TASK_CANCELLED
+} client_task_status_t;
+
+/* A task as the server described it; the pointers borrow from the object
+ * read. */
+typedef struct client_task {
+    const char *id;
+    client_task_status_t status;
+    bool has_poll_interval;
+    json_int_t poll_interval_ms;  /* as sent, when has_poll_interval */
+    const json_t *input_requests; /* detailed, input_required: an object */
+    const json_t *result;         /* detailed, completed: an object */
+    const json_t *error;          /* detailed, failed: a JSON-RPC error object */
+    const char *status_message;   /* or NULL */
+} client_task_t;
+
+/*
+ * Reads `obj` (borrowed) as a Task and fills *out:
+ *   taskId        a string (equal to `expected_id` when that is not NULL);
+ *   status        "working", "input_required", "completed", "failed" or
+ *                 "cancelled";
+ *   createdAt, lastUpdatedAt  strings; ttlMs an integer or null;
+ *   statusMessage a string, pollIntervalMs an integer, when present.
+ * A `detailed` task (a DetailedTask: what tasks/get answers) also has the
+ * member of its status: inputRequests (an object) when input_required,
+ * result (an object whose resultType, if any, is "complete") when
+ * completed, error (a JSON-RPC error object, as mcp_error_from_json()
+ * reads it) when failed. A CreateTaskResult is not detailed: those members
+ * are not read. Returns MCP_OK, or MCP_EPROTO with *err saying what is
+ * wrong.
+ */
+int client_task_read(const json_t *obj, bool detailed, const char *expected_id,
+                     client_task_t *out, mcp_error_t *err);
+
+/* Does this status end the task? */
+bool client_task_status_final(client_task_status_t status);
 
 /* ------------------------------------------------------------------------
  * Known tools and their x-mcp-header annotations (tool_headers.c)
@@ -366,6 +413,10 @@ int client_roundtrip(mcp_client_t *c, const json_t *request, const client_http_h
  */
 int client_call(mcp_client_t *c, const char *method, const json_t *params,
                 const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err);
+
+/* A JSON-RPC error object (borrowed) into *err: MCP_ERPC, or MCP_EPROTO
+ * when it is not a valid error object. */
+int client_rpc_error(const json_t *error, mcp_error_t *err);
 
 /* Refetches every page of tools/list (bypassing the cache), which refreshes
  * the tool table. */

@@ -132,7 +132,7 @@ static bool about_param_header(const json_t *error)
     return message && strcasestr(message, "Mcp-Param-") != NULL;
 }
 
-static int rpc_error(const json_t *error, mcp_error_t *err)
+int client_rpc_error(const json_t *error, mcp_error_t *err)
 {
     mcp_error_t local = {0};
     int rc = mcp_error_from_json(&local, error) == MCP_OK ? MCP_ERPC : MCP_EPROTO;
@@ -261,7 +261,7 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
                 client_refresh_tools(c, &o, &e);
                 mcp_error_clear(&e);
             } else {
-                rc = rpc_error(error, err);
+                rc = client_rpc_error(error, err);
                 json_decref(response);
                 break;
             }
