@@ -7,6 +7,7 @@
  *   request_build.c the request and its HTTP hints (pure)
  *   input.c         answering MRTR input requests through the callbacks
  *   task_shape.c    reading a task the server sent (pure)
+ *   tasks.c         following a task to its end; tasks/get, update, cancel
  *   tool_headers.c  x-mcp-header annotations of known tools
  *   cache.c         the result cache (pure)
  *   calls.c         the public call functions
@@ -134,7 +135,7 @@ json_t *client_retry_params(const json_t *base, const json_t *responses,
                             const json_t *request_state);
 
 /* ------------------------------------------------------------------------
- * Tasks (task_shape.c, pure)
+ * Tasks (task_shape.c, pure; tasks.c)
  * ------------------------------------------------------------------------ */
 
 typedef enum client_task_status {
@@ -178,6 +179,17 @@ int client_task_read(const json_t *obj, bool detailed, const char *expected_id,
 
 /* Does this status end the task? */
 bool client_task_status_final(client_task_status_t status);
+
+/*
+ * A result with resultType "task" (borrowed) that answered `method`. It is
+ * invalid (MCP_EPROTO) unless the request declared the extension and the
+ * method may become a task (tools/call); otherwise it is read as a
+ * CreateTaskResult and either kept (opts->keep_task: *result_out is a new
+ * reference to it) or followed to the task's end (see client.h, "Tasks").
+ */
+int client_task_answered(mcp_client_t *c, const char *method, json_t *created,
+                         const mcp_request_options_t *opts, json_t **result_out,
+                         mcp_error_t *err);
 
 /* ------------------------------------------------------------------------
  * Known tools and their x-mcp-header annotations (tool_headers.c)
@@ -232,6 +244,7 @@ struct mcp_client {
     int max_input_rounds;
     int spin_us;                 /* active wait for an answer; 0: none (spin.h) */
     bool disable_cache;
+    bool tasks;                  /* modern requests declare the Tasks extension */
     /* HTTP with a token callback: a request refused with 401/403 is sent
      * once more, with the token the callback gives for the challenge. Set
      * before connecting, then fixed. */
