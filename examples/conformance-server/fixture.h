@@ -9,6 +9,7 @@
  *
  *   tools.c        content, errors, progress, logging, headers, schemas
  *   input_tools.c  tools and a prompt that ask the client for input (MRTR)
+ *   task_tools.c   tools whose calls become tasks (the Tasks extension)
  *   resources.c    test:// resources and the resource template
  *   prompts.c      prompts and completion
  *   list_changes.c hooks that change the tool and prompt lists at run time
@@ -33,6 +34,7 @@ extern const size_t fixture_wav_len;
  * registration's code with *err filled. */
 int fixture_add_tools(mcp_server_t *srv, mcp_error_t *err);
 int fixture_add_input_tools(mcp_server_t *srv, mcp_error_t *err);
+int fixture_add_task_tools(mcp_server_t *srv, mcp_error_t *err);
 int fixture_add_resources(mcp_server_t *srv, mcp_error_t *err);
 int fixture_add_prompts(mcp_server_t *srv, mcp_error_t *err);
 int fixture_add_list_changes(mcp_server_t *srv, mcp_error_t *err);

@@ -151,6 +151,15 @@ typedef struct mcp_server_options {
      * instances, bring a shared store through mcp_server_set_codec). */
     bool state_single_use;
 
+    /* Tasks (the io.modelcontextprotocol/tasks extension, see
+     * mcp_call_start_task): how long a task stays readable after it was
+     * created (0 picks one hour; < 0: until the server stops, "ttlMs":
+     * null), and the interval between polls suggested to clients (0 picks
+     * 500 ms). A task whose time is up is cancelled if still running and
+     * forgotten: tasks/get then answers -32602. */
+    int64_t task_ttl_ms;
+    int64_t task_poll_interval_ms;
+
     /* Legacy clients (see mcp_legacy_mode_t); sessions by default. */
     mcp_legacy_mode_t legacy;
     /* A legacy session expires this long after its last request or
@@ -217,6 +226,23 @@ typedef int (*mcp_tool_fn)(mcp_call_t *call, void *user);
  * it is not a failure). */
 #define MCP_INPUT_REQUIRED 1
 
+/*
+ * Whether calls of a tool may become tasks (the Tasks extension,
+ * io.modelcontextprotocol/tasks): a task answers the call at once with a
+ * task handle, and the client polls for the outcome. The handler decides,
+ * per call, by calling mcp_call_start_task(). A server with such a tool
+ * advertises the extension and serves tasks/get, tasks/update and
+ * tasks/cancel.
+ */
+typedef enum mcp_task_support {
+    MCP_TASKS_NONE = 0,  /* never a task (mcp_call_start_task refuses) */
+    MCP_TASKS_OPTIONAL,  /* a task when the client declared the extension;
+                          * with other clients the handler runs as usual */
+    MCP_TASKS_REQUIRED   /* only for clients that declared the extension:
+                          * others are refused with -32021 naming it, before
+                          * the handler runs */
+} mcp_task_support_t;
+
 typedef struct mcp_tool {
     const char *name;          /* required; unique; 1-128 chars of [A-Za-z0-9_.-] */
     const char *title;         /* optional display name */
@@ -245,15 +271,18 @@ typedef struct mcp_tool {
      * stdio the next message (a cancellation included) is read only once
      * it returns. Asking for input is fine (it never waits: the handler
      * returns and runs again with the answers). Default false: the worker
-     * pool. */
+     * pool. Not with `tasks` (a task outlives its request on a worker). */
     bool run_inline;
+    /* May calls of this tool become tasks? (MCP_TASKS_NONE by default.) */
+    mcp_task_support_t tasks;
 } mcp_tool_t;
 
 /*
  * Registers a tool (everything is copied). Fails with MCP_EINVAL and *err
  * filled for a missing or malformed field, invalid JSON text, an inputSchema
- * whose root is not an object schema, or invalid x-mcp-header annotations;
- * with MCP_EEXIST when a tool of that name exists. Publishes a tools
+ * whose root is not an object schema, invalid x-mcp-header annotations, or
+ * run_inline together with tasks; with MCP_EEXIST when a tool of that name
+ * exists. Publishes a tools
  * list_changed event.
  */
 MCP_API int mcp_server_add_tool(mcp_server_t *srv, const mcp_tool_t *tool, mcp_error_t *err);
@@ -654,6 +683,56 @@ MCP_API int mcp_call_set_state(mcp_call_t *call, json_t *state_new);
 
 /* The state stored in the previous round (borrowed), or NULL. */
 MCP_API const json_t *mcp_call_state(const mcp_call_t *call);
+
+/* ------------------------------------------------------------------------
+ * Inside a handler: tasks (the io.modelcontextprotocol/tasks extension)
+ *
+ * A tools/call handler of a tool registered with `tasks` may turn its call
+ * into a task once it knows the work will take a while:
+ *
+ *     if (mcp_call_start_task(call) == MCP_OK) {
+ *         ... the client has its task handle; keep working ...
+ *     }
+ *     rc = long_computation(call);   // polls mcp_call_cancelled()
+ *     return mcp_call_add_textf(call, "done: %d", rc);
+ *
+ * Everything after the start is the task's: what the handler returns
+ * becomes the outcome a client reads with tasks/get -- the result
+ * ("completed", tool errors included), a JSON-RPC failure recorded with
+ * mcp_call_fail() ("failed"), or a request for input. Input works as in a
+ * request: mcp_call_elicit() & co. and MCP_INPUT_REQUIRED put the task in
+ * "input_required"; once the client has answered every request through
+ * tasks/update, the handler runs again (on a worker) and finds every answer
+ * the task was given so far with mcp_call_input(), and its state with
+ * mcp_call_state(). Input gathered before the start (an input_required
+ * round trip on the request itself) stays readable in the task.
+ * mcp_call_cancelled() turns true on tasks/cancel, when the task's time
+ * is up, and when the server stops; a task cancelled while it runs ends
+ * "cancelled" whatever the handler returns. Progress and log
+ * notifications are not sent for a task (the extension has no channel for
+ * them): mcp_call_progress() and mcp_call_log() return 0 and send nothing.
+ * Each task is bound to the principal of the call that started it.
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Turns the call into a task: the task is stored (tasks/get finds it from
+ * now on), the client receives the CreateTaskResult as the answer to its
+ * tools/call, and the handler goes on as the task's body. Returns 0, also
+ * when the call is a task already (a handler that runs again after input);
+ * MCP_EUNSUPPORTED when the client did not declare the extension on this
+ * request (or speaks a legacy revision): go on and answer as usual;
+ * MCP_EINVAL outside a tools/call handler or for a tool registered without
+ * `tasks`; MCP_ECANCELED when the request was cancelled; MCP_ENOMEM.
+ */
+MCP_API int mcp_call_start_task(mcp_call_t *call);
+
+/* The id of the call's task, or NULL when it is not a task. */
+MCP_API const char *mcp_call_task_id(const mcp_call_t *call);
+
+/* Sets the task's statusMessage (copied; NULL clears it), which clients
+ * see with its status, e.g. what a long computation is doing now.
+ * MCP_EINVAL when the call is not a task. */
+MCP_API int mcp_call_set_task_message(mcp_call_t *call, const char *message);
 
 /* ------------------------------------------------------------------------
  * stdio transport

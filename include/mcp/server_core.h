@@ -151,7 +151,10 @@ MCP_API int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *b
                               mcp_exchange_t **exchange_out);
 
 /* Cancels a submitted request (the HTTP client went away): its handler sees
- * mcp_call_cancelled(), nothing more is sent, and the sink is released. */
+ * mcp_call_cancelled(), nothing more is sent, and the sink is released.
+ * Once the request was answered (its sink released) this does nothing: a
+ * tools/call that became a task goes on after its answer, and only
+ * tasks/cancel stops it. */
 MCP_API void mcp_exchange_cancel(mcp_exchange_t *ex);
 
 /*

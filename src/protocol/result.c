@@ -157,8 +157,11 @@ int mcp_shape_modern_result(const char *method, json_t *result, const mcp_result
             rc = add_cache_hints(result, shape);
     } else {
         /* Cache hints describe a final answer; input_required, task and any
-         * other kind must not carry them (digest section 6). */
-        json_object_del(result, "ttlMs");
+         * other kind must not carry them (digest section 6). A task's
+         * ttlMs is no hint but the task's lifetime (a field of the Tasks
+         * extension's Task), so it stays. */
+        if (strcmp(kind, "task") != 0)
+            json_object_del(result, "ttlMs");
         json_object_del(result, "cacheScope");
     }
     if (rc == MCP_OK)

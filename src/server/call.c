@@ -50,6 +50,7 @@ void call_cleanup(mcp_call_t *call)
     json_decref(call->result_meta);
     json_decref(call->input_requests);
     json_decref(call->next_state);
+    task_unref(call->task);
     free(call->description);
     mcp_error_clear(&call->error);
 }
@@ -169,8 +170,8 @@ int mcp_call_sleep(mcp_call_t *call, int64_t ms)
 int mcp_call_progress(mcp_call_t *call, double progress, double total, const char *message)
 {
     mcp_exchange_t *ex = call->ex;
-    if (!ex->progress_token)
-        return MCP_OK;
+    if (!ex->progress_token || call->task)
+        return MCP_OK; /* not asked for; or a task, which has no channel */
     if (!isfinite(progress) || progress <= call->last_progress)
         return MCP_EINVAL; /* the spec requires progress to increase */
     call->last_progress = progress;
@@ -193,8 +194,10 @@ int mcp_call_log(mcp_call_t *call, const char *level, const char *logger, json_t
         return MCP_EINVAL;
     }
     mcp_exchange_t *ex = call->ex;
-    if (ex->log_level < 0 || index < ex->log_level) {
-        json_decref(data_new); /* the client did not ask for this level */
+    if (ex->log_level < 0 || index < ex->log_level || call->task) {
+        /* The client did not ask for this level; or a task, which has no
+         * channel for logs. */
+        json_decref(data_new);
         return MCP_OK;
     }
     json_t *params = json_pack("{s:s, s:o}", "level", level, "data",

@@ -194,6 +194,9 @@ method_id_t method_lookup(const char *method)
         {"prompts/get", METHOD_PROMPTS_GET},
         {"completion/complete", METHOD_COMPLETE},
         {"subscriptions/listen", METHOD_LISTEN},
+        {"tasks/get", METHOD_TASKS_GET},
+        {"tasks/update", METHOD_TASKS_UPDATE},
+        {"tasks/cancel", METHOD_TASKS_CANCEL},
     };
     if (!method)
         return METHOD_UNKNOWN;
@@ -232,10 +235,19 @@ bool method_served(mcp_server_t *srv, method_id_t m)
          * 14.20 of the digest: -32601 is the honest answer otherwise). */
         return registry_has(srv, ENTRY_TOOL) || registry_has(srv, ENTRY_PROMPT) ||
                registry_has(srv, ENTRY_RESOURCE) || registry_has(srv, ENTRY_TEMPLATE);
+    case METHOD_TASKS_GET:
+    case METHOD_TASKS_UPDATE:
+    case METHOD_TASKS_CANCEL:
+        return atomic_load(&srv->tasks_offered);
     case METHOD_UNKNOWN:
         break;
     }
     return false;
+}
+
+static bool is_task_method(method_id_t m)
+{
+    return m == METHOD_TASKS_GET || m == METHOD_TASKS_UPDATE || m == METHOD_TASKS_CANCEL;
 }
 
 /* The error response for a failure detected before any handler ran. */
@@ -388,6 +400,12 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
     if (method == METHOD_TOOLS_CALL)
         tool = registry_find(srv, ENTRY_TOOL,
                              json_string_value(json_object_get(msg.params, "name")));
+    /* The tasks methods are for clients that declared the extension on
+     * the request: others get -32021 naming it, whatever the task id (the
+     * spec's MUST). */
+    json_t *needs_tasks =
+        is_task_method(method) ? json_pack("{s:{s:{}}}", "extensions", MCP_EXTENSION_TASKS)
+                               : NULL;
     size_t n_versions;
     const char *const *versions = mcp_protocol_versions_modern(&n_versions);
     mcp_request_check_t check = {
@@ -396,12 +414,13 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
         .versions = versions,
         .n_versions = n_versions,
         .method_known = method_served(srv, method),
-        .required_capabilities = tool ? tool->required_caps : NULL,
+        .required_capabilities = tool ? tool->required_caps : needs_tasks,
         .input_schema = tool ? json_object_get(tool->def, "inputSchema") : NULL,
         .param_headers = tool ? &tool->param_headers : NULL,
     };
     int rc = mcp_check_modern_request(&check, &status, &err);
     entry_unref(tool);
+    json_decref(needs_tasks);
 
     if (msg.kind == MCP_MSG_NOTIFICATION) {
         if (rc != MCP_OK) {
@@ -438,6 +457,24 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
             sink_answer(sink, mcp_jsonrpc_result(msg.id, result), 200);
         else
             sink_answer(sink, rejection(msg.id, &err, era), 200);
+        goto done;
+    }
+    case METHOD_TASKS_GET:
+    case METHOD_TASKS_UPDATE:
+    case METHOD_TASKS_CANCEL: {
+        /* A few lookups under a lock: answered here, like the lists. */
+        json_t *result = task_method(srv, method, msg.params, ctx->principal, &err);
+        mcp_result_shape_t shape;
+        server_result_shape(srv, &shape);
+        if (result && mcp_shape_modern_result(msg.method, result, &shape, &err) != MCP_OK) {
+            json_decref(result);
+            result = NULL;
+        }
+        if (result)
+            sink_answer(sink, mcp_jsonrpc_result(msg.id, result), 200);
+        else
+            sink_answer(sink, rejection(msg.id, &err, era),
+                        mcp_http_status_for_code(err.code, false));
         goto done;
     }
     case METHOD_TOOLS_CALL:

@@ -20,17 +20,25 @@
 #ifndef MCP_SERVER_EVENT_BUS_H
 #define MCP_SERVER_EVENT_BUS_H
 
+#include <jansson.h>
+
 /* What happened. */
 typedef enum server_event_kind {
     SERVER_EVENT_TOOLS_CHANGED = 0,
     SERVER_EVENT_PROMPTS_CHANGED,
     SERVER_EVENT_RESOURCES_CHANGED,
-    SERVER_EVENT_RESOURCE_UPDATED
+    SERVER_EVENT_RESOURCE_UPDATED,
+    SERVER_EVENT_TASK_CHANGED
 } server_event_kind_t;
 
 typedef struct server_event {
     server_event_kind_t kind;
     const char *uri; /* SERVER_EVENT_RESOURCE_UPDATED: the resource; else NULL */
+    /* SERVER_EVENT_TASK_CHANGED: the task's id, the principal it belongs
+     * to (NULL: unauthenticated) and its DetailedTask now; else NULL. */
+    const char *task_id;
+    const char *principal;
+    const json_t *task;
 } server_event_t;
 
 typedef struct server_event_bus server_event_bus_t;

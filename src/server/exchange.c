@@ -282,7 +282,11 @@ void sink_answer(mcp_sink_t *sink, json_t *response_new, int http_status)
 
 void mcp_exchange_cancel(mcp_exchange_t *ex)
 {
-    if (ex)
+    /* A transport cancels what it still waits for. After the answer, its
+     * cancellation (the HTTP layer sends one when a request ends while it
+     * is being submitted) would otherwise reach the task a tools/call
+     * became, which outlives its request. */
+    if (ex && !atomic_load(&ex->released))
         exchange_cancel(ex);
 }
 

@@ -1,6 +1,7 @@
 /*
- * subscriptions/listen: long-lived streams of list-changed and
- * resource-updated notifications (digest section 2.10).
+ * subscriptions/listen: long-lived streams of list-changed,
+ * resource-updated and (Tasks extension) task status notifications (digest
+ * section 2.10).
  *
  * A listen request becomes a subscription in the hub: its exchange stays
  * open, the acknowledgement is the first message it sends, and every event
@@ -31,6 +32,7 @@ typedef struct subscription {
     mcp_exchange_t *ex; /* the core's reference to the listen request */
     bool tools, prompts, resources;
     json_t *uris;       /* resourceSubscriptions: array of strings */
+    json_t *task_ids;   /* taskIds (Tasks extension): array of strings */
     bool linked;        /* in the hub's list (guarded by the hub lock) */
     struct subscription *prev, *next;
 } subscription_t;
@@ -92,6 +94,7 @@ static void unlink_locked(struct listen_hub *hub, subscription_t *sub)
 static void subscription_free(subscription_t *sub)
 {
     json_decref(sub->uris);
+    json_decref(sub->task_ids);
     free(sub);
 }
 
@@ -110,9 +113,29 @@ static bool uri_covered(const char *subscribed, const char *uri)
     return uri[n] == '\0' || uri[n] == '/' || (n > 0 && subscribed[n - 1] == '/');
 }
 
+static bool has_string(const json_t *array, const char *s)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(array, i, v) {
+        if (s && strcmp(json_string_value(v), s) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool same_principal(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
 static bool wants(const subscription_t *sub, const server_event_t *ev)
 {
     switch (ev->kind) {
+    case SERVER_EVENT_TASK_CHANGED:
+        /* A task is its principal's only, on a stream as on tasks/get. */
+        return has_string(sub->task_ids, ev->task_id) &&
+               same_principal(sub->ex->principal, ev->principal);
     case SERVER_EVENT_TOOLS_CHANGED:
         return sub->tools;
     case SERVER_EVENT_PROMPTS_CHANGED:
@@ -143,6 +166,8 @@ static const char *notification_method(server_event_kind_t kind)
         return "notifications/resources/list_changed";
     case SERVER_EVENT_RESOURCE_UPDATED:
         return "notifications/resources/updated";
+    case SERVER_EVENT_TASK_CHANGED:
+        return "notifications/tasks";
     }
     return NULL;
 }
@@ -187,6 +212,8 @@ void listen_hub_remove_session(struct listen_hub *hub, mcp_session_t *s)
  * declares listChanged); resource updates for its subscriptions. */
 static bool session_wants(mcp_session_t *s, const server_event_t *ev)
 {
+    if (ev->kind == SERVER_EVENT_TASK_CHANGED)
+        return false; /* tasks are a 2026-07-28 extension */
     if (ev->kind != SERVER_EVENT_RESOURCE_UPDATED)
         return true;
     bool wanted = false;
@@ -248,6 +275,8 @@ void listen_hub_deliver(void *user, const server_event_t *ev)
         json_t *params = tagged_params(targets[i]);
         if (params && ev->kind == SERVER_EVENT_RESOURCE_UPDATED)
             json_object_set_new(params, "uri", json_string(ev->uri));
+        if (params && ev->kind == SERVER_EVENT_TASK_CHANGED)
+            json_object_update(params, (json_t *)ev->task); /* the DetailedTask */
         exchange_notify(targets[i], mcp_jsonrpc_notification(notification_method(ev->kind), params));
         exchange_unref(targets[i]);
     }
@@ -269,6 +298,27 @@ static void listen_cancelled(mcp_exchange_t *ex)
     subscription_free(sub);
     exchange_release_sink(ex);
     exchange_unref(ex);
+}
+
+/* taskIds (Tasks extension): an array of task ids. */
+static bool read_task_ids(const json_t *ids, subscription_t *sub, mcp_error_t *err)
+{
+    sub->task_ids = json_array();
+    if (!ids)
+        return true;
+    size_t i;
+    json_t *id;
+    bool ok = json_is_array(ids);
+    json_array_foreach(ids, i, id) {
+        ok = ok && json_is_string(id) && json_string_length(id) > 0 &&
+             strlen(json_string_value(id)) == json_string_length(id);
+        if (ok)
+            json_array_append(sub->task_ids, id);
+    }
+    if (!ok)
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                      "notifications.taskIds must be an array of task ids");
+    return ok;
 }
 
 /* Reads the client's filter. Returns false with *err for a malformed one. */
@@ -313,12 +363,12 @@ static bool read_filter(const json_t *filter, subscription_t *sub, mcp_error_t *
             json_array_append(sub->uris, u);
         }
     }
-    return true;
+    return read_task_ids(json_object_get(filter, "taskIds"), sub, err);
 }
 
 /* Honours only what this server offers; the acknowledgement tells the
  * client which part of its filter that is. */
-static json_t *honour(mcp_server_t *srv, subscription_t *sub)
+static json_t *honour(mcp_server_t *srv, subscription_t *sub, const char *principal)
 {
     bool has_resources = registry_has(srv, ENTRY_RESOURCE) || registry_has(srv, ENTRY_TEMPLATE);
     sub->tools = sub->tools && registry_has(srv, ENTRY_TOOL);
@@ -336,6 +386,19 @@ static json_t *honour(mcp_server_t *srv, subscription_t *sub)
         json_object_set_new(honoured, "resourcesListChanged", json_true());
     if (json_array_size(sub->uris))
         json_object_set(honoured, "resourceSubscriptions", sub->uris);
+    /* Tasks that exist and are the client's: telling it which do, and no
+     * more, says nothing about anybody else's. */
+    json_t *visible = json_array();
+    size_t i;
+    json_t *id;
+    json_array_foreach(sub->task_ids, i, id) {
+        if (task_visible(srv, json_string_value(id), principal))
+            json_array_append(visible, id);
+    }
+    json_decref(sub->task_ids);
+    sub->task_ids = visible;
+    if (json_array_size(sub->task_ids))
+        json_object_set(honoured, "taskIds", sub->task_ids);
     return honoured;
 }
 
@@ -349,8 +412,17 @@ void listen_open(mcp_server_t *srv, mcp_exchange_t *ex)
     }
     if (!read_filter(json_object_get(ex->msg.params, "notifications"), sub, &err))
         goto fail;
+    if (json_array_size(sub->task_ids) && atomic_load(&srv->tasks_offered) &&
+        !task_client_declares(ex->client_caps)) {
+        /* The extension's MUST: task notifications for declaring clients
+         * only. (A server without tasks ignores the member, as any other
+         * it does not know.) */
+        mcp_error_missing_capability(&err,
+                                     json_pack("{s:{s:{}}}", "extensions", MCP_EXTENSION_TASKS));
+        goto fail;
+    }
     json_t *ack_params = tagged_params(ex);
-    json_t *honoured = honour(srv, sub);
+    json_t *honoured = honour(srv, sub, ex->principal);
     json_object_set_new(ack_params, "notifications", honoured);
     json_t *ack = mcp_jsonrpc_notification("notifications/subscriptions/acknowledged", ack_params);
 

@@ -22,8 +22,13 @@ static json_t *discover_result(mcp_server_t *srv)
     json_t *versions = json_array();
     for (size_t i = 0; i < n; i++)
         json_array_append_new(versions, json_string(modern[i]));
+    json_t *caps = server_capabilities(srv);
+    /* Extensions are a 2026-07-28 notion: only discover speaks of them. */
+    if (caps && atomic_load(&srv->tasks_offered))
+        json_object_set_new(caps, "extensions",
+                            json_pack("{s:{}}", MCP_EXTENSION_TASKS));
     json_t *result = json_pack("{s:o, s:o}", "supportedVersions", versions, "capabilities",
-                               server_capabilities(srv));
+                               caps);
     if (result && srv->instructions)
         json_object_set_new(result, "instructions", json_string(srv->instructions));
     return result;
@@ -272,8 +277,7 @@ static bool is_retry(const mcp_exchange_t *ex)
            json_object_get(ex->msg.params, "requestState");
 }
 
-/* The complete result of a handler run that returned 0. */
-static json_t *complete_method_result(mcp_call_t *call, mcp_error_t *err)
+json_t *method_complete_result(mcp_call_t *call, mcp_error_t *err)
 {
     json_t *result = NULL;
     switch (call->method) {
@@ -440,6 +444,14 @@ run:
     call_init(&call, ex, method, target);
     rc = invoke(ex, &call, &completion);
 
+    if (call.task) {
+        /* The call became a task: its response went out then, and what
+         * the handler made is the task's outcome. */
+        task_settle(&call, rc);
+        call_cleanup(&call);
+        exchange_unref(ex);
+        return;
+    }
     json_t *result = NULL;
     if (atomic_load(&ex->cancelled)) {
         /* Nothing more may be sent for a cancelled request. */
@@ -464,7 +476,7 @@ run:
             mcp_error_set(&err, rc, MCP_INTERNAL_ERROR, NULL, "Internal error: %s",
                           mcp_strerror(rc));
     } else {
-        result = complete_method_result(&call, &err);
+        result = method_complete_result(&call, &err);
     }
 
     if (atomic_load(&ex->cancelled)) {

@@ -316,9 +316,28 @@ static bool valid_tool_name(const char *name)
     return true;
 }
 
+/* A tool that runs only as a task needs clients that declared the Tasks
+ * extension: the request ladder then refuses the others with -32021
+ * naming it (the spec's MUST), as for any required capability. */
+static int require_tasks_extension(mcp_task_support_t tasks, json_t **required_caps)
+{
+    if (tasks != MCP_TASKS_REQUIRED)
+        return MCP_OK;
+    json_t *need = json_pack("{s:{s:{}}}", "extensions", MCP_EXTENSION_TASKS);
+    if (!need)
+        return MCP_ENOMEM;
+    if (!*required_caps) {
+        *required_caps = need;
+        return MCP_OK;
+    }
+    int rc = json_object_update_recursive(*required_caps, need) == 0 ? MCP_OK : MCP_ENOMEM;
+    json_decref(need);
+    return rc;
+}
+
 /* Checks a complete Tool definition and registers it. Steals `def`. */
 static int add_tool_def(mcp_server_t *srv, json_t *def, json_t *required_caps, mcp_tool_fn fn,
-                        void *user, bool run_inline, mcp_error_t *err)
+                        void *user, bool run_inline, mcp_task_support_t tasks, mcp_error_t *err)
 {
     int rc = MCP_EINVAL;
     const char *name = json_string_value(json_object_get(def, "name"));
@@ -344,6 +363,15 @@ static int add_tool_def(mcp_server_t *srv, json_t *def, json_t *required_caps, m
     } else if (required_caps && !json_is_object(required_caps)) {
         mcp_error_set(err, rc, MCP_INVALID_PARAMS, NULL,
                       "tool %s: required capabilities must be a JSON object", name);
+    } else if (tasks != MCP_TASKS_NONE && tasks != MCP_TASKS_OPTIONAL &&
+               tasks != MCP_TASKS_REQUIRED) {
+        mcp_error_set(err, rc, MCP_INVALID_PARAMS, NULL, "tool %s: unknown task support %d",
+                      name, (int)tasks);
+    } else if (tasks != MCP_TASKS_NONE && run_inline) {
+        mcp_error_set(err, rc, MCP_INVALID_PARAMS, NULL,
+                      "tool %s: a tool whose calls may become tasks cannot run inline", name);
+    } else if ((rc = require_tasks_extension(tasks, &required_caps)) != MCP_OK) {
+        mcp_error_set(err, rc, MCP_INTERNAL_ERROR, NULL, "out of memory");
     } else if ((rc = mcp_xmcp_headers_collect(schema, &headers, err)) != MCP_OK) {
         /* err names the offending annotation */
     } else {
@@ -353,6 +381,7 @@ static int add_tool_def(mcp_server_t *srv, json_t *def, json_t *required_caps, m
         if (e) {
             e->fn.tool = fn;
             e->run_inline = run_inline;
+            e->tasks = tasks;
             e->param_headers = headers; /* collected once, checked on every call */
             headers = (mcp_param_headers_t){0};
             e->required_caps = required_caps;
@@ -361,6 +390,8 @@ static int add_tool_def(mcp_server_t *srv, json_t *def, json_t *required_caps, m
             if (rc == MCP_EEXIST)
                 mcp_error_set(err, rc, MCP_INVALID_PARAMS, NULL, "a tool named %s exists",
                               name);
+            if (rc == MCP_OK && tasks != MCP_TASKS_NONE)
+                atomic_store(&srv->tasks_offered, true);
             if (rc != MCP_OK)
                 entry_unref(e);
         }
@@ -407,7 +438,8 @@ int mcp_server_add_tool(mcp_server_t *srv, const mcp_tool_t *tool, mcp_error_t *
         if (rc)
             goto fail;
     }
-    return add_tool_def(srv, def, caps, tool->handler, tool->user, tool->run_inline, err);
+    return add_tool_def(srv, def, caps, tool->handler, tool->user, tool->run_inline, tool->tasks,
+                        err);
 fail:
     json_decref(def);
     json_decref(caps);
@@ -420,7 +452,8 @@ int mcp_server_add_tool_json(mcp_server_t *srv, const json_t *tool, mcp_tool_fn 
     if (!srv || !json_is_object(tool))
         return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
                              "a tool definition must be a JSON object");
-    return add_tool_def(srv, json_deep_copy(tool), NULL, handler, user, false, err);
+    return add_tool_def(srv, json_deep_copy(tool), NULL, handler, user, false, MCP_TASKS_NONE,
+                        err);
 }
 
 int mcp_server_remove_tool(mcp_server_t *srv, const char *name)

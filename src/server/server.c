@@ -14,6 +14,8 @@
 #define DEFAULT_MAX_INPUT_ROUNDS 8
 #define MAX_WORKER_THREADS 64
 #define WORKER_IDLE_MS 30000
+#define DEFAULT_TASK_TTL_MS (60 * 60 * 1000)
+#define DEFAULT_TASK_POLL_MS 500
 
 static char *dup_or_null(const char *s)
 {
@@ -146,12 +148,19 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
         opts->session_replay_events ? opts->session_replay_events : 256;
     srv->legacy_input_timeout_ms =
         opts->legacy_input_timeout_ms > 0 ? opts->legacy_input_timeout_ms : 10 * 60 * 1000;
+    srv->task_ttl_ms = opts->task_ttl_ms == 0 ? DEFAULT_TASK_TTL_MS
+                       : opts->task_ttl_ms < 0 ? -1
+                                               : opts->task_ttl_ms;
+    srv->task_poll_ms =
+        opts->task_poll_interval_ms > 0 ? opts->task_poll_interval_ms : DEFAULT_TASK_POLL_MS;
+    atomic_init(&srv->tasks_offered, false);
+    srv->tasks = task_store_new();
     pthread_mutex_init(&srv->session_lock, NULL);
     srv->session_store = session_store_memory_new();
     srv->bridge = bridge_new(srv);
     srv->bus = server_event_bus_local_new();
     srv->hub = listen_hub_new();
-    if (!srv->bus || !srv->hub || !srv->session_store || !srv->bridge) {
+    if (!srv->bus || !srv->hub || !srv->session_store || !srv->bridge || !srv->tasks) {
         mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
         mcp_server_free(srv);
         return NULL;
@@ -207,6 +216,9 @@ void mcp_server_free(mcp_server_t *srv)
     pthread_mutex_unlock(&srv->pool_lock);
     mcp_pool_free(pool);
 
+    /* No handler runs any more: the tasks (and the exchanges they keep)
+     * can go. */
+    task_store_free(srv->tasks);
     sessions_free_all(srv);
     bridge_free(srv->bridge);
     if (srv->session_store)

@@ -58,6 +58,7 @@ typedef struct entry {
     struct mcp_uri_template *tpl; /* templates */
     json_t *required_args;        /* prompts: array of required argument names */
     bool run_inline;              /* the handler runs on the receiving thread */
+    mcp_task_support_t tasks;     /* tools: may a call become a task */
 } entry_t;
 
 void entry_ref(entry_t *e);
@@ -133,6 +134,13 @@ struct mcp_server {
     struct mcp_session *sessions;
     int64_t next_sweep_ms;            /* expired sessions are freed then */
     struct bridge *bridge;            /* server requests awaiting answers */
+
+    /* Tasks (tasks.c): offered from the first tool registered with task
+     * support on, for good (tasks outlive their tool's registration). */
+    struct task_store *tasks;
+    atomic_bool tasks_offered;
+    int64_t task_ttl_ms;              /* < 0: no limit */
+    int64_t task_poll_ms;
 };
 
 /* Logs through the user's callback (no-op without one). */
@@ -354,7 +362,10 @@ typedef enum method_id {
     METHOD_PROMPTS_LIST,
     METHOD_PROMPTS_GET,
     METHOD_COMPLETE,
-    METHOD_LISTEN
+    METHOD_LISTEN,
+    METHOD_TASKS_GET,
+    METHOD_TASKS_UPDATE,
+    METHOD_TASKS_CANCEL
 } method_id_t;
 
 method_id_t method_lookup(const char *method);
@@ -394,6 +405,10 @@ struct mcp_call {
 
     double last_progress;
     bool progress_sent;
+
+    /* The task this call became (mcp_call_start_task; a reference), or
+     * NULL. */
+    struct task *task;
 };
 
 void call_init(mcp_call_t *call, mcp_exchange_t *ex, method_id_t method, const char *target);
@@ -409,6 +424,10 @@ void method_start(mcp_exchange_t *ex);
  * calling thread and finishes the exchange. */
 void method_run(mcp_exchange_t *ex);
 
+/* The complete result of a handler run that returned 0 (new), or NULL
+ * with *err filled. */
+json_t *method_complete_result(mcp_call_t *call, mcp_error_t *err);
+
 /* Answers the methods the server serves itself (discover and the lists).
  * Returns the result object (new) or NULL with *err filled. */
 json_t *method_builtin(mcp_server_t *srv, method_id_t method, const json_t *params,
@@ -423,5 +442,26 @@ bool input_answer_valid(const char *method, const json_t *answer);
 /* MRTR: builds the input_required result after a handler asked for input.
  * Returns the result (new) or NULL with *err filled. */
 json_t *input_required_result(mcp_call_t *call, mcp_error_t *err);
+
+/* ------------------------------------------------------------------------
+ * Tasks (tasks.c)
+ * ------------------------------------------------------------------------ */
+
+struct task;
+struct task_store *task_store_new(void);
+/* Frees every task; the worker pool must have stopped (no handler runs). */
+void task_store_free(struct task_store *store);
+void task_unref(struct task *t);
+/* A handler run of the task `call->task` returned `rc`: the task takes the
+ * outcome (result, failure, input requests or cancellation). */
+void task_settle(mcp_call_t *call, int rc);
+/* Did the client declare the Tasks extension in these capabilities? */
+bool task_client_declares(const json_t *client_caps);
+/* Does a task of `id` exist that `principal` may see? */
+bool task_visible(mcp_server_t *srv, const char *id, const char *principal);
+/* Answers tasks/get, tasks/update or tasks/cancel for `principal`: the
+ * result (new) or NULL with *err filled. */
+json_t *task_method(mcp_server_t *srv, method_id_t method, const json_t *params,
+                    const char *principal, mcp_error_t *err);
 
 #endif /* MCP_SERVER_INTERNAL_H */

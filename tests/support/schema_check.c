@@ -537,6 +537,28 @@ static bool check_additional_properties(struct validator *v, const json_t *schem
     return true;
 }
 
+/* Each member name, as a JSON string, must be valid against the schema
+ * (the Tasks extension's schema constrains _meta keys this way). */
+static bool check_property_names(struct validator *v, const json_t *schema,
+                                 const json_t *value, const json_t *instance)
+{
+    if (!json_is_object(value))
+        return schema_problem(v, "\"propertyNames\" must be a schema object");
+    if (!json_is_object(instance))
+        return true;
+    FOR_EACH_MEMBER(instance, it) {
+        const char *name = json_object_iter_key(it);
+        json_t *as_value = json_string(name);
+        size_t mark = push_key(v, name);
+        bool ok = as_value && validate(v, value, as_value);
+        pop(v, mark);
+        json_decref(as_value);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
 static bool check_max_items(struct validator *v, const json_t *schema, const json_t *value,
                             const json_t *instance)
 {
@@ -681,6 +703,7 @@ static const struct keyword {
     {"required", check_required},
     {"properties", check_properties},
     {"additionalProperties", check_additional_properties},
+    {"propertyNames", check_property_names},
     {"maxItems", check_max_items},
     {"items", check_items},
     {"$ref", check_ref},

@@ -4,13 +4,14 @@
  * specification allows.
  *
  * The schemas live in tests/data (schema-2026-07-28.json,
- * schema-2025-11-25.json). They are JSON Schema 2020-12 documents with every
+ * schema-2025-11-25.json, and the Tasks extension's schema-ext-tasks.json). They are JSON Schema 2020-12 documents with every
  * type under "$defs". The checker implements the subset of keywords those
  * files use and nothing more:
  *
  *   type (name or array of names), $ref ("#/$defs/Name" only), properties,
- *   required, additionalProperties (boolean or schema), items (one schema),
- *   const, enum, anyOf, allOf, minimum, maximum, maxItems, format.
+ *   required, additionalProperties (boolean or schema), propertyNames (a
+ *   schema), items (one schema), const, enum, anyOf, allOf, minimum,
+ *   maximum, maxItems, format.
  *
  * Annotations that never affect validity ($schema, $comment, description,
  * title, default, examples, deprecated, readOnly, writeOnly) are ignored.

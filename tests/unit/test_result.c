@@ -193,11 +193,19 @@ static const struct shape_row shape_rows[] = {
 
     /* task and extension kinds */
     {"task results get no hints", "tools/call", SHAPE_DEFAULT,
-     "{\"resultType\":\"task\",\"task\":{\"taskId\":\"t\"}}",
-     "{\"resultType\":\"task\",\"task\":{\"taskId\":\"t\"}," SI_META "}"},
-    {"task on a cacheable method: hints removed", "resources/read", SHAPE_DEFAULT,
-     "{\"resultType\":\"task\",\"ttlMs\":1,\"cacheScope\":\"private\"}",
-     "{\"resultType\":\"task\"," SI_META "}"},
+     "{\"resultType\":\"task\",\"taskId\":\"t\"}",
+     "{\"resultType\":\"task\",\"taskId\":\"t\"," SI_META "}"},
+    /* A CreateTaskResult's ttlMs is the task's lifetime (a Task field of
+     * the Tasks extension), not a cache hint: it stays. */
+    {"task keeps its ttlMs, loses cacheScope", "tools/call", SHAPE_DEFAULT,
+     "{\"resultType\":\"task\",\"taskId\":\"t\",\"ttlMs\":60000,\"cacheScope\":\"private\"}",
+     "{\"resultType\":\"task\",\"taskId\":\"t\",\"ttlMs\":60000," SI_META "}"},
+    {"task with ttlMs null keeps it", "tools/call", SHAPE_DEFAULT,
+     "{\"resultType\":\"task\",\"taskId\":\"t\",\"ttlMs\":null}",
+     "{\"resultType\":\"task\",\"taskId\":\"t\",\"ttlMs\":null," SI_META "}"},
+    {"other kinds lose both hints", "tools/call", SHAPE_DEFAULT,
+     "{\"resultType\":\"x-later\",\"ttlMs\":1,\"cacheScope\":\"private\"}",
+     "{\"resultType\":\"x-later\"," SI_META "}"},
 
     /* rejected results (-32603) */
     {"result is not an object", "tools/call", SHAPE_DEFAULT, "[]", NULL},

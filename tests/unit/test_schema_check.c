@@ -454,6 +454,11 @@ static const struct inline_case inline_cases[] = {
     /* ...and otherwise the one that got deepest into the instance. */
     {"{'$defs':{'X':{'anyOf':[{'required':['z']},{'properties':{'a':{'properties':{'b':{'type':'string'}}}}}]}}}",
      "{'a':{'b':1}}", "/a/b: expected type \"string\", got integer"},
+    /* propertyNames checks every member name as a string. */
+    {"{'$defs':{'X':{'propertyNames':{'const':'a'}}}}", "{'a':1}", NULL},
+    {"{'$defs':{'X':{'propertyNames':{'const':'a'}}}}", "{'a':1,'b':2}",
+     "/b: value \"b\" does not match const \"a\""},
+    {"{'$defs':{'X':{'propertyNames':{'type':'integer'}}}}", "[1]", NULL},
     /* allOf needs every member. */
     {"{'$defs':{'X':{'allOf':[{'minimum':1},{'maximum':3}]}}}", "2", NULL},
     {"{'$defs':{'X':{'allOf':[{'minimum':1},{'maximum':3}]}}}", "4", "(root): 4 is greater than the maximum 3"},

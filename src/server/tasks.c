@@ -1,0 +1,731 @@
+/*
+ * The Tasks extension (io.modelcontextprotocol/tasks, SEP-2663), server
+ * side: a tools/call handler turns its call into a task
+ * (mcp_call_start_task), the client gets a CreateTaskResult at once, and
+ * then polls tasks/get, answers input with tasks/update and may stop the
+ * work with tasks/cancel.
+ *
+ * A task keeps the exchange of the tools/call that started it. The
+ * response went out when the task started (the exchange's sink is
+ * released), but the request itself -- arguments, client capabilities,
+ * principal, the handler's entry -- is what every later run of the handler
+ * reads, exactly as it did on the first run. Cancelling the task cancels
+ * that exchange, which is what mcp_call_cancelled() and mcp_call_sleep()
+ * watch.
+ *
+ * Input inside a task reuses the request's input machinery: the handler
+ * asks with mcp_call_elicit() & co. and returns; the task shows the
+ * requests in "input_required"; when tasks/update has answered all of
+ * them, the handler runs again on a worker with every answer so far in
+ * ex->input_responses and its state in ex->state.
+ *
+ * Every task lives in the server's store, a hash table under one mutex that
+ * also guards each task's mutable fields: the operations are a few field
+ * reads and writes, never a handler run, so one lock is plenty.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "random.h"
+#include "server/server_internal.h"
+
+#define TASK_ID_BYTES 16 /* 128 random bits: task ids are unguessable */
+#define SWEEP_INTERVAL_MS 1000
+#define INITIAL_BUCKETS 64
+
+typedef enum task_status {
+    TASK_WORKING = 0,
+    TASK_INPUT_REQUIRED,
+    TASK_COMPLETED,
+    TASK_FAILED,
+    TASK_CANCELLED
+} task_status_t;
+
+static const char *const status_names[] = {
+    "working", "input_required", "completed", "failed", "cancelled",
+};
+
+struct task {
+    atomic_int refs;
+    char id[2 * TASK_ID_BYTES + 1];
+    mcp_server_t *srv;
+    mcp_exchange_t *ex;  /* the tools/call (reference); immutable */
+    /* Held from a snapshot of the task to the end of its delivery to the
+     * listen streams, so they see its states in order. */
+    pthread_mutex_t publish_lock;
+    char *principal;     /* who may see the task; NULL: unauthenticated */
+    int64_t created_ms;  /* monotonic, for the TTL */
+    int64_t ttl_ms;      /* < 0: no limit */
+    char created_at[32]; /* ISO 8601, UTC */
+
+    /* Under the store's lock from here on. */
+    task_status_t status;
+    char *status_message;
+    char updated_at[32];
+    json_t *result;         /* completed: the CallToolResult */
+    json_t *error;          /* failed: the JSON-RPC error object */
+    json_t *input_requests; /* input_required: the outstanding requests */
+    json_t *answers;        /* every answer given so far (object) */
+    json_t *state;          /* the handler's state for its next run, or NULL */
+    bool running;           /* the handler runs, or is queued to */
+    bool cancel_requested;
+    bool stored;            /* still in the store (not expired) */
+    struct task *next;      /* hash chain */
+};
+
+struct task_store {
+    pthread_mutex_t lock;
+    struct task **buckets;
+    size_t n_buckets, count;
+    int64_t next_sweep_ms;
+};
+
+static bool is_terminal(task_status_t s)
+{
+    return s == TASK_COMPLETED || s == TASK_FAILED || s == TASK_CANCELLED;
+}
+
+/* ISO 8601 with milliseconds, UTC: "2026-11-30T03:04:05.678Z". */
+static void timestamp_now(char out[32])
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + n, 32 - n, ".%03dZ", (int)(ts.tv_nsec / 1000000) % 1000);
+}
+
+static void task_ref(struct task *t)
+{
+    atomic_fetch_add(&t->refs, 1);
+}
+
+void task_unref(struct task *t)
+{
+    if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
+        return;
+    pthread_mutex_destroy(&t->publish_lock);
+    exchange_unref(t->ex);
+    free(t->principal);
+    free(t->status_message);
+    json_decref(t->result);
+    json_decref(t->error);
+    json_decref(t->input_requests);
+    json_decref(t->answers);
+    json_decref(t->state);
+    free(t);
+}
+
+/* ------------------------------------------------------------------------
+ * The store
+ * ------------------------------------------------------------------------ */
+
+static size_t bucket_of(const char *id, size_t n_buckets)
+{
+    /* FNV-1a: ids are random already; this only spreads them. */
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return (size_t)(h % n_buckets);
+}
+
+struct task_store *task_store_new(void)
+{
+    struct task_store *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->buckets = calloc(INITIAL_BUCKETS, sizeof *s->buckets);
+    if (!s->buckets) {
+        free(s);
+        return NULL;
+    }
+    s->n_buckets = INITIAL_BUCKETS;
+    pthread_mutex_init(&s->lock, NULL);
+    return s;
+}
+
+void task_store_free(struct task_store *s)
+{
+    if (!s)
+        return;
+    for (size_t b = 0; b < s->n_buckets; b++) {
+        struct task *t = s->buckets[b];
+        while (t) {
+            struct task *next = t->next;
+            task_unref(t);
+            t = next;
+        }
+    }
+    pthread_mutex_destroy(&s->lock);
+    free(s->buckets);
+    free(s);
+}
+
+/* Doubles the table when it gets crowded; on allocation failure the
+ * chains just grow longer. */
+static void grow_locked(struct task_store *s)
+{
+    if (s->count < 2 * s->n_buckets)
+        return;
+    size_t n = 2 * s->n_buckets;
+    struct task **buckets = calloc(n, sizeof *buckets);
+    if (!buckets)
+        return;
+    for (size_t b = 0; b < s->n_buckets; b++) {
+        struct task *t = s->buckets[b];
+        while (t) {
+            struct task *next = t->next;
+            size_t at = bucket_of(t->id, n);
+            t->next = buckets[at];
+            buckets[at] = t;
+            t = next;
+        }
+    }
+    free(s->buckets);
+    s->buckets = buckets;
+    s->n_buckets = n;
+}
+
+static void insert_locked(struct task_store *s, struct task *t)
+{
+    grow_locked(s);
+    size_t at = bucket_of(t->id, s->n_buckets);
+    t->next = s->buckets[at];
+    s->buckets[at] = t;
+    t->stored = true;
+    s->count++;
+}
+
+static bool same_principal(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/*
+ * The task of `id` that `principal` may see (not referenced: valid while
+ * the lock is held), or NULL. A task of another principal is as unknown as
+ * one that never existed: its existence is not for others to learn.
+ */
+static struct task *find_locked(struct task_store *s, const char *id, const char *principal)
+{
+    for (struct task *t = s->buckets[bucket_of(id, s->n_buckets)]; t; t = t->next)
+        if (strcmp(t->id, id) == 0)
+            return same_principal(t->principal, principal) ? t : NULL;
+    return NULL;
+}
+
+bool task_visible(mcp_server_t *srv, const char *id, const char *principal)
+{
+    pthread_mutex_lock(&srv->tasks->lock);
+    bool found = id && find_locked(srv->tasks, id, principal) != NULL;
+    pthread_mutex_unlock(&srv->tasks->lock);
+    return found;
+}
+
+static bool expired(const struct task *t, int64_t now)
+{
+    return t->ttl_ms >= 0 && now - t->created_ms >= t->ttl_ms;
+}
+
+/*
+ * Forgets the tasks whose time is up, at most once a second. Running ones
+ * are cancelled (outside the lock: cancelling wakes the handler); their
+ * handler's outcome then finds the task gone from the store and is
+ * dropped.
+ */
+static void sweep(struct task_store *s)
+{
+    int64_t now = mcp_clock_ms();
+    struct task *gone = NULL;
+    pthread_mutex_lock(&s->lock);
+    if (now < s->next_sweep_ms) {
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    s->next_sweep_ms = now + SWEEP_INTERVAL_MS;
+    for (size_t b = 0; b < s->n_buckets; b++) {
+        struct task **p = &s->buckets[b];
+        while (*p) {
+            struct task *t = *p;
+            if (!expired(t, now)) {
+                p = &t->next;
+                continue;
+            }
+            *p = t->next;
+            t->stored = false;
+            s->count--;
+            t->next = gone;
+            gone = t;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    while (gone) {
+        struct task *next = gone->next;
+        exchange_cancel(gone->ex); /* harmless when the handler is done */
+        task_unref(gone);
+        gone = next;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * The wire shapes
+ * ------------------------------------------------------------------------ */
+
+/*
+ * The Task object (new), under the lock; `detailed` adds what the status
+ * carries (inputRequests, result or error): the DetailedTask of tasks/get.
+ */
+static json_t *task_json_locked(const struct task *t, bool detailed)
+{
+    const mcp_server_t *srv = t->srv;
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:I}", "taskId", t->id, "status",
+                          status_names[t->status], "createdAt", t->created_at,
+                          "lastUpdatedAt", t->updated_at, "ttlMs",
+                          t->ttl_ms >= 0 ? json_integer(t->ttl_ms) : json_null(),
+                          "pollIntervalMs", (json_int_t)srv->task_poll_ms);
+    if (!o)
+        return NULL;
+    if (t->status_message)
+        json_object_set_new(o, "statusMessage", json_string(t->status_message));
+    if (!detailed)
+        return o;
+    switch (t->status) {
+    case TASK_INPUT_REQUIRED:
+        json_object_set(o, "inputRequests", t->input_requests);
+        break;
+    case TASK_COMPLETED:
+        json_object_set(o, "result", t->result);
+        break;
+    case TASK_FAILED:
+        json_object_set(o, "error", t->error);
+        break;
+    default:
+        break;
+    }
+    return o;
+}
+
+/* The JSON-RPC error object a failed task shows (new). */
+static json_t *error_object(const mcp_error_t *err)
+{
+    json_t *response = mcp_jsonrpc_error_from(NULL, err);
+    json_t *error = json_incref(json_object_get(response, "error"));
+    json_decref(response);
+    if (error)
+        mcp_shape_modern_error(error);
+    return error;
+}
+
+/*
+ * Tells the listen streams that asked for this task (notifications/tasks)
+ * how it is now. The snapshot is taken when the publication starts, under
+ * the task's publish lock: two publications of one task reach the streams
+ * in the order of their snapshots, the last one showing the latest state.
+ */
+static void task_publish(struct task *t)
+{
+    mcp_server_t *srv = t->srv;
+    pthread_mutex_lock(&t->publish_lock);
+    pthread_mutex_lock(&srv->tasks->lock);
+    json_t *now = t->stored ? task_json_locked(t, true) : NULL;
+    pthread_mutex_unlock(&srv->tasks->lock);
+    if (now) {
+        server_event_t ev = {.kind = SERVER_EVENT_TASK_CHANGED, .task_id = t->id,
+                             .principal = t->principal, .task = now};
+        int rc = srv->bus->publish(srv->bus, &ev);
+        if (rc != MCP_OK)
+            server_log(srv, MCP_LOG_WARNING, "task %s: status not published: %s", t->id,
+                       mcp_strerror(rc));
+    }
+    pthread_mutex_unlock(&t->publish_lock);
+    json_decref(now);
+}
+
+/* ------------------------------------------------------------------------
+ * Starting a task
+ * ------------------------------------------------------------------------ */
+
+bool task_client_declares(const json_t *caps)
+{
+    return json_is_object(json_object_get(json_object_get(caps, "extensions"),
+                                          MCP_EXTENSION_TASKS));
+}
+
+static struct task *task_new(mcp_exchange_t *ex)
+{
+    mcp_server_t *srv = ex->srv;
+    struct task *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    unsigned char raw[TASK_ID_BYTES];
+    if (mcp_secret_random(raw, sizeof raw) != MCP_OK ||
+        (ex->principal && !(t->principal = strdup(ex->principal)))) {
+        free(t);
+        return NULL;
+    }
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < sizeof raw; i++) {
+        t->id[2 * i] = hex[raw[i] >> 4];
+        t->id[2 * i + 1] = hex[raw[i] & 15];
+    }
+    /* What the request gathered before it became a task stays readable. */
+    t->answers = ex->input_responses ? json_deep_copy(ex->input_responses) : json_object();
+    if (!t->answers) {
+        free(t->principal);
+        free(t);
+        return NULL;
+    }
+    atomic_init(&t->refs, 1);
+    pthread_mutex_init(&t->publish_lock, NULL);
+    t->srv = srv;
+    exchange_ref(ex);
+    t->ex = ex;
+    t->created_ms = mcp_clock_ms();
+    t->ttl_ms = srv->task_ttl_ms;
+    timestamp_now(t->created_at);
+    memcpy(t->updated_at, t->created_at, sizeof t->updated_at);
+    t->status = TASK_WORKING;
+    t->running = true;
+    return t;
+}
+
+int mcp_call_start_task(mcp_call_t *call)
+{
+    if (!call)
+        return MCP_EINVAL;
+    if (call->task)
+        return MCP_OK;
+    mcp_exchange_t *ex = call->ex;
+    if (call->method != METHOD_TOOLS_CALL || !ex->entry || ex->entry->tasks == MCP_TASKS_NONE)
+        return MCP_EINVAL;
+    if (ex->era != MCP_ERA_MODERN || !task_client_declares(ex->client_caps))
+        return MCP_EUNSUPPORTED;
+    if (atomic_load(&ex->cancelled))
+        return MCP_ECANCELED;
+
+    mcp_server_t *srv = ex->srv;
+    sweep(srv->tasks);
+    struct task *t = task_new(ex);
+    if (!t)
+        return MCP_ENOMEM;
+    /* The CreateTaskResult is built before the task is visible, so that
+     * once it is stored nothing can fail: the client must never hear of a
+     * task tasks/get does not find, nor lose one that was created. */
+    json_t *result = task_json_locked(t, false);
+    if (result)
+        json_object_set_new(result, "resultType", json_string("task"));
+    mcp_result_shape_t shape;
+    server_result_shape(srv, &shape);
+    mcp_error_t err = {0};
+    if (!result || mcp_shape_modern_result(ex->msg.method, result, &shape, &err) != MCP_OK) {
+        json_decref(result);
+        mcp_error_clear(&err);
+        task_unref(t);
+        return MCP_ENOMEM;
+    }
+    pthread_mutex_lock(&srv->tasks->lock);
+    task_ref(t); /* the store's */
+    insert_locked(srv->tasks, t);
+    pthread_mutex_unlock(&srv->tasks->lock);
+    /* Stored first, answered second: the spec's "durably created". */
+    exchange_finish(ex, mcp_jsonrpc_result(ex->msg.id, result), 200);
+    call->task = t; /* the call's reference */
+    server_log(srv, MCP_LOG_DEBUG, "tools/call %s became task %s", call->target, t->id);
+    return MCP_OK;
+}
+
+const char *mcp_call_task_id(const mcp_call_t *call)
+{
+    return call && call->task ? call->task->id : NULL;
+}
+
+int mcp_call_set_task_message(mcp_call_t *call, const char *message)
+{
+    if (!call || !call->task)
+        return MCP_EINVAL;
+    char *copy = NULL;
+    if (message && !(copy = strdup(message)))
+        return MCP_ENOMEM;
+    struct task *t = call->task;
+    pthread_mutex_lock(&t->srv->tasks->lock);
+    free(t->status_message);
+    t->status_message = copy;
+    timestamp_now(t->updated_at);
+    pthread_mutex_unlock(&t->srv->tasks->lock);
+    task_publish(t);
+    return MCP_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * A handler run of a task ends
+ * ------------------------------------------------------------------------ */
+
+/* The first key the handler asked for that an earlier round already had
+ * answered, or NULL. Keys are unique over a task's life (the spec's MUST):
+ * a client that answered "confirm" must never see a new "confirm". */
+static const char *reused_key(const json_t *requests, const json_t *answers)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)requests, key, v) {
+        if (json_object_get(answers, key))
+            return key;
+    }
+    return NULL;
+}
+
+void task_settle(mcp_call_t *call, int rc)
+{
+    struct task *t = call->task;
+    mcp_exchange_t *ex = t->ex;
+    mcp_server_t *srv = t->srv;
+    mcp_error_t err = {0};
+    json_t *result = NULL;
+    json_t *requests = NULL;
+    task_status_t status;
+
+    /* What the run produced, worked out before taking the lock. */
+    bool asked = rc == MCP_INPUT_REQUIRED || (rc == MCP_OK && call->input_requests);
+    if (atomic_load(&ex->cancelled)) {
+        status = TASK_CANCELLED;
+    } else if (asked && json_object_size(call->input_requests) == 0) {
+        status = TASK_FAILED;
+        mcp_error_set(&err, MCP_EINVAL, MCP_INTERNAL_ERROR, NULL,
+                      "Internal error: the tool asked for input but made no input request");
+    } else if (asked && ex->round >= srv->max_input_rounds) {
+        status = TASK_FAILED;
+        mcp_error_set(&err, MCP_ELIMIT, MCP_INVALID_PARAMS, NULL,
+                      "Too many input rounds (%d) for one request", ex->round + 1);
+    } else if (asked) {
+        status = TASK_INPUT_REQUIRED;
+        requests = call->input_requests;
+        call->input_requests = NULL;
+    } else if (rc < 0) {
+        status = TASK_FAILED;
+        if (call->error.code)
+            mcp_error_move(&err, &call->error);
+        else
+            mcp_error_set(&err, rc, MCP_INTERNAL_ERROR, NULL, "Internal error: %s",
+                          mcp_strerror(rc));
+    } else {
+        result = method_complete_result(call, &err);
+        mcp_result_shape_t shape;
+        server_result_shape(srv, &shape);
+        if (result && mcp_shape_modern_result(ex->msg.method, result, &shape, &err) != MCP_OK) {
+            json_decref(result);
+            result = NULL;
+        }
+        status = result ? TASK_COMPLETED : TASK_FAILED;
+    }
+    json_t *error = status == TASK_FAILED ? error_object(&err) : NULL;
+
+    pthread_mutex_lock(&srv->tasks->lock);
+    const char *reused = requests ? reused_key(requests, t->answers) : NULL;
+    if (reused) {
+        server_log(srv, MCP_LOG_ERROR, "task %s: the tool asked again under the answered key %s",
+                   t->id, reused);
+        mcp_error_set(&err, MCP_EINVAL, MCP_INTERNAL_ERROR, NULL,
+                      "Internal error: input key %s was used twice", reused);
+        json_decref(requests); /* `reused` points into it */
+        requests = NULL;
+        error = error_object(&err);
+        status = TASK_FAILED;
+    }
+    t->running = false;
+    if (t->cancel_requested)
+        status = TASK_CANCELLED;
+    if (!is_terminal(t->status)) {
+        t->status = status;
+        timestamp_now(t->updated_at);
+        if (status == TASK_INPUT_REQUIRED) {
+            json_decref(t->input_requests);
+            t->input_requests = requests;
+            requests = NULL;
+            json_decref(t->state);
+            t->state = call->next_state;
+            call->next_state = NULL;
+        } else if (status == TASK_COMPLETED) {
+            t->result = result;
+            result = NULL;
+        } else if (status == TASK_FAILED) {
+            t->error = error;
+            error = NULL;
+        }
+    }
+    pthread_mutex_unlock(&srv->tasks->lock);
+    json_decref(requests);
+    json_decref(result);
+    json_decref(error);
+    mcp_error_clear(&err);
+    task_publish(t);
+}
+
+/* Runs the handler of a task again, now that its input is in (a worker
+ * job; takes the task reference it is given). */
+static void task_job(void *arg)
+{
+    struct task *t = arg;
+    mcp_exchange_t *ex = t->ex;
+    mcp_call_t call;
+    call_init(&call, ex, METHOD_TOOLS_CALL,
+              json_string_value(json_object_get(ex->msg.params, "name")));
+    call.task = t;
+    int rc = MCP_ECANCELED;
+    if (!atomic_load(&ex->cancelled))
+        rc = ex->entry->fn.tool(&call, ex->entry->user);
+    task_settle(&call, rc);
+    call_cleanup(&call);
+}
+
+/* ------------------------------------------------------------------------
+ * tasks/get, tasks/update, tasks/cancel
+ * ------------------------------------------------------------------------ */
+
+static int unknown_task(mcp_error_t *err, const char *id)
+{
+    return mcp_error_set(err, MCP_ENOTFOUND, MCP_INVALID_PARAMS,
+                         json_pack("{s:s}", "taskId", id),
+                         "Unknown task %s: it does not exist or has expired", id);
+}
+
+/*
+ * Takes the answers to outstanding requests (others are ignored, as the
+ * spec asks); when none is outstanding any more, the handler is due to
+ * run again: *resume_out gets a task reference for the job.
+ */
+static json_t *tasks_update(struct task *t, const json_t *responses,
+                            struct task **resume_out, mcp_error_t *err)
+{
+    if (t->status != TASK_INPUT_REQUIRED)
+        return json_object(); /* nothing is outstanding: nothing to take */
+    const char *key;
+    json_t *answer;
+    /* All or nothing: a bad answer must not leave the task half updated. */
+    json_object_foreach((json_t *)responses, key, answer) {
+        const json_t *request = json_object_get(t->input_requests, key);
+        if (!request)
+            continue;
+        const char *method = json_string_value(json_object_get(request, "method"));
+        if (!input_answer_valid(method, answer)) {
+            mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
+                          json_pack("{s:s}", "key", key),
+                          "inputResponses.%s is not a valid answer to %s", key,
+                          method ? method : "the request");
+            return NULL;
+        }
+    }
+    json_object_foreach((json_t *)responses, key, answer) {
+        if (!json_object_get(t->input_requests, key))
+            continue;
+        json_object_set(t->answers, key, answer);
+        json_object_del(t->input_requests, key);
+    }
+    timestamp_now(t->updated_at);
+    if (json_object_size(t->input_requests) == 0) {
+        json_decref(t->input_requests);
+        t->input_requests = NULL;
+        t->status = TASK_WORKING;
+        t->running = true;
+        /* The next run reads these through mcp_call_input/state; nothing
+         * else touches the exchange while the task is not running. */
+        mcp_exchange_t *ex = t->ex;
+        json_decref(ex->input_responses);
+        ex->input_responses = json_incref(t->answers);
+        json_decref(ex->state);
+        ex->state = t->state;
+        t->state = NULL;
+        ex->round++;
+        task_ref(t);
+        *resume_out = t;
+    }
+    return json_object();
+}
+
+/* Cancellation is cooperative: a running handler is told (and the task
+ * ends "cancelled" when it returns); one waiting for input ends now. */
+static json_t *tasks_cancel(struct task *t, bool *wake_out)
+{
+    if (!is_terminal(t->status)) {
+        t->cancel_requested = true;
+        if (t->running) {
+            *wake_out = true;
+        } else {
+            t->status = TASK_CANCELLED;
+            json_decref(t->input_requests);
+            t->input_requests = NULL;
+            timestamp_now(t->updated_at);
+        }
+    }
+    return json_object();
+}
+
+json_t *task_method(mcp_server_t *srv, method_id_t method, const json_t *params,
+                    const char *principal, mcp_error_t *err)
+{
+    const json_t *id_value = json_object_get(params, "taskId");
+    const char *id = json_string_value(id_value);
+    if (!id || strlen(id) != json_string_length(id_value)) {
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL, "params.taskId must be a string");
+        return NULL;
+    }
+    const json_t *responses = json_object_get(params, "inputResponses");
+    if (method == METHOD_TASKS_UPDATE && !json_is_object(responses)) {
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                      "params.inputResponses must be an object");
+        return NULL;
+    }
+
+    sweep(srv->tasks);
+    struct task *resume = NULL;
+    struct task *changed = NULL; /* a reference, to publish */
+    mcp_exchange_t *wake = NULL;
+    json_t *result = NULL;
+    pthread_mutex_lock(&srv->tasks->lock);
+    struct task *t = find_locked(srv->tasks, id, principal);
+    if (!t) {
+        unknown_task(err, id);
+    } else if (method == METHOD_TASKS_GET) {
+        result = task_json_locked(t, true);
+    } else if (method == METHOD_TASKS_UPDATE) {
+        result = tasks_update(t, responses, &resume, err);
+        changed = resume;
+    } else {
+        bool running = false;
+        task_status_t before = t->status;
+        result = tasks_cancel(t, &running);
+        if (running) {
+            wake = t->ex;
+            exchange_ref(wake);
+        }
+        changed = t->status != before ? t : NULL;
+    }
+    if (changed)
+        task_ref(changed);
+    pthread_mutex_unlock(&srv->tasks->lock);
+    /* Published before the handler runs again: its outcome comes after. */
+    if (changed) {
+        task_publish(changed);
+        task_unref(changed);
+    }
+
+    if (wake) {
+        exchange_cancel(wake); /* mcp_call_cancelled() turns true */
+        exchange_unref(wake);
+    }
+    if (resume && server_run_job(srv, task_job, resume) != MCP_OK) {
+        /* The server is stopping: the task cannot run again. */
+        exchange_cancel(resume->ex);
+        mcp_call_t call;
+        call_init(&call, resume->ex, METHOD_TOOLS_CALL, NULL);
+        call.task = resume;
+        task_settle(&call, MCP_ECANCELED);
+        call_cleanup(&call);
+    }
+    if (!result && !err->code)
+        mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "Internal error: out of memory");
+    return result;
+}
