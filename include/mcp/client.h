@@ -16,7 +16,9 @@
  * MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* headers).
  * Results that ask for input (resultType "input_required") are driven to
  * completion automatically through the elicitation, sampling and roots
- * callbacks. In the default `auto` era the client first probes the server
+ * callbacks. With the option `tasks`, a server may answer tools/call with
+ * a task (the Tasks extension), which mcp_client_call_tool() follows to its
+ * end through the same callbacks (see "Tasks" below). In the default `auto` era the client first probes the server
  * with server/discover and falls back to the legacy protocol (initialize
  * handshake, 2025-11-25, 2025-06-18 or 2025-03-26) only when the server is
  * legacy; the calls below are the same for both eras. Over HTTP the legacy
@@ -201,6 +203,11 @@ typedef struct mcp_client_options {
     int spin_us;
     /* Reuse cacheable results while fresh (ttlMs). On by default. */
     bool disable_cache;
+    /* Declare the Tasks extension (io.modelcontextprotocol/tasks) in the
+     * capabilities of every modern request: the server may then answer
+     * tools/call with a task instead of its result (see "Tasks" below).
+     * Legacy connections never declare it. */
+    bool tasks;
     /* Ask servers for log messages at or above this level ("debug" ...
      * "emergency"), delivered to on_log. NULL: no logs. */
     const char *log_level;
@@ -384,6 +391,11 @@ typedef struct mcp_request_options {
     void *progress_user;
     mcp_cancel_t *cancel;       /* cancel from another thread */
     bool bypass_cache;          /* always ask the server */
+    /* tools/call on a client with the option `tasks`: when the server
+     * answers with a task, return its CreateTaskResult instead of following
+     * the task, for an application that manages tasks itself (see
+     * mcp_client_task_get() and its neighbours). */
+    bool keep_task;
 } mcp_request_options_t;
 
 /* server/discover: the DiscoverResult. */
@@ -426,7 +438,8 @@ MCP_API int mcp_client_list_prompts_all(mcp_client_t *client, const mcp_request_
 
 /* tools/call with `arguments` (borrowed object, or NULL): the
  * CallToolResult. A result with isError true is a success of the call
- * (return 0): the tool reported a failure. */
+ * (return 0): the tool reported a failure. A task the server made of the
+ * call is followed to its end unless opts->keep_task (see "Tasks"). */
 MCP_API int mcp_client_call_tool(mcp_client_t *client, const char *name,
                                  const json_t *arguments, const mcp_request_options_t *opts,
                                  json_t **result_out, mcp_error_t *err);
@@ -475,6 +488,72 @@ MCP_API int mcp_client_set_log_level(mcp_client_t *client, const char *level, mc
 MCP_API int mcp_client_request(mcp_client_t *client, const char *method, json_t *params_new,
                                const mcp_request_options_t *opts, json_t **result_out,
                                mcp_error_t *err);
+
+/* ------------------------------------------------------------------------
+ * Tasks (the extension io.modelcontextprotocol/tasks, SEP-2663)
+ *
+ * A client created with the option `tasks` declares the extension on every
+ * modern request, and a server may then answer tools/call with a
+ * CreateTaskResult ({"resultType":"task", "taskId", "status", "createdAt",
+ * "lastUpdatedAt", "ttlMs", "pollIntervalMs"?, "statusMessage"?}): the
+ * tool runs on, and the client asks for its outcome with tasks/get.
+ *
+ * mcp_client_call_tool() follows such a task to its end, so that its
+ * caller sees what a direct call would give:
+ *   - it polls tasks/get, waiting pollIntervalMs between polls (the latest
+ *     value the server gave; 1000 ms when it gives none; kept between
+ *     10 ms and 60 s);
+ *   - status "input_required": each input request is answered through the
+ *     elicit, sample and roots callbacks, exactly as an input_required
+ *     round is, and the answers are sent with tasks/update. A key is
+ *     answered once: the polls that still show it before the server took
+ *     the answer do not ask again. More than max_input_rounds updates fail
+ *     the call with MCP_ELIMIT;
+ *   - "completed": *result_out is the task's result, the CallToolResult;
+ *   - "failed": MCP_ERPC, with err holding the task's JSON-RPC error;
+ *   - "cancelled" (by the server): MCP_ECANCELED.
+ * Triggering opts->cancel while the task runs sends tasks/cancel and fails
+ * the call with MCP_ECANCELED. opts->timeout_ms bounds each request on the
+ * wire, not the task, which may run for as long as the server lets it.
+ * When the client gives up on a task for any other reason (a failed poll,
+ * a callback that declined, an invalid answer) it sends tasks/cancel too:
+ * no one else knows the task's id. A task, or a task's state, that does
+ * not have the shape the extension gives it fails the call with
+ * MCP_EPROTO, as does resultType "task" on a request that did not declare
+ * the extension, or to any method but tools/call.
+ *
+ * With opts->keep_task the CreateTaskResult itself is the result of
+ * mcp_client_call_tool(), and the functions below manage the task. They
+ * need the option `tasks` (MCP_ESTATE without it) and a modern connection
+ * (MCP_EUNSUPPORTED on a legacy one); their other errors are those of a
+ * call (MCP_ERPC: -32602 for a task the server does not know). Like every
+ * call they may be made from several threads at once. `task_id` is
+ * borrowed; a NULL client or task_id is MCP_EINVAL.
+ * ------------------------------------------------------------------------ */
+
+/* tasks/get: the task's state (a GetTaskResult: the task, with
+ * "inputRequests" while its status is "input_required", "result" once
+ * "completed", "error" once "failed") in *result_out (new reference). A
+ * state of another task, or with a member of its status missing, is
+ * MCP_EPROTO. A task that failed is a success of this call: its state
+ * says how it ended. */
+MCP_API int mcp_client_task_get(mcp_client_t *client, const char *task_id,
+                                const mcp_request_options_t *opts, json_t **result_out,
+                                mcp_error_t *err);
+
+/* tasks/update: answers input requests of the task. `input_responses`
+ * (borrowed) is an object mapping keys of the task's inputRequests to
+ * their answers (an ElicitResult, CreateMessageResult or ListRootsResult).
+ * The server's acknowledgement is not a promise that the task took the
+ * answers yet: poll with mcp_client_task_get(). */
+MCP_API int mcp_client_task_update(mcp_client_t *client, const char *task_id,
+                                   const json_t *input_responses,
+                                   const mcp_request_options_t *opts, mcp_error_t *err);
+
+/* tasks/cancel: asks the server to cancel the task. Cancelling is
+ * cooperative: the task may still end otherwise (tasks/get tells). */
+MCP_API int mcp_client_task_cancel(mcp_client_t *client, const char *task_id,
+                                   const mcp_request_options_t *opts, mcp_error_t *err);
 
 /* ------------------------------------------------------------------------
  * Subscriptions (subscriptions/listen; resources/subscribe on legacy

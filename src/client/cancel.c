@@ -4,10 +4,14 @@
  * A call waiting on its own mutex/condition variable registers them here, so
  * that mcp_cancel_trigger() wakes it at once instead of the waiter polling
  * the flag. Lock order: the cancel's lock, then a waiter's lock; a waiter
- * never takes the cancel's lock while holding its own.
+ * never takes the cancel's lock while holding its own. A call that only
+ * waits for time to pass (between the polls of a task, before resuming a
+ * stream) sleeps in client_cancel_sleep_until(), which a trigger ends.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "client/client_internal.h"
 
@@ -74,4 +78,33 @@ void client_cancel_unwatch(mcp_cancel_t *cancel, client_cancel_waiter_t *w)
             break;
         }
     pthread_mutex_unlock(&cancel->lock);
+}
+
+int client_cancel_sleep_until(mcp_cancel_t *cancel, const struct timespec *until)
+{
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&cond, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_mutex_init(&lock, NULL);
+    client_cancel_waiter_t w = {&lock, &cond, NULL};
+    client_cancel_watch(cancel, &w);
+    int rc = MCP_OK;
+    pthread_mutex_lock(&lock);
+    /* The flag is read under the waiter's lock, which the trigger takes to
+     * broadcast: a trigger cannot slip between the check and the wait. */
+    while (rc == MCP_OK) {
+        if (mcp_cancel_triggered(cancel))
+            rc = MCP_ECANCELED;
+        else if (pthread_cond_timedwait(&cond, &lock, until) == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&lock);
+    client_cancel_unwatch(cancel, &w);
+    pthread_mutex_destroy(&lock);
+    pthread_cond_destroy(&cond);
+    return rc;
 }

@@ -138,6 +138,7 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
                                                      : DEFAULT_MAX_INPUT_ROUNDS;
     c->spin_us = mcp_spin_budget_us(opts->spin_us);
     c->disable_cache = opts->disable_cache;
+    c->tasks = opts->tasks;
     c->on_log = opts->on_log;
     c->on_log_user = opts->on_log_user;
     c->on_closed = opts->on_closed;
@@ -148,6 +149,8 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
     c->trace_user = opts->trace_user;
 
     unsigned modes = opts->elicit_modes ? opts->elicit_modes : MCP_ELICIT_FORM;
+    /* The builder leaves extensions out of the legacy capabilities. */
+    json_t *extensions = opts->tasks ? json_pack("{s:{}}", MCP_EXTENSION_TASKS) : NULL;
     mcp_client_caps_spec_t spec = {
         .era = MCP_ERA_MODERN,
         .sampling = opts->sample != NULL,
@@ -155,6 +158,7 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
         .elicitation_form = opts->elicit && (modes & MCP_ELICIT_FORM),
         .elicitation_url = opts->elicit && (modes & MCP_ELICIT_URL),
         .roots = opts->roots != NULL,
+        .extensions = extensions,
     };
     c->input = (client_input_handlers_t){
         .elicit = opts->elicit, .elicit_user = opts->elicit_user,
@@ -164,6 +168,8 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
     c->input.capabilities = c->capabilities;
     spec.era = MCP_ERA_LEGACY;
     c->legacy_capabilities = mcp_client_capabilities_build(&spec);
+    bool extensions_built = extensions || !opts->tasks;
+    json_decref(extensions);
     c->client_info = json_pack("{s:s, s:s}", "name", opts->name, "version", opts->version);
     if (c->client_info && opts->title &&
         json_object_set_new(c->client_info, "title", json_string(opts->title)) != 0) {
@@ -172,7 +178,8 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
     }
     c->log_level = client_log_level_name(opts->log_level);
     c->cache = client_cache_new(CACHE_MAX_ENTRIES);
-    if (!c->capabilities || !c->legacy_capabilities || !c->client_info || !c->cache) {
+    if (!c->capabilities || !c->legacy_capabilities || !c->client_info || !c->cache ||
+        !extensions_built) {
         mcp_error_set(err, MCP_EINVAL, 0, NULL, "name, version or title not UTF-8 (or out of memory)");
         mcp_client_free(c);
         return NULL;

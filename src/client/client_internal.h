@@ -6,6 +6,8 @@
  *   driver.c        one call: cache, version retry, Mcp-Param retry, MRTR rounds
  *   request_build.c the request and its HTTP hints (pure)
  *   input.c         answering MRTR input requests through the callbacks
+ *   task_shape.c    reading a task the server sent (pure)
+ *   tasks.c         following a task to its end; tasks/get, update, cancel
  *   tool_headers.c  x-mcp-header annotations of known tools
  *   cache.c         the result cache (pure)
  *   calls.c         the public call functions
@@ -23,6 +25,7 @@
 #define MCP_CLIENT_INTERNAL_H
 
 #include <pthread.h>
+#include <time.h>
 
 #include "client/cache.h"
 #include "client/transport.h"
@@ -42,6 +45,10 @@ typedef struct client_cancel_waiter {
 
 void client_cancel_watch(mcp_cancel_t *cancel, client_cancel_waiter_t *w);
 void client_cancel_unwatch(mcp_cancel_t *cancel, client_cancel_waiter_t *w);
+
+/* Sleeps until the monotonic instant `until` (mcp_clock_deadline), or
+ * until `cancel` (may be NULL) is triggered: MCP_OK or MCP_ECANCELED. */
+int client_cancel_sleep_until(mcp_cancel_t *cancel, const struct timespec *until);
 
 /* ------------------------------------------------------------------------
  * Requests and hints (request_build.c; pure)
@@ -128,6 +135,63 @@ json_t *client_retry_params(const json_t *base, const json_t *responses,
                             const json_t *request_state);
 
 /* ------------------------------------------------------------------------
+ * Tasks (task_shape.c, pure; tasks.c)
+ * ------------------------------------------------------------------------ */
+
+typedef enum client_task_status {
+    CLIENT_TASK_WORKING,
+    CLIENT_TASK_INPUT_REQUIRED,
+    CLIENT_TASK_COMPLETED,
+    CLIENT_TASK_FAILED,
+    CLIENT_TASK_CANCELLED
+} client_task_status_t;
+
+/* A task as the server described it; the pointers borrow from the object
+ * read. */
+typedef struct client_task {
+    const char *id;
+    client_task_status_t status;
+    bool has_poll_interval;
+    json_int_t poll_interval_ms;  /* as sent, when has_poll_interval */
+    const json_t *input_requests; /* detailed, input_required: an object */
+    const json_t *result;         /* detailed, completed: an object */
+    const json_t *error;          /* detailed, failed: a JSON-RPC error object */
+    const char *status_message;   /* or NULL */
+} client_task_t;
+
+/*
+ * Reads `obj` (borrowed) as a Task and fills *out:
+ *   taskId        a string (equal to `expected_id` when that is not NULL);
+ *   status        "working", "input_required", "completed", "failed" or
+ *                 "cancelled";
+ *   createdAt, lastUpdatedAt  strings; ttlMs an integer or null;
+ *   statusMessage a string, pollIntervalMs an integer, when present.
+ * A `detailed` task (a DetailedTask: what tasks/get answers) also has the
+ * member of its status: inputRequests (an object) when input_required,
+ * result (an object whose resultType, if any, is "complete") when
+ * completed, error (a JSON-RPC error object, as mcp_error_from_json()
+ * reads it) when failed. A CreateTaskResult is not detailed: those members
+ * are not read. Returns MCP_OK, or MCP_EPROTO with *err saying what is
+ * wrong.
+ */
+int client_task_read(const json_t *obj, bool detailed, const char *expected_id,
+                     client_task_t *out, mcp_error_t *err);
+
+/* Does this status end the task? */
+bool client_task_status_final(client_task_status_t status);
+
+/*
+ * A result with resultType "task" (borrowed) that answered `method`. It is
+ * invalid (MCP_EPROTO) unless the request declared the extension and the
+ * method may become a task (tools/call); otherwise it is read as a
+ * CreateTaskResult and either kept (opts->keep_task: *result_out is a new
+ * reference to it) or followed to the task's end (see client.h, "Tasks").
+ */
+int client_task_answered(mcp_client_t *c, const char *method, json_t *created,
+                         const mcp_request_options_t *opts, json_t **result_out,
+                         mcp_error_t *err);
+
+/* ------------------------------------------------------------------------
  * Known tools and their x-mcp-header annotations (tool_headers.c)
  * ------------------------------------------------------------------------ */
 
@@ -180,6 +244,7 @@ struct mcp_client {
     int max_input_rounds;
     int spin_us;                 /* active wait for an answer; 0: none (spin.h) */
     bool disable_cache;
+    bool tasks;                  /* modern requests declare the Tasks extension */
     /* HTTP with a token callback: a request refused with 401/403 is sent
      * once more, with the token the callback gives for the challenge. Set
      * before connecting, then fixed. */
@@ -361,6 +426,10 @@ int client_roundtrip(mcp_client_t *c, const json_t *request, const client_http_h
  */
 int client_call(mcp_client_t *c, const char *method, const json_t *params,
                 const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err);
+
+/* A JSON-RPC error object (borrowed) into *err: MCP_ERPC, or MCP_EPROTO
+ * when it is not a valid error object. */
+int client_rpc_error(const json_t *error, mcp_error_t *err);
 
 /* Refetches every page of tools/list (bypassing the cache), which refreshes
  * the tool table. */

@@ -14,6 +14,9 @@
  *     callbacks and the request retried with a new id, the original params
  *     plus inputResponses and the verbatim requestState, for at most
  *     max_input_rounds rounds;
+ *   - resultType "task" (the Tasks extension): kept, or followed to the
+ *     task's end (tasks.c), when the request declared the extension and
+ *     may become a task; invalid otherwise;
  *   - a result without resultType is complete; an unknown one is invalid.
  *
  * A timeout applies to each request on the wire: time a person spends
@@ -132,7 +135,7 @@ static bool about_param_header(const json_t *error)
     return message && strcasestr(message, "Mcp-Param-") != NULL;
 }
 
-static int rpc_error(const json_t *error, mcp_error_t *err)
+int client_rpc_error(const json_t *error, mcp_error_t *err)
 {
     mcp_error_t local = {0};
     int rc = mcp_error_from_json(&local, error) == MCP_OK ? MCP_ERPC : MCP_EPROTO;
@@ -261,7 +264,7 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
                 client_refresh_tools(c, &o, &e);
                 mcp_error_clear(&e);
             } else {
-                rc = rpc_error(error, err);
+                rc = client_rpc_error(error, err);
                 json_decref(response);
                 break;
             }
@@ -297,6 +300,8 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
             json_decref(round_params);
             round_params = next;
             continue;
+        } else if (strcmp(json_string_value(type), "task") == 0) {
+            rc = client_task_answered(c, method, result, opts, result_out, err);
         } else {
             rc = mcp_error_set(err, MCP_EPROTO, 0, NULL, "unknown resultType \"%s\"",
                                json_string_value(type));

@@ -179,31 +179,13 @@ static bool before(const struct timespec *a, const struct timespec *b)
 /* Waits `ms` before resuming a stream, as the server's retry field asks
  * (the spec: the client MUST respect it), unless the call's deadline or
  * its cancellation comes first. Returns MCP_OK when the delay passed. */
-static int pause_before_resuming(waiter_t *w, const client_call_opts_t *o,
-                                 const struct timespec *deadline, int64_t ms)
+static int pause_before_resuming(const client_call_opts_t *o, const struct timespec *deadline,
+                                 int64_t ms)
 {
-    struct timespec until;
-    until = mcp_clock_deadline(ms);
+    struct timespec until = mcp_clock_deadline(ms);
     bool capped = o->timeout_ms >= 0 && before(deadline, &until);
-    if (capped)
-        until = *deadline;
-    client_cancel_waiter_t cw = {&w->lock, &w->cond, NULL};
-    client_cancel_watch(o->cancel, &cw);
-    int rc = MCP_OK;
-    pthread_mutex_lock(&w->lock);
-    for (;;) {
-        if (mcp_cancel_triggered(o->cancel)) {
-            rc = MCP_ECANCELED;
-            break;
-        }
-        if (pthread_cond_timedwait(&w->cond, &w->lock, &until) == ETIMEDOUT) {
-            rc = capped ? MCP_ETIMEDOUT : MCP_OK;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&w->lock);
-    client_cancel_unwatch(o->cancel, &cw);
-    return rc;
+    int rc = client_cancel_sleep_until(o->cancel, capped ? deadline : &until);
+    return rc == MCP_OK && capped ? MCP_ETIMEDOUT : rc;
 }
 
 /* A legacy POST stream ended before its response, after naming an event
@@ -276,7 +258,7 @@ int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
                                     "after event %s in %lld ms", last,
                    (long long)(w->wire.retry_ms > 0 ? w->wire.retry_ms : 0));
         if (w->wire.retry_ms > 0 &&
-            (stopped = pause_before_resuming(w, o, &deadline, w->wire.retry_ms)) != MCP_OK) {
+            (stopped = pause_before_resuming(o, &deadline, w->wire.retry_ms)) != MCP_OK) {
             free(last);
             w->done = true;
             break;

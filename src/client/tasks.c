@@ -1,0 +1,297 @@
+/*
+ * The Tasks extension on the client (SEP-2663; digest section 8.2): what a
+ * CreateTaskResult means to the call it answers, following a task to its
+ * end, and the public tasks/get, tasks/update and tasks/cancel.
+ *
+ * Following a task is a loop of tasks/get polls, each one a request of its
+ * own through client_call() (so versions, headers and the per-request
+ * timeout work as for any call), paced by the server's pollIntervalMs.
+ * Input the task asks for is answered through the same code as an
+ * input_required round (client_answer_inputs) and sent with tasks/update;
+ * since every poll shows all the requests still outstanding, the keys
+ * answered are remembered and never put to the user again.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/client_internal.h"
+#include "mcp/request.h"
+#include "clock.h"
+
+/* The wait between polls when the server never named one, and the range
+ * any interval is kept in: a server cannot make the client spin, nor
+ * leave it asleep for an hour. */
+#define DEFAULT_POLL_INTERVAL_MS 1000
+#define MIN_POLL_INTERVAL_MS 10
+#define MAX_POLL_INTERVAL_MS 60000
+
+/* Did this client's request declare the extension? Legacy requests carry
+ * no capabilities. */
+static bool declares_tasks(const mcp_client_t *c)
+{
+    return c->tasks && !c->legacy;
+}
+
+/* The methods the extension lets a server answer with a task. */
+static bool may_become_task(const char *method)
+{
+    return strcmp(method, "tools/call") == 0;
+}
+
+/* tasks/<op> {taskId, ...} through the driver; *result_out its result. */
+static int task_request(mcp_client_t *c, const char *method, const char *task_id,
+                        const json_t *input_responses, const mcp_request_options_t *opts,
+                        json_t **result_out, mcp_error_t *err)
+{
+    json_t *params = json_pack("{s:s}", "taskId", task_id);
+    if (params && input_responses &&
+        json_object_set(params, "inputResponses", (json_t *)input_responses) != 0) {
+        json_decref(params);
+        params = NULL;
+    }
+    if (!params)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the task id is not UTF-8 (or out of memory)");
+    int rc = client_call(c, method, params, opts, result_out, err);
+    json_decref(params);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Following a task
+ * ------------------------------------------------------------------------ */
+
+typedef struct follow {
+    mcp_client_t *c;
+    char *id;
+    /* Each request on the wire: the call's timeout and cancel. Progress is
+     * not reported for tasks (the extension does not support it). */
+    mcp_request_options_t wire;
+    int64_t interval_ms;
+    json_t *answered;   /* the input requests answered, by key */
+    int updates;        /* tasks/update requests sent */
+} follow_t;
+
+static void adopt_interval(follow_t *f, const client_task_t *task)
+{
+    if (!task->has_poll_interval)
+        return;
+    json_int_t ms = task->poll_interval_ms;
+    f->interval_ms = ms < MIN_POLL_INTERVAL_MS   ? MIN_POLL_INTERVAL_MS
+                     : ms > MAX_POLL_INTERVAL_MS ? MAX_POLL_INTERVAL_MS
+                                                 : (int64_t)ms;
+}
+
+/* Answers the input requests (borrowed) not answered yet, and sends the
+ * answers. Requests already answered are the server not having taken the
+ * answers yet: nothing to do. */
+static int answer_inputs(follow_t *f, const json_t *requests, mcp_error_t *err)
+{
+    json_t *fresh = json_object();
+    if (!fresh)
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    const char *key;
+    json_t *request;
+    int rc = MCP_OK;
+    json_object_foreach((json_t *)requests, key, request) {
+        if (!json_object_get(f->answered, key) && json_object_set(fresh, key, request) != 0)
+            rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    }
+    if (rc != MCP_OK || json_object_size(fresh) == 0) {
+        json_decref(fresh);
+        return rc;
+    }
+    if (++f->updates > f->c->max_input_rounds) {
+        json_decref(fresh);
+        return mcp_error_set(err, MCP_ELIMIT, 0, NULL,
+                             "task %s still needs input after %d updates", f->id,
+                             f->c->max_input_rounds);
+    }
+
+    json_t *responses = NULL, *ack = NULL;
+    rc = client_answer_inputs(&f->c->input, fresh, &responses, err);
+    if (rc == MCP_OK)
+        rc = task_request(f->c, "tasks/update", f->id, responses, &f->wire, &ack, err);
+    if (rc == MCP_OK && json_object_update(f->answered, fresh) != 0)
+        rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    json_decref(ack);
+    json_decref(responses);
+    json_decref(fresh);
+    return rc;
+}
+
+/* Acts on one polled state. Sets *ended when the task is over; the return
+ * value is then the call's outcome. */
+static int take_state(follow_t *f, const client_task_t *task, bool *ended, json_t **result_out,
+                      mcp_error_t *err)
+{
+    *ended = client_task_status_final(task->status);
+    switch (task->status) {
+    case CLIENT_TASK_WORKING:
+        return MCP_OK;
+    case CLIENT_TASK_INPUT_REQUIRED:
+        return answer_inputs(f, task->input_requests, err);
+    case CLIENT_TASK_COMPLETED: {
+        /* What a direct call gives: a result that says it is complete.
+         * The state is ours (a fresh tasks/get answer), so is its result. */
+        json_t *result = (json_t *)task->result;
+        if (!json_object_get(result, "resultType") &&
+            json_object_set_new(result, "resultType", json_string("complete")) != 0)
+            return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+        *result_out = json_incref(result);
+        return MCP_OK;
+    }
+    case CLIENT_TASK_FAILED:
+        return client_rpc_error(task->error, err);
+    case CLIENT_TASK_CANCELLED:
+        break;
+    }
+    return mcp_error_set(err, MCP_ECANCELED, 0, NULL, "the server cancelled task %s%s%s", f->id,
+                         task->status_message ? ": " : "",
+                         task->status_message ? task->status_message : "");
+}
+
+/* Gives up on a task that has not ended: nobody else knows its id, so the
+ * server is told to stop (whatever made the call fail, even its cancel). */
+static void abandon(follow_t *f)
+{
+    mcp_request_options_t o = {.timeout_ms = f->wire.timeout_ms};
+    json_t *ack = NULL;
+    mcp_error_t e = {0};
+    if (task_request(f->c, "tasks/cancel", f->id, NULL, &o, &ack, &e) != MCP_OK)
+        client_log(f->c, MCP_LOG_WARNING, "cannot cancel task %s: %s", f->id, e.message);
+    json_decref(ack);
+    mcp_error_clear(&e);
+}
+
+static int follow(mcp_client_t *c, const client_task_t *created,
+                  const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err)
+{
+    client_call_opts_t o;
+    client_resolve_opts(c, opts, &o);
+    follow_t f = {.c = c, .id = strdup(created->id),
+                  .wire = {.timeout_ms = o.timeout_ms, .cancel = o.cancel},
+                  .interval_ms = DEFAULT_POLL_INTERVAL_MS, .answered = json_object()};
+    if (!f.id || !f.answered) {
+        free(f.id);
+        json_decref(f.answered);
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    }
+    adopt_interval(&f, created);
+
+    /* A task created already over has its outcome ready: no need to wait. */
+    bool wait = !client_task_status_final(created->status);
+    bool ended = false;
+    int rc = MCP_OK;
+    while (rc == MCP_OK && !ended) {
+        struct timespec until = mcp_clock_deadline(f.interval_ms);
+        if (wait && client_cancel_sleep_until(o.cancel, &until) != MCP_OK) {
+            rc = mcp_error_set(err, MCP_ECANCELED, 0, NULL, "the call was cancelled");
+            break;
+        }
+        wait = true;
+        json_t *state = NULL;
+        client_task_t task;
+        rc = task_request(c, "tasks/get", f.id, NULL, &f.wire, &state, err);
+        if (rc == MCP_OK)
+            rc = client_task_read(state, true, f.id, &task, err);
+        if (rc == MCP_OK) {
+            adopt_interval(&f, &task);
+            rc = take_state(&f, &task, &ended, result_out, err);
+        }
+        json_decref(state);
+    }
+    if (rc != MCP_OK && !ended)
+        abandon(&f);
+    free(f.id);
+    json_decref(f.answered);
+    return rc;
+}
+
+int client_task_answered(mcp_client_t *c, const char *method, json_t *created,
+                         const mcp_request_options_t *opts, json_t **result_out,
+                         mcp_error_t *err)
+{
+    if (!declares_tasks(c))
+        return mcp_error_set(err, MCP_EPROTO, 0, NULL,
+                             "resultType \"task\" answers a request that did not declare the "
+                             "Tasks extension");
+    if (!may_become_task(method))
+        return mcp_error_set(err, MCP_EPROTO, 0, NULL, "%s may not be answered with a task",
+                             method);
+    client_task_t task;
+    int rc = client_task_read(created, false, NULL, &task, err);
+    if (rc != MCP_OK)
+        return rc;
+    if (opts && opts->keep_task) {
+        *result_out = json_incref(created);
+        return MCP_OK;
+    }
+    return follow(c, &task, opts, result_out, err);
+}
+
+/* ------------------------------------------------------------------------
+ * The public calls: tasks/get, tasks/update, tasks/cancel
+ * ------------------------------------------------------------------------ */
+
+static int check_task_call(const mcp_client_t *client, const char *task_id, mcp_error_t *err)
+{
+    if (!client || !task_id)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "client and task_id are required");
+    if (!client->tasks)
+        return mcp_error_set(err, MCP_ESTATE, 0, NULL,
+                             "the client does not declare the Tasks extension (option tasks)");
+    if (client->legacy)
+        return mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
+                             "the legacy protocol this server speaks has no Tasks extension");
+    return MCP_OK;
+}
+
+int mcp_client_task_get(mcp_client_t *client, const char *task_id,
+                        const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err)
+{
+    if (result_out)
+        *result_out = NULL;
+    if (!result_out)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "result_out is required");
+    int rc = check_task_call(client, task_id, err);
+    if (rc != MCP_OK)
+        return rc;
+    json_t *state = NULL;
+    client_task_t task;
+    rc = task_request(client, "tasks/get", task_id, NULL, opts, &state, err);
+    if (rc == MCP_OK)
+        rc = client_task_read(state, true, task_id, &task, err);
+    if (rc != MCP_OK) {
+        json_decref(state);
+        return rc;
+    }
+    *result_out = state;
+    return MCP_OK;
+}
+
+int mcp_client_task_update(mcp_client_t *client, const char *task_id,
+                           const json_t *input_responses, const mcp_request_options_t *opts,
+                           mcp_error_t *err)
+{
+    int rc = check_task_call(client, task_id, err);
+    if (rc != MCP_OK)
+        return rc;
+    if (!json_is_object(input_responses))
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "input_responses must be an object");
+    json_t *ack = NULL;
+    rc = task_request(client, "tasks/update", task_id, input_responses, opts, &ack, err);
+    json_decref(ack);
+    return rc;
+}
+
+int mcp_client_task_cancel(mcp_client_t *client, const char *task_id,
+                           const mcp_request_options_t *opts, mcp_error_t *err)
+{
+    int rc = check_task_call(client, task_id, err);
+    if (rc != MCP_OK)
+        return rc;
+    json_t *ack = NULL;
+    rc = task_request(client, "tasks/cancel", task_id, NULL, opts, &ack, err);
+    json_decref(ack);
+    return rc;
+}
