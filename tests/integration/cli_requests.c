@@ -339,6 +339,42 @@ static void test_interrupted(void **state)
     proc_result_free(&r);
 }
 
+/* A tool that answers with a task (modern era): mcp follows it, answers
+ * the question the task asks, and prints the result like any other. A
+ * legacy server has no tasks: the same call is a plain one. */
+static void test_task(void **state)
+{
+    proc_result_t r;
+    CLI(&r, &target, "-v", "call", "job", "ms=50", "-a", "go=yes");
+    assert_status(&r, EXIT_OK);
+    assert_contains(r.out, "job done: go=true");
+    if (target.options == NULL) {
+        assert_contains(r.err, "\"resultType\":\"task\"");
+        assert_contains(r.err, "\"method\":\"tasks/get\"");
+        assert_contains(r.err, "\"method\":\"tasks/update\"");
+    } else {
+        assert_not_contains(r.err, "tasks/get");
+    }
+    proc_result_free(&r);
+}
+
+/* Ctrl-C while mcp waits for a task: the task is cancelled on the
+ * server (tasks/cancel), not just forgotten. */
+static void test_task_interrupted(void **state)
+{
+    if (target.options != NULL)
+        skip(); /* legacy: test_interrupted covers it */
+    proc_t p;
+    cli_start(&p, &target, NULL, (const char *const[]){"-v", "call", "job", "ms=30000", NULL});
+    assert_true(proc_wait_for(&p, PROC_STDERR, "\"method\":\"tasks/get\"", 20000));
+    proc_signal(&p, SIGINT);
+    proc_result_t r;
+    proc_finish(&p, &r, 10000);
+    assert_status(&r, EXIT_INTERRUPTED);
+    assert_contains(r.err, "\"method\":\"tasks/cancel\"");
+    proc_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +389,8 @@ int main(void)
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_server_dies_mid_call),
         cmocka_unit_test(test_interrupted),
+        cmocka_unit_test(test_task),
+        cmocka_unit_test(test_task_interrupted),
     };
     int failed = cmocka_run_group_tests_name("modern", tests, setup_modern, NULL);
     failed += cmocka_run_group_tests_name("legacy era", tests, setup_legacy, NULL);

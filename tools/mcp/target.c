@@ -131,6 +131,9 @@ static mcp_client_t *new_client(const cli_options_t *opt, struct target_state *s
         .era = st->era,
         .timeout_ms = st->timeout_ms,
         .log_level = opt->log_level,
+        /* Long tools may answer with a task: the client follows it, so a
+         * command sees the result as from any call (Ctrl-C cancels it). */
+        .tasks = true,
         .elicit = elicit_answer,
         .elicit_modes = MCP_ELICIT_FORM | MCP_ELICIT_URL,
         .elicit_user = &st->policy,

@@ -13,6 +13,9 @@
  *   chatty    logs at info and warning, then answers "ok"
  *   fail      reports a tool error
  *   slow {ms} sleeps (cancellable), answers "slept"
+ *   job {ms}  a task (for clients that declared the Tasks extension; a
+ *             plain call for others): sleeps (cancellable), then asks
+ *             "Proceed?" (boolean go), answers "job done: go=<go>"
  *   crash     writes a last word on stderr and exits
  * Resources:
  *   data://blob   the bytes 0..255 (a blob)
@@ -116,6 +119,28 @@ static int slow(mcp_call_t *call, void *user)
     return mcp_call_add_text(call, "slept");
 }
 
+static int job(mcp_call_t *call, void *user)
+{
+    int rc = mcp_call_start_task(call);
+    if (rc != MCP_OK && rc != MCP_EUNSUPPORTED)
+        return rc;
+    const json_t *answer = mcp_call_input(call, "proceed");
+    if (!answer) {
+        int64_t ms = 0;
+        mcp_call_arg_int(call, "ms", &ms);
+        if (mcp_call_sleep(call, ms) != MCP_OK)
+            return MCP_ECANCELED;
+        rc = mcp_call_elicit(call, "proceed", "Proceed?",
+                             json_loads("{\"type\":\"object\",\"properties\":"
+                                        "{\"go\":{\"type\":\"boolean\"}},\"required\":[\"go\"]}",
+                                        0, NULL),
+                             MCP_INPUT_NEEDED);
+        return rc < 0 ? rc : MCP_INPUT_REQUIRED;
+    }
+    const json_t *go = json_object_get(json_object_get(answer, "content"), "go");
+    return mcp_call_add_textf(call, "job done: go=%s", json_is_true(go) ? "true" : "false");
+}
+
 static int crash(mcp_call_t *call, void *user)
 {
     fprintf(stderr, "cli_test_server: crashing on purpose\n");
@@ -146,20 +171,25 @@ int main(void)
         const char *name;
         mcp_tool_fn fn;
         const char *schema;
+        mcp_task_support_t tasks;
     } tools[] = {
-        {"profile", profile, NULL},
-        {"visit", visit, NULL},
-        {"think", think, NULL},
-        {"where", where, NULL},
-        {"chatty", chatty, NULL},
-        {"fail", fail, NULL},
+        {"profile", profile, NULL, MCP_TASKS_NONE},
+        {"visit", visit, NULL, MCP_TASKS_NONE},
+        {"think", think, NULL, MCP_TASKS_NONE},
+        {"where", where, NULL, MCP_TASKS_NONE},
+        {"chatty", chatty, NULL, MCP_TASKS_NONE},
+        {"fail", fail, NULL, MCP_TASKS_NONE},
         {"slow", slow,
-         "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\"}}}"},
-        {"crash", crash, NULL},
+         "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\"}}}",
+         MCP_TASKS_NONE},
+        {"job", job, "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\"}}}",
+         MCP_TASKS_OPTIONAL},
+        {"crash", crash, NULL, MCP_TASKS_NONE},
     };
     for (size_t i = 0; srv && i < sizeof tools / sizeof tools[0]; i++)
         if (mcp_server_add_tool(srv, &(mcp_tool_t){.name = tools[i].name,
                                                    .input_schema = tools[i].schema,
+                                                   .tasks = tools[i].tasks,
                                                    .handler = tools[i].fn}, &err) != MCP_OK)
             break;
     if (srv && !err.message[0])
