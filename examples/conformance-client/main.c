@@ -19,7 +19,8 @@
  *
  * The auth/ scenarios all run alike: an mcp_oauth_t answers the mock
  * server's challenges (its "browser" fetches the authorization URL and
- * returns the redirect), then the tools are listed and test-tool called.
+ * returns the redirect; none for the client credentials scenarios), then
+ * the tools are listed and test-tool called.
  *
  * Adding a scenario: write `static int scenario_x(session_t *s)` and list it
  * in `scenarios[]` below.
@@ -506,12 +507,20 @@ static int authorize_headless(void *user, const char *url, char **redirect_out)
 
 /* The token source of the auth/ scenarios: a native client with the
  * reference client's redirect URI and metadata document URL, or the
- * pre-registered client the context names. */
+ * pre-registered client the context names. The client credentials
+ * scenarios (the extension io.modelcontextprotocol/oauth-client-credentials)
+ * have no user: the context gives the client's secret, or its private key
+ * and signing algorithm. */
 static int make_oauth(session_t *s)
 {
     mcp_error_t err = {0};
+    bool machine = strncmp(s->scenario, "auth/client-credentials", 23) == 0;
     s->oauth = mcp_oauth_new(
         &(mcp_oauth_options_t){
+            .grant = machine ? MCP_OAUTH_CLIENT_CREDENTIALS : MCP_OAUTH_AUTHORIZATION_CODE,
+            .private_key_pem = json_string_value(json_object_get(s->context, "private_key_pem")),
+            .signing_algorithm =
+                json_string_value(json_object_get(s->context, "signing_algorithm")),
             .redirect_uri = "http://localhost:3000/callback",
             .authorize = authorize_headless,
             .client_id = json_string_value(json_object_get(s->context, "client_id")),

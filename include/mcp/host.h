@@ -31,7 +31,11 @@
  * for a pre-registered client or a metadata document URL: the server
  * signs its users in with OAuth (mcp/oauth.h; the host does when its
  * options say how the user signs in, the mcp command with --oauth's
- * sign-in). In every string value
+ * sign-in). With "grant": "client_credentials" no user signs in: the
+ * client (its "clientId") gets tokens in its own name, authenticated by
+ * its secret ("clientSecretEnv") or by its EC P-256 private key, a PKCS#8
+ * PEM file ("privateKeyFile", read and checked when the document is
+ * parsed; private_key_jwt with ES256). In every string value
  * ${VAR} is replaced by the environment variable VAR (an error when it is
  * not set) and ${VAR:-default} by VAR, or the default when VAR is unset or
  * empty. Unknown keys of a server are ignored with a warning; other
@@ -83,6 +87,11 @@ typedef struct mcp_server_config {
     char *oauth_client_id;
     char *oauth_client_secret;
     char *oauth_client_metadata_url;
+    /* "grant": the authorization code grant (a user signs in; the
+     * default) or client credentials, with the secret above or the
+     * private key read from "privateKeyFile" (PEM text, or NULL). */
+    mcp_oauth_grant_t oauth_grant;
+    char *oauth_private_key_pem;
 } mcp_server_config_t;
 
 typedef struct mcp_server_configs {

@@ -29,6 +29,19 @@
  *                  supports (client_secret_basic, client_secret_post, or
  *                  none); refreshed with the refresh token when one expires
  *                  or is refused.
+ *   machines       or, with the client credentials grant (the extension
+ *                  io.modelcontextprotocol/oauth-client-credentials, RFC
+ *                  6749 §4.4), no user at all: the pre-registered client
+ *                  asks the token endpoint for a token in its own name,
+ *                  authenticated by its secret (client_secret_basic, or
+ *                  client_secret_post when the server supports only that)
+ *                  or by a JWT signed with its private key (private_key_jwt,
+ *                  RFC 7523, ES256 only). The authorization server must
+ *                  list client_credentials in grant_types_supported, and
+ *                  private_key_jwt and ES256 when the key is used; PKCE,
+ *                  the authorization endpoint and registration play no
+ *                  part. There is no refresh token: an expired token is
+ *                  replaced by a new grant.
  *   scopes         the challenge's `scope`, else the resource's
  *                  scopes_supported, else none; a 403 insufficient_scope
  *                  asks again for the union of what was granted and what is
@@ -79,11 +92,25 @@ typedef struct mcp_oauth mcp_oauth_t;
 typedef int (*mcp_oauth_authorize_fn)(void *user, const char *authorization_url,
                                       char **redirect_out);
 
+/* How the token source gets its tokens. */
+typedef enum {
+    /* A user authorizes in a browser (the authorization code grant). */
+    MCP_OAUTH_AUTHORIZATION_CODE = 0,
+    /* The client asks in its own name (the client credentials grant):
+     * for services, jobs and pipelines with no user present. */
+    MCP_OAUTH_CLIENT_CREDENTIALS = 1,
+} mcp_oauth_grant_t;
+
 typedef struct mcp_oauth_options {
-    /* Required: where the authorization server sends the user back, as
-     * registered (e.g. a loopback URL the application listens on). */
+    /* The grant; MCP_OAUTH_AUTHORIZATION_CODE (0) unless set. */
+    mcp_oauth_grant_t grant;
+
+    /* Required for the authorization code grant (not used by client
+     * credentials): where the authorization server sends the user back,
+     * as registered (e.g. a loopback URL the application listens on). */
     const char *redirect_uri;
-    /* Required: see mcp_oauth_authorize_fn. */
+    /* Required for the authorization code grant (not used by client
+     * credentials): see mcp_oauth_authorize_fn. */
     mcp_oauth_authorize_fn authorize;
     void *authorize_user;
 
@@ -91,6 +118,19 @@ typedef struct mcp_oauth_options {
      * id, and its secret for a confidential client (else NULL). */
     const char *client_id;
     const char *client_secret;
+    /* Client credentials only, instead of a secret: the client's private
+     * key, as PEM text of an unencrypted PKCS#8 "PRIVATE KEY" (e.g. from
+     * `openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`),
+     * whose public key the authorization server knows for client_id. The
+     * client then authenticates with private_key_jwt: a JWT assertion
+     * (iss and sub the client id, aud the authorization server's issuer,
+     * valid five minutes, a unique jti) signed with `signing_algorithm`:
+     * NULL or "ES256" (ECDSA on P-256 with SHA-256), the only one
+     * supported (RS256 keys are refused). The key is read, checked and
+     * copied by mcp_oauth_new(); it is signed with Nettle's libhogweed,
+     * loaded on first use. */
+    const char *private_key_pem;
+    const char *signing_algorithm;
     /* An https URL serving this client's metadata document (Client ID
      * Metadata Documents): used as the client id by servers that support
      * them, instead of registering. NULL: none. */
@@ -111,10 +151,13 @@ typedef struct mcp_oauth_options {
 } mcp_oauth_options_t;
 
 /*
- * Creates a token source. The options are copied. Errors: MCP_EINVAL (no
- * redirect_uri or authorize callback; an application_type other than
- * "native" or "web"; a secret without a client id), MCP_ENOMEM. Free with
- * mcp_oauth_free().
+ * Creates a token source. The options are copied. Errors: MCP_EINVAL (for
+ * the authorization code grant: no redirect_uri or authorize callback, or
+ * a private key; for client credentials: no client id, or not exactly one
+ * of a secret and a private key; a private key that is not an EC P-256
+ * PKCS#8 PEM, or a signing_algorithm other than "ES256"; an
+ * application_type other than "native" or "web"; a secret without a
+ * client id; an unknown grant), MCP_ENOMEM. Free with mcp_oauth_free().
  */
 MCP_API mcp_oauth_t *mcp_oauth_new(const mcp_oauth_options_t *options, mcp_error_t *err);
 
@@ -125,12 +168,15 @@ MCP_API void mcp_oauth_free(mcp_oauth_t *oauth);
 /*
  * The token callback (mcp_token_fn) to set in mcp_http_target_t, with the
  * mcp_oauth_t as `user`. Without a challenge it answers the token it holds
- * for the server (refreshed if it has expired), or none; with one it runs
+ * for the server (refreshed, or granted anew with client credentials, if
+ * it has expired), or none; with one it runs
  * the flow above. Returns 0 with a malloc'd token (or NULL) in *token_out,
  * or a negative MCP_E* code: MCP_EAUTH (refused, or a scope the server
  * will not grant), MCP_EPROTO (a server broke the protocol), MCP_EIO,
- * MCP_ETIMEDOUT, MCP_EUNSUPPORTED (no PKCE S256; no way to register), or
- * what the authorize callback returned. Why: mcp_oauth_last_error().
+ * MCP_ETIMEDOUT, MCP_EUNSUPPORTED (no PKCE S256; no way to register; for
+ * client credentials, a server that does not list the grant, the
+ * client's authentication method or ES256; libhogweed missing), or what
+ * the authorize callback returned. Why: mcp_oauth_last_error().
  */
 MCP_API int mcp_oauth_token(void *oauth, const char *url, const char *challenge,
                             char **token_out);
@@ -154,7 +200,9 @@ MCP_API json_t *mcp_oauth_save(mcp_oauth_t *oauth);
 /*
  * Takes back what mcp_oauth_save() returned (borrowed), replacing what the
  * token source holds. An expired access token is refreshed when first
- * needed, or forgotten without a refresh token. Errors: MCP_EINVAL (not a
+ * needed (granted anew with client credentials), or forgotten without a
+ * refresh token. The private key is not saved: it stays the
+ * application's. Errors: MCP_EINVAL (not a
  * document mcp_oauth_save() writes), MCP_ENOMEM; the token source is left
  * as it was. Thread-safe.
  */

@@ -5,13 +5,16 @@
  * that a file written for another client still works).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "client/oauth/oauth_jwt.h"
 #include "host/host_internal.h"
 
 /* Where a problem is, for messages: "SOURCE: server "NAME": ...". */
@@ -208,7 +211,64 @@ static int read_options(const where_t *w, const json_t *entry, bool http, mcp_se
     return (out->token = strdup(value)) ? MCP_OK : fail(w, MCP_ENOMEM, "out of memory");
 }
 
-/* "oauth": true, false, or an object naming the client. */
+/* A private key file: a regular file (not a pipe or a device that would
+ * block or never end) of at most 64 KiB, as text. */
+#define KEY_FILE_MAX 65536
+
+static int read_key_file(const where_t *w, const json_t *value, char **out)
+{
+    const char *path = json_string_value(value);
+    if (!path)
+        return fail(w, MCP_EINVAL, "\"oauth\": \"privateKeyFile\" must be a string");
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > KEY_FILE_MAX) {
+        int why = errno;
+        if (fd >= 0)
+            close(fd);
+        return fail(w, MCP_EINVAL, "\"oauth\": cannot read the private key file %s: %s", path,
+                    fd < 0 ? strerror(why) : "not a small regular file");
+    }
+    char *text = calloc(1, (size_t)st.st_size + 1);
+    ssize_t n = text ? read(fd, text, (size_t)st.st_size) : -1;
+    close(fd);
+    if (!text)
+        return fail(w, MCP_ENOMEM, "out of memory");
+    if (n != (ssize_t)st.st_size) {
+        free(text);
+        return fail(w, MCP_EINVAL, "\"oauth\": cannot read the private key file %s", path);
+    }
+    *out = text;
+    return MCP_OK;
+}
+
+/* The combination of an "oauth" object's members makes sense; a private
+ * key parses (mcp_oauth_new() would refuse it later, far from here). */
+static int check_oauth_client(const where_t *w, const mcp_server_config_t *c)
+{
+    if (c->oauth_client_secret && !c->oauth_client_id)
+        return fail(w, MCP_EINVAL, "\"oauth\": a client secret needs its \"clientId\"");
+    if (c->oauth_grant != MCP_OAUTH_CLIENT_CREDENTIALS) {
+        return c->oauth_private_key_pem
+                   ? fail(w, MCP_EINVAL, "\"oauth\": \"privateKeyFile\" is for \"grant\": "
+                                         "\"client_credentials\"")
+                   : MCP_OK;
+    }
+    if (!c->oauth_client_id || !c->oauth_client_secret == !c->oauth_private_key_pem)
+        return fail(w, MCP_EINVAL, "\"oauth\": the client credentials grant needs \"clientId\" "
+                                   "and either \"clientSecretEnv\" or \"privateKeyFile\"");
+    if (c->oauth_private_key_pem) {
+        uint8_t key[OAUTH_ES256_KEY_SIZE];
+        mcp_error_t err = {0};
+        int rc = oauth_es256_key_from_pem(c->oauth_private_key_pem, key, &err);
+        explicit_bzero(key, sizeof key);
+        if (rc != MCP_OK)
+            return fail(w, rc, "\"oauth\": \"privateKeyFile\": %s", err.message);
+    }
+    return MCP_OK;
+}
+
+/* "oauth": true, false, or an object naming the client (and the grant). */
 static int read_oauth(const where_t *w, const json_t *entry, bool http, mcp_server_config_t *out)
 {
     const json_t *oauth = json_object_get(entry, "oauth");
@@ -226,7 +286,17 @@ static int read_oauth(const where_t *w, const json_t *entry, bool http, mcp_serv
                                                                   : NULL;
             if (slot && !(*slot = string_of(w, key, value)))
                 return MCP_EINVAL;
-            if (strcmp(key, "clientSecretEnv") == 0) {
+            if (strcmp(key, "grant") == 0) {
+                const char *grant = json_string_value(value);
+                if (grant && strcmp(grant, "client_credentials") == 0)
+                    out->oauth_grant = MCP_OAUTH_CLIENT_CREDENTIALS;
+                else if (!grant || strcmp(grant, "authorization_code") != 0)
+                    return fail(w, MCP_EINVAL, "\"oauth\": \"grant\" must be "
+                                               "\"authorization_code\" or \"client_credentials\"");
+            } else if (strcmp(key, "privateKeyFile") == 0) {
+                if (read_key_file(w, value, &out->oauth_private_key_pem) != MCP_OK)
+                    return MCP_EINVAL;
+            } else if (strcmp(key, "clientSecretEnv") == 0) {
                 const char *secret = json_is_string(value) ? getenv(json_string_value(value)) : NULL;
                 if (!secret || !secret[0])
                     return fail(w, MCP_EINVAL,
@@ -238,8 +308,9 @@ static int read_oauth(const where_t *w, const json_t *entry, bool http, mcp_serv
                 warn(w, "unknown key \"oauth.%s\" ignored", key);
             }
         }
-        if (out->oauth_client_secret && !out->oauth_client_id)
-            return fail(w, MCP_EINVAL, "\"oauth\": a client secret needs its \"clientId\"");
+        int rc = check_oauth_client(w, out);
+        if (rc != MCP_OK)
+            return rc;
     } else {
         return fail(w, MCP_EINVAL, "\"oauth\" must be true, false or an object");
     }
@@ -542,6 +613,9 @@ void mcp_server_config_clear(mcp_server_config_t *config)
         explicit_bzero(config->oauth_client_secret, strlen(config->oauth_client_secret));
     free(config->oauth_client_secret);
     free(config->oauth_client_metadata_url);
+    if (config->oauth_private_key_pem)
+        explicit_bzero(config->oauth_private_key_pem, strlen(config->oauth_private_key_pem));
+    free(config->oauth_private_key_pem);
     memset(config, 0, sizeof *config);
 }
 
@@ -598,6 +672,8 @@ int host_config_copy(mcp_server_config_t *to, const mcp_server_config_t *from)
         .oauth_client_id = str_copy(from->oauth_client_id, &ok),
         .oauth_client_secret = str_copy(from->oauth_client_secret, &ok),
         .oauth_client_metadata_url = str_copy(from->oauth_client_metadata_url, &ok),
+        .oauth_grant = from->oauth_grant,
+        .oauth_private_key_pem = str_copy(from->oauth_private_key_pem, &ok),
     };
     if (ok)
         return MCP_OK;

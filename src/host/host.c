@@ -227,10 +227,14 @@ static host_server_t *server_new(mcp_host_t *h, const mcp_server_config_t *confi
         free(s);
         return NULL;
     }
-    if (config->oauth && h->oauth_authorize) {
+    /* Client credentials need no user: no authorize callback either. */
+    bool machine = config->oauth_grant == MCP_OAUTH_CLIENT_CREDENTIALS;
+    if (config->oauth && (h->oauth_authorize || machine)) {
         mcp_error_t err = {0};
         const mcp_server_config_t *c = &s->config;
         s->oauth = mcp_oauth_new(&(mcp_oauth_options_t){
+            .grant = c->oauth_grant,
+            .private_key_pem = c->oauth_private_key_pem,
             .redirect_uri = h->oauth_redirect_uri,
             .authorize = h->oauth_authorize,
             .authorize_user = h->oauth_authorize_user,

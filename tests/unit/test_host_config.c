@@ -216,6 +216,71 @@ static void test_oauth(void **state)
     mcp_host_free(host);
 }
 
+/* An EC P-256 key in PKCS#8 PEM (openssl genpkey). */
+static const char KEY_PEM[] =
+    "-----BEGIN PRIVATE KEY-----\n"
+    "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgjwr5MwN56KH6hbBi\n"
+    "sP/CwUrzCPJDXRqnpUARbYDyN4WhRANCAAQj6XXaZvvSfeBm4PDjMEzv9sJBx++J\n"
+    "Bp8akXz39L10z/AppPCx7ak7TitH79YLQtKuP4VnHE1sLoG8eX6axoAz\n"
+    "-----END PRIVATE KEY-----\n";
+
+/* "grant": "client_credentials", with a secret or a key file (read and
+ * checked at once), and the key file for nothing else. */
+static void test_oauth_client_credentials(void **state)
+{
+    (void)state;
+    char key_path[64], not_key_path[64], text[1024];
+    snprintf(key_path, sizeof key_path, "%s", temp_file(KEY_PEM));
+    snprintf(not_key_path, sizeof not_key_path, "%s", temp_file("not a key\n"));
+    snprintf(text, sizeof text,
+             "{\"mcpServers\": {"
+             "\"secret\": {\"url\": \"https://a/mcp\", \"oauth\": {\"grant\": "
+             "\"client_credentials\", \"clientId\": \"svc\", \"clientSecretEnv\": "
+             "\"HOST_TEST_TOKEN\"}},"
+             "\"key\": {\"url\": \"https://b/mcp\", \"oauth\": {\"grant\": "
+             "\"client_credentials\", \"clientId\": \"svc\", \"privateKeyFile\": \"%s\"}},"
+             "\"user\": {\"url\": \"https://c/mcp\", \"oauth\": {\"grant\": "
+             "\"authorization_code\"}}}}",
+             key_path);
+    mcp_server_configs_t configs;
+    warnings_t w = {0};
+    mcp_error_t err = {0};
+    assert_int_equal(parse(text, &configs, &w, &err), MCP_OK);
+    assert_int_equal(configs.items[0].oauth_grant, MCP_OAUTH_CLIENT_CREDENTIALS);
+    assert_string_equal(configs.items[0].oauth_client_secret, "s3cret");
+    assert_null(configs.items[0].oauth_private_key_pem);
+    assert_int_equal(configs.items[1].oauth_grant, MCP_OAUTH_CLIENT_CREDENTIALS);
+    assert_string_equal(configs.items[1].oauth_private_key_pem, KEY_PEM);
+    assert_int_equal(configs.items[2].oauth_grant, MCP_OAUTH_AUTHORIZATION_CODE);
+    assert_int_equal(w.count, 0);
+
+    /* A host makes their token sources without an authorize callback. */
+    mcp_host_t *host = mcp_host_new(&(mcp_host_options_t){
+        .client = {.name = "t", .version = "1"}}, NULL);
+    assert_int_equal(mcp_host_add_server(host, &configs.items[1], NULL), MCP_OK);
+    assert_non_null(mcp_host_server_oauth(host, "key"));
+    mcp_host_free(host);
+    mcp_server_configs_clear(&configs);
+
+    const char *bad[][2] = {
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": "
+         "{\"grant\": \"client_credentials\", \"clientId\": \"c\", \"privateKeyFile\": \"%s\"}}}}",
+         "\"privateKeyFile\": the private key is not PEM"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": "
+         "{\"clientId\": \"c\", \"privateKeyFile\": \"%s\"}}}}",
+         "\"privateKeyFile\" is for \"grant\": \"client_credentials\""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text, bad[i][0], i == 0 ? not_key_path : key_path);
+        mcp_error_clear(&err);
+        assert_int_equal(parse(text, &configs, &w, &err), MCP_EINVAL);
+        if (!strstr(err.message, bad[i][1]))
+            fail_msg("\"%s\" does not say %s", err.message, bad[i][1]);
+    }
+    unlink(key_path);
+    unlink(not_key_path);
+}
+
 static void test_unknown_keys_warned(void **state)
 {
     static const struct {
@@ -358,6 +423,22 @@ static void test_rejected_documents(void **state)
          "server \"a\": \"oauth\": \"clientSecretEnv\" must name a set environment variable"},
         {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": {\"clientId\": 7}}}}",
          "server \"a\": \"clientId\" must be"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": {\"grant\": \"implicit\"}}}}",
+         "server \"a\": \"oauth\": \"grant\" must be"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": "
+         "{\"grant\": \"client_credentials\", \"clientId\": \"c\"}}}}",
+         "server \"a\": \"oauth\": the client credentials grant needs"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": "
+         "{\"grant\": \"client_credentials\", \"clientSecretEnv\": \"HOST_TEST_TOKEN\"}}}}",
+         "server \"a\": \"oauth\": a client secret needs its"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": "
+         "{\"clientId\": \"c\", \"privateKeyFile\": \"/nonexistent/key.pem\"}}}}",
+         "server \"a\": \"oauth\": cannot read the private key file /nonexistent/key.pem"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": "
+         "{\"grant\": \"client_credentials\", \"clientId\": \"c\", "
+         "\"privateKeyFile\": \"/dev/zero\"}}}}",
+         "server \"a\": \"oauth\": cannot read the private key file /dev/zero: not a small "
+         "regular file"},
         /* ${VAR} */
         {"{\"mcpServers\": {\"a\": {\"command\": \"${HOST_TEST_UNSET}\"}}}",
          "server \"a\": command: the environment variable HOST_TEST_UNSET is not set"},
@@ -557,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_valid_servers),
         cmocka_unit_test(test_document_order_and_other_keys),
         cmocka_unit_test(test_oauth),
+        cmocka_unit_test(test_oauth_client_credentials),
         cmocka_unit_test(test_unknown_keys_warned),
         cmocka_unit_test(test_rejected_documents),
         cmocka_unit_test(test_load_files),

@@ -41,6 +41,14 @@ static mcp_oauth_t *make(void)
     return o;
 }
 
+/* An EC P-256 key in PKCS#8 PEM (openssl genpkey). */
+static const char KEY_PEM[] =
+    "-----BEGIN PRIVATE KEY-----\n"
+    "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgjwr5MwN56KH6hbBi\n"
+    "sP/CwUrzCPJDXRqnpUARbYDyN4WhRANCAAQj6XXaZvvSfeBm4PDjMEzv9sJBx++J\n"
+    "Bp8akXz39L10z/AppPCx7ak7TitH79YLQtKuP4VnHE1sLoG8eX6axoAz\n"
+    "-----END PRIVATE KEY-----\n";
+
 static void test_new_refuses_bad_options(void **state)
 {
     (void)state;
@@ -51,6 +59,19 @@ static void test_new_refuses_bad_options(void **state)
          .application_type = "desktop"},                      /* not native or web */
         {.redirect_uri = "http://127.0.0.1:9/cb", .authorize = never_called,
          .client_secret = "s"},                               /* a secret without an id */
+        {.redirect_uri = "http://127.0.0.1:9/cb", .authorize = never_called, .client_id = "c",
+         .private_key_pem = KEY_PEM},                         /* a key for a user's grant */
+        {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_secret = "s"}, /* no client id */
+        {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c"},     /* no credential */
+        {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c", .client_secret = "s",
+         .private_key_pem = KEY_PEM},                         /* both */
+        {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c", .private_key_pem = KEY_PEM,
+         .signing_algorithm = "RS256"},                       /* only ES256 */
+        {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c", .client_secret = "s",
+         .signing_algorithm = "ES256"},                       /* an algorithm without a key */
+        {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c",
+         .private_key_pem = "-----BEGIN PRIVATE KEY-----\nMAA=\n-----END PRIVATE KEY-----\n"},
+        {.grant = (mcp_oauth_grant_t)7, .client_id = "c", .client_secret = "s"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         mcp_error_t err = {0};
@@ -60,6 +81,19 @@ static void test_new_refuses_bad_options(void **state)
     mcp_error_t err = {0};
     assert_null(mcp_oauth_new(NULL, &err));
     mcp_oauth_free(NULL);
+
+    /* Client credentials need no redirect URI and no user. */
+    mcp_oauth_t *o = mcp_oauth_new(&(mcp_oauth_options_t){.grant = MCP_OAUTH_CLIENT_CREDENTIALS,
+                                                          .client_id = "c",
+                                                          .private_key_pem = KEY_PEM},
+                                   &err);
+    assert_non_null(o);
+    mcp_oauth_free(o);
+    o = mcp_oauth_new(&(mcp_oauth_options_t){.grant = MCP_OAUTH_CLIENT_CREDENTIALS,
+                                             .client_id = "c", .client_secret = "s"},
+                      &err);
+    assert_non_null(o);
+    mcp_oauth_free(o);
 }
 
 /* Before any challenge there is no token: the server says what it wants. */

@@ -189,6 +189,8 @@ static int make_oauth(const cli_options_t *opt, struct target_state *st, const c
     const mcp_server_config_t *c = &st->config;
     mcp_error_t err = {0};
     st->oauth = mcp_oauth_new(&(mcp_oauth_options_t){
+        .grant = c->oauth_grant,
+        .private_key_pem = c->oauth_private_key_pem,
         .redirect_uri = "http://127.0.0.1:8976/callback",
         .authorize = authorize_at_terminal,
         .client_id = c->oauth_client_id,

@@ -1,7 +1,9 @@
 /*
  * The OAuth client (mcp/oauth.h): registration, the authorization code
- * grant with PKCE, tokens, refresh and step-up, and the token callback
- * that runs them (discovery: oauth_discovery.c; saving: oauth_state.c).
+ * grant with PKCE, the client credentials grant, tokens, refresh and
+ * step-up, and the token callback that runs them (discovery:
+ * oauth_discovery.c; saving: oauth_state.c; private_key_jwt assertions:
+ * oauth_jwt.c).
  *
  * One mcp_oauth_t holds what it learned about one protected resource: the
  * resource's metadata, its authorization server's metadata, the client's
@@ -20,11 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <jansson.h>
 
 #include "clock.h"
 #include "client/oauth/oauth_internal.h"
+#include "client/oauth/oauth_jwt.h"
 #include "client/oauth/oauth_parse.h"
 #include "protocol/base64.h"
 
@@ -234,11 +238,14 @@ static int ensure_client(mcp_oauth_t *o)
  * The token endpoint
  * ------------------------------------------------------------------------ */
 
-/* How the client authenticates at the token endpoint: what its
- * registration says, else the first the server supports of basic, post
- * and none (RFC 8414: basic when the server lists none). */
+/* How the client authenticates at the token endpoint: with its private
+ * key when it has one; else what its registration says, else the first
+ * the server supports of basic, post and none (RFC 8414: basic when the
+ * server lists none). */
 static const char *auth_method(const mcp_oauth_t *o)
 {
+    if (o->has_key)
+        return "private_key_jwt";
     if (!client_secret(o))
         return "none";
     if (!o->client_id && o->reg_auth_method)
@@ -272,14 +279,29 @@ static char *basic_credentials(const char *id, const char *secret)
     return out;
 }
 
-/* Adds the client's authentication to a token request: the client id in
- * the form (none, post) and the secret in the form (post) or a Basic
- * header (basic). */
+/* RFC 7523 §2.2: the client_assertion_type of a JWT. */
+#define JWT_BEARER_ASSERTION "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+/* Adds the client's authentication to a token request: a JWT signed with
+ * its key (private_key_jwt; RFC 7523 §3: the audience is the
+ * authorization server's issuer identifier), the client id in the form
+ * (none, post) and the secret in the form (post) or a Basic header
+ * (basic). o->last_err says why it failed. */
 static int add_client_auth(mcp_oauth_t *o, char **form, char **authorization)
 {
     const char *method = auth_method(o);
     int rc = MCP_OK;
-    if (strcmp(method, "client_secret_basic") == 0) {
+    if (strcmp(method, "private_key_jwt") == 0) {
+        char *assertion = NULL;
+        rc = oauth_client_assertion(o->key, o->client_id, o->issuer, (int64_t)time(NULL),
+                                    &assertion, &o->last_err);
+        if (rc != MCP_OK)
+            return rc;
+        rc = oauth_form_add(form, "client_assertion_type", JWT_BEARER_ASSERTION);
+        if (rc == MCP_OK)
+            rc = oauth_form_add(form, "client_assertion", assertion);
+        free(assertion);
+    } else if (strcmp(method, "client_secret_basic") == 0) {
         if (!(*authorization = basic_credentials(client_id(o), client_secret(o))))
             rc = MCP_ENOMEM;
     } else {
@@ -287,7 +309,7 @@ static int add_client_auth(mcp_oauth_t *o, char **form, char **authorization)
         if (rc == MCP_OK && strcmp(method, "client_secret_post") == 0)
             rc = oauth_form_add(form, "client_secret", client_secret(o));
     }
-    return rc;
+    return rc == MCP_OK ? MCP_OK : mcp_error_set(&o->last_err, rc, 0, NULL, "out of memory");
 }
 
 /* Posts a token request and keeps the tokens it answers. `requested` is
@@ -299,11 +321,13 @@ static int token_request(mcp_oauth_t *o, char *form, const char *requested, bool
     mcp_error_t *err = &o->last_err;
     char *authorization = NULL;
     int rc = oauth_form_add(&form, "resource", o->resource);
-    if (rc == MCP_OK)
+    if (rc != MCP_OK)
+        rc = mcp_error_set(err, rc, 0, NULL, "out of memory");
+    else
         rc = add_client_auth(o, &form, &authorization);
     if (rc != MCP_OK) {
         free(form);
-        return mcp_error_set(err, rc, 0, NULL, "out of memory");
+        return rc;
     }
     const char *endpoint = oauth_str_member(o->as_meta, "token_endpoint");
     oauth_http_response_t r;
@@ -480,16 +504,76 @@ static int authorize(mcp_oauth_t *o, const char *scope)
     return token_request(o, form, scope, false);
 }
 
+/* ------------------------------------------------------------------------
+ * The client credentials grant
+ * ------------------------------------------------------------------------ */
+
+/*
+ * The client asks for a token in its own name (RFC 6749 §4.4; the MCP
+ * extension io.modelcontextprotocol/oauth-client-credentials). Only if
+ * the authorization server offers it in its metadata (RFC 8414: a server
+ * that lists no grant types offers authorization_code and implicit), and
+ * takes the client's authentication: private_key_jwt with ES256 for a
+ * key; client_secret_basic or client_secret_post for a secret.
+ */
+static int client_credentials_grant(mcp_oauth_t *o, const char *scope)
+{
+    mcp_error_t *err = &o->last_err;
+    const json_t *grants = json_object_get(o->as_meta, "grant_types_supported");
+    const json_t *methods = json_object_get(o->as_meta, "token_endpoint_auth_methods_supported");
+    const json_t *algs =
+        json_object_get(o->as_meta, "token_endpoint_auth_signing_alg_values_supported");
+    if (!oauth_array_has(grants, "client_credentials"))
+        return mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
+                             "the authorization server %s does not offer the client credentials "
+                             "grant", o->issuer);
+    if (o->has_key && (!oauth_array_has(methods, "private_key_jwt") || !oauth_array_has(algs, "ES256")))
+        return mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
+                             "the authorization server %s does not take client assertions "
+                             "(private_key_jwt) signed with ES256", o->issuer);
+    if (!o->has_key && json_is_array(methods) && !oauth_array_has(methods, "client_secret_basic") &&
+        !oauth_array_has(methods, "client_secret_post"))
+        return mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
+                             "the authorization server %s takes a client secret neither in a "
+                             "Basic header nor in the form", o->issuer);
+    char *form = NULL;
+    int rc = oauth_form_add(&form, "grant_type", "client_credentials");
+    if (rc == MCP_OK)
+        rc = oauth_form_add(&form, "scope", scope);
+    if (rc != MCP_OK) {
+        free(form);
+        return mcp_error_set(err, rc, 0, NULL, "out of memory");
+    }
+    return token_request(o, form, scope, false);
+}
+
+/* A new token for an expired one: the refresh token's, or a new client
+ * credentials grant for the scope granted (that grant issues no refresh
+ * token, RFC 6749 §4.4.3). */
+static int renew(mcp_oauth_t *o)
+{
+    if (o->grant != MCP_OAUTH_CLIENT_CREDENTIALS)
+        return o->refresh_token ? refresh(o) : MCP_EAUTH;
+    char *scope = NULL;
+    if (o->granted_scope && !(scope = strdup(o->granted_scope)))
+        return mcp_error_set(&o->last_err, MCP_ENOMEM, 0, NULL, "out of memory");
+    int rc = client_credentials_grant(o, scope);
+    free(scope);
+    return rc;
+}
+
 /* What to ask for: the challenge's scope, else the resource's; with what
- * was granted before when stepping up; and offline_access when the
- * authorization server lists it, for a refresh token. NULL: no scope. */
+ * was granted before when stepping up; and, for a user's authorization,
+ * offline_access when the authorization server lists it, for a refresh
+ * token. NULL: no scope. */
 static char *scope_to_request(const mcp_oauth_t *o, const char *challenged, bool step_up,
                               bool *failed)
 {
     const char *base = challenged ? challenged : o->resource_scopes;
     char *scope = oauth_scope_union(step_up ? o->granted_scope : NULL, base, failed);
     const json_t *offered = json_object_get(o->as_meta, "scopes_supported");
-    if (scope && oauth_array_has(offered, "offline_access")) {
+    if (scope && o->grant == MCP_OAUTH_AUTHORIZATION_CODE &&
+        oauth_array_has(offered, "offline_access")) {
         char *more = oauth_scope_union(scope, "offline_access", failed);
         free(scope);
         scope = more;
@@ -501,14 +585,14 @@ static char *scope_to_request(const mcp_oauth_t *o, const char *challenged, bool
  * The token callback
  * ------------------------------------------------------------------------ */
 
-/* The token held for `url`, refreshed first if it has expired; none when
- * it is for another server or cannot be refreshed. */
+/* The token held for `url`, renewed first if it has expired; none when
+ * it is for another server or cannot be renewed. */
 static int held_token(mcp_oauth_t *o, const char *url, char **token_out)
 {
     if (!o->access_token || !o->server_url || strcmp(o->server_url, url) != 0)
         return MCP_OK;
     if (o->expires_at_ms && mcp_clock_ms() >= o->expires_at_ms) {
-        if (!o->refresh_token || refresh(o) != MCP_OK) {
+        if (renew(o) != MCP_OK) {
             oauth_drop_tokens(o);
             return MCP_OK; /* the server will challenge, and the flow runs */
         }
@@ -517,7 +601,7 @@ static int held_token(mcp_oauth_t *o, const char *url, char **token_out)
 }
 
 /* Answers a challenge: a step-up for insufficient_scope, else a refresh or
- * a new authorization. */
+ * a new authorization (or client credentials grant). */
 static int answer_challenge(mcp_oauth_t *o, const char *url, const char *header)
 {
     mcp_error_t *err = &o->last_err;
@@ -549,8 +633,12 @@ static int answer_challenge(mcp_oauth_t *o, const char *url, const char *header)
     if (rc == MCP_OK) {
         bool failed = false;
         char *scope = scope_to_request(o, ch.scope, step_up || had_token, &failed);
-        rc = failed ? mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory")
-                    : authorize(o, scope);
+        if (failed)
+            rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+        else if (o->grant == MCP_OAUTH_CLIENT_CREDENTIALS)
+            rc = client_credentials_grant(o, scope);
+        else
+            rc = authorize(o, scope);
         free(scope);
     }
     oauth_challenge_free(&ch);
@@ -597,13 +685,38 @@ int mcp_oauth_last_error(mcp_oauth_t *o, mcp_error_t *err)
  * Life cycle
  * ------------------------------------------------------------------------ */
 
+/* Whether the options name a way to get tokens; *err says why not. */
+static bool grant_options_valid(const mcp_oauth_options_t *opts, mcp_error_t *err)
+{
+    const char *why = NULL;
+    if (!opts)
+        why = "OAuth needs options";
+    else if (opts->grant == MCP_OAUTH_AUTHORIZATION_CODE) {
+        if (!opts->redirect_uri || !opts->authorize)
+            why = "OAuth needs a redirect_uri and an authorize callback";
+        else if (opts->private_key_pem || opts->signing_algorithm)
+            why = "a private key (private_key_jwt) is for the client credentials grant only";
+    } else if (opts->grant == MCP_OAUTH_CLIENT_CREDENTIALS) {
+        if (!opts->client_id)
+            why = "the client credentials grant needs the client's id";
+        else if (!opts->client_secret == !opts->private_key_pem)
+            why = "the client credentials grant needs a client secret or a private key, not both";
+        else if (opts->signing_algorithm && !opts->private_key_pem)
+            why = "a signing_algorithm without a private key";
+        else if (opts->signing_algorithm && strcmp(opts->signing_algorithm, "ES256") != 0)
+            why = "signing_algorithm must be \"ES256\", the only one supported";
+    } else {
+        why = "unknown OAuth grant";
+    }
+    if (why)
+        mcp_error_set(err, MCP_EINVAL, 0, NULL, "%s", why);
+    return why == NULL;
+}
+
 mcp_oauth_t *mcp_oauth_new(const mcp_oauth_options_t *opts, mcp_error_t *err)
 {
-    if (!opts || !opts->redirect_uri || !opts->authorize) {
-        mcp_error_set(err, MCP_EINVAL, 0, NULL, "OAuth needs a redirect_uri and an authorize "
-                                                "callback");
+    if (!grant_options_valid(opts, err))
         return NULL;
-    }
     const char *type = opts->application_type ? opts->application_type : "native";
     if (strcmp(type, "native") != 0 && strcmp(type, "web") != 0) {
         mcp_error_set(err, MCP_EINVAL, 0, NULL, "application_type must be \"native\" or \"web\"");
@@ -619,6 +732,14 @@ mcp_oauth_t *mcp_oauth_new(const mcp_oauth_options_t *opts, mcp_error_t *err)
         return NULL;
     }
     pthread_mutex_init(&o->lock, NULL);
+    o->grant = opts->grant;
+    if (opts->private_key_pem) {
+        if (oauth_es256_key_from_pem(opts->private_key_pem, o->key, err) != MCP_OK) {
+            mcp_oauth_free(o);
+            return NULL;
+        }
+        o->has_key = true;
+    }
     o->authorize = opts->authorize;
     o->authorize_user = opts->authorize_user;
     o->http.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 30000;
@@ -644,6 +765,7 @@ void mcp_oauth_free(mcp_oauth_t *o)
     oauth_drop_tokens(o);
     oauth_drop_registration(o);
     oauth_wipe(&o->client_secret);
+    explicit_bzero(o->key, sizeof o->key);
     free(o->redirect_uri);
     free(o->client_id);
     free(o->client_metadata_url);

@@ -195,8 +195,10 @@ static json_t *default_endpoints(const char *origin)
 }
 
 /* The authorization server's metadata, checked: its endpoints must not
- * carry credentials across a network in clear, and it must offer PKCE
- * S256 (a 2025-03-26 server that does not say is taken to). */
+ * carry credentials across a network in clear, and for a user's
+ * authorization it must offer PKCE S256 (a 2025-03-26 server that does
+ * not say is taken to) and an authorization endpoint. The client
+ * credentials grant needs the token endpoint only. */
 static int learn_authorization_server(mcp_oauth_t *o, const resource_info_t *r, json_t **out)
 {
     mcp_error_t *err = &o->last_err;
@@ -214,7 +216,8 @@ static int learn_authorization_server(mcp_oauth_t *o, const resource_info_t *r, 
         if (endpoints[e] && !transport_is_safe(endpoints[e], o->http.insecure))
             unsafe = endpoints[e];
     const json_t *pkce = json_object_get(meta, "code_challenge_methods_supported");
-    bool s256 = oauth_array_has(pkce, "S256") || (r->legacy && !pkce);
+    bool for_user = o->grant == MCP_OAUTH_AUTHORIZATION_CODE;
+    bool s256 = !for_user || oauth_array_has(pkce, "S256") || (r->legacy && !pkce);
     if (unsafe)
         rc = mcp_error_set(err, MCP_EAUTH, 0, NULL,
                            "the authorization server %s would take credentials over plain "
@@ -224,7 +227,8 @@ static int learn_authorization_server(mcp_oauth_t *o, const resource_info_t *r, 
         rc = mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
                            "the authorization server %s does not offer PKCE with S256",
                            r->issuer);
-    else if (!oauth_str_member(meta, "authorization_endpoint") || !oauth_str_member(meta, "token_endpoint"))
+    else if ((for_user && !oauth_str_member(meta, "authorization_endpoint")) ||
+             !oauth_str_member(meta, "token_endpoint"))
         rc = mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
                            "the authorization server %s has no authorization or token endpoint",
                            r->issuer);

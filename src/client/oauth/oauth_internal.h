@@ -20,10 +20,13 @@ struct mcp_oauth {
     pthread_mutex_t lock; /* one flow at a time; guards everything below */
 
     /* The options (copies). */
+    mcp_oauth_grant_t grant;
     char *redirect_uri;
     mcp_oauth_authorize_fn authorize;
     void *authorize_user;
     char *client_id, *client_secret; /* pre-registered */
+    bool has_key;                    /* private_key_jwt with `key` (ES256) */
+    uint8_t key[32];                 /* the P-256 scalar (oauth_jwt.h) */
     char *client_metadata_url;
     char *client_name;
     char *application_type;

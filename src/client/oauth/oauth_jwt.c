@@ -1,0 +1,171 @@
+/*
+ * ES256 signatures and client assertions (oauth_jwt.h).
+ *
+ * ECDSA comes from Nettle's public-key half, libhogweed, which libmcp does
+ * not link: a client signs only with private_key_jwt, so the library (and
+ * GMP under it) is opened the first time a key signs (lazy_library.h).
+ * Its SHA-256 (libnettle) and GMP's mpz_clear are found through it: dlsym
+ * searches a library's dependencies too.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <nettle/bignum.h>
+#include <nettle/dsa.h>
+#include <nettle/ecc-curve.h>
+#include <nettle/ecc.h>
+#include <nettle/ecdsa.h>
+#include <nettle/sha2.h>
+
+#include "client/oauth/oauth_jwt.h"
+#include "client/oauth/oauth_parse.h"
+#include "lazy_library.h"
+#include "protocol/base64.h"
+#include "random.h"
+
+/* The functions called, typed by Nettle's and GMP's own declarations. */
+static struct {
+    __typeof__(nettle_get_secp_256r1) *p256;
+    __typeof__(nettle_ecc_scalar_init) *scalar_init;
+    __typeof__(nettle_ecc_scalar_set) *scalar_set;
+    __typeof__(nettle_ecc_scalar_clear) *scalar_clear;
+    __typeof__(nettle_ecdsa_sign) *ecdsa_sign;
+    __typeof__(nettle_dsa_signature_init) *signature_init;
+    __typeof__(nettle_dsa_signature_clear) *signature_clear;
+    __typeof__(nettle_mpz_init_set_str_256_u) *mpz_from_bytes;
+    __typeof__(nettle_mpz_get_str_256) *mpz_to_bytes;
+    __typeof__(__gmpz_clear) *mpz_clear;
+    __typeof__(nettle_sha256_init) *sha256_init;
+    __typeof__(nettle_sha256_update) *sha256_update;
+    __typeof__(nettle_sha256_digest) *sha256_digest;
+} hogweed;
+static mcp_lazy_once_t hogweed_loaded = MCP_LAZY_ONCE_INIT;
+
+static void hogweed_load(void)
+{
+    const mcp_lazy_symbol_t symbols[] = {
+        {"nettle_get_secp_256r1", &hogweed.p256},
+        {"nettle_ecc_scalar_init", &hogweed.scalar_init},
+        {"nettle_ecc_scalar_set", &hogweed.scalar_set},
+        {"nettle_ecc_scalar_clear", &hogweed.scalar_clear},
+        {"nettle_ecdsa_sign", &hogweed.ecdsa_sign},
+        {"nettle_dsa_signature_init", &hogweed.signature_init},
+        {"nettle_dsa_signature_clear", &hogweed.signature_clear},
+        {"nettle_mpz_init_set_str_256_u", &hogweed.mpz_from_bytes},
+        {"nettle_mpz_get_str_256", &hogweed.mpz_to_bytes},
+        {"__gmpz_clear", &hogweed.mpz_clear},
+        {"nettle_sha256_init", &hogweed.sha256_init},
+        {"nettle_sha256_update", &hogweed.sha256_update},
+        {"nettle_sha256_digest", &hogweed.sha256_digest},
+    };
+    hogweed_loaded.rc = mcp_lazy_open(MCP_HOGWEED_SONAME, "OAuth (private_key_jwt)", symbols,
+                                      sizeof symbols / sizeof symbols[0], &hogweed_loaded.err);
+}
+
+/* Nettle draws the ECDSA nonce through a callback that cannot fail, so a
+ * failure is noted here and the signature thrown away. The bytes given
+ * instead are non-zero because Nettle draws again until the nonce is in
+ * [1, n-1]: zeros would loop forever. */
+typedef struct {
+    bool failed;
+} nonce_source_t;
+
+static void kernel_random(void *ctx, size_t length, uint8_t *dst)
+{
+    nonce_source_t *source = ctx;
+    if (mcp_secret_random(dst, length) != MCP_OK) {
+        source->failed = true;
+        memset(dst, 0x5a, length);
+    }
+}
+
+int oauth_es256_sign(const uint8_t key[OAUTH_ES256_KEY_SIZE], const void *msg, size_t len,
+                     uint8_t sig[OAUTH_ES256_SIG_SIZE], mcp_error_t *err)
+{
+    int rc = mcp_lazy_once(&hogweed_loaded, hogweed_load, err);
+    if (rc != MCP_OK)
+        return rc;
+    struct sha256_ctx sha;
+    uint8_t digest[SHA256_DIGEST_SIZE];
+    hogweed.sha256_init(&sha);
+    hogweed.sha256_update(&sha, len, msg);
+    hogweed.sha256_digest(&sha, sizeof digest, digest);
+
+    struct ecc_scalar scalar;
+    mpz_t d;
+    hogweed.mpz_from_bytes(d, OAUTH_ES256_KEY_SIZE, key);
+    hogweed.scalar_init(&scalar, hogweed.p256());
+    bool in_range = hogweed.scalar_set(&scalar, d);
+    hogweed.mpz_clear(d);
+    if (!in_range) {
+        hogweed.scalar_clear(&scalar);
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the private key is out of the P-256 range");
+    }
+    struct dsa_signature signature;
+    nonce_source_t nonce = {false};
+    hogweed.signature_init(&signature);
+    hogweed.ecdsa_sign(&scalar, &nonce, kernel_random, sizeof digest, digest, &signature);
+    if (nonce.failed) {
+        rc = mcp_error_set(err, MCP_EIO, 0, NULL, "no random bytes for the ECDSA nonce");
+    } else {
+        /* r and s are below the group order: 32 bytes each, zero-padded. */
+        hogweed.mpz_to_bytes(OAUTH_ES256_SIG_SIZE / 2, sig, signature.r);
+        hogweed.mpz_to_bytes(OAUTH_ES256_SIG_SIZE / 2, sig + OAUTH_ES256_SIG_SIZE / 2,
+                             signature.s);
+    }
+    hogweed.signature_clear(&signature);
+    hogweed.scalar_clear(&scalar);
+    return rc;
+}
+
+/* base64url of `n` bytes, malloc'd. */
+static char *base64url(const void *bytes, size_t n)
+{
+    char *out = malloc(mcp_base64url_encoded_len(n) + 1);
+    if (out)
+        mcp_base64url_encode(bytes, n, out);
+    return out;
+}
+
+/* A random jti: 32 characters from 6 bits each, far past any collision. */
+#define JTI_LEN 32
+
+int oauth_client_assertion(const uint8_t key[OAUTH_ES256_KEY_SIZE], const char *client_id,
+                           const char *audience, int64_t now_s, char **out, mcp_error_t *err)
+{
+    *out = NULL;
+    char jti[JTI_LEN + 1];
+    int rc = oauth_random_string(jti, JTI_LEN);
+    if (rc != MCP_OK)
+        return mcp_error_set(err, rc, 0, NULL, "no random bytes for the assertion's jti");
+    static const char header[] = "{\"alg\":\"ES256\",\"typ\":\"JWT\"}";
+    json_t *claims = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s}", "iss", client_id, "sub",
+                               client_id, "aud", audience, "iat", (json_int_t)now_s, "exp",
+                               (json_int_t)(now_s + OAUTH_ASSERTION_LIFETIME_S), "jti", jti);
+    char *payload = claims ? json_dumps(claims, JSON_COMPACT) : NULL;
+    json_decref(claims);
+    char *header64 = base64url(header, strlen(header));
+    char *payload64 = payload ? base64url(payload, strlen(payload)) : NULL;
+    char *signing_input = NULL, *sig64 = NULL;
+    uint8_t sig[OAUTH_ES256_SIG_SIZE];
+    free(payload);
+    if (!header64 || !payload64 || asprintf(&signing_input, "%s.%s", header64, payload64) < 0) {
+        signing_input = NULL;
+        rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    } else if ((rc = oauth_es256_sign(key, signing_input, strlen(signing_input), sig, err)) ==
+               MCP_OK) {
+        if (!(sig64 = base64url(sig, sizeof sig)) ||
+            asprintf(out, "%s.%s", signing_input, sig64) < 0) {
+            *out = NULL;
+            rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+        }
+    }
+    free(header64);
+    free(payload64);
+    free(signing_input);
+    free(sig64);
+    return rc;
+}
