@@ -208,6 +208,12 @@ typedef struct mcp_client_options {
      * tools/call with a task instead of its result (see "Tasks" below).
      * Legacy connections never declare it. */
     bool tasks;
+    /* Other extensions to declare (modern requests only): JSON text of an
+     * object {"<extension id>": {<settings>}, ...}, each value an object
+     * ({} for no settings), e.g. "{\"io.modelcontextprotocol/oauth-client-
+     * credentials\":{}}". NULL: none. Declaring an extension promises the
+     * server that the application handles what it adds. */
+    const char *extensions;
     /* Ask servers for log messages at or above this level ("debug" ...
      * "emergency"), delivered to on_log. NULL: no logs. */
     const char *log_level;

@@ -150,7 +150,10 @@ MCP_API void mcp_server_config_clear(mcp_server_config_t *config);
 /*
  * Applies the options of `config` to client options about to be given to
  * mcp_client_new(): its era when it is not AUTO, its timeout_ms when it is
- * not 0. The other fields of *opts are left alone.
+ * not 0, and for a server reached with the client_credentials grant the
+ * declaration of the OAuth client-credentials extension (when *opts
+ * declares no extensions of its own: those are the application's). The
+ * other fields of *opts are left alone.
  */
 MCP_API void mcp_server_config_client_options(const mcp_server_config_t *config,
                                               mcp_client_options_t *opts);

@@ -68,6 +68,9 @@ extern "C" {
 /* The Tasks extension (modelcontextprotocol/ext-tasks, SEP-2663): its key
  * under capabilities.extensions, on both sides. */
 #define MCP_EXTENSION_TASKS "io.modelcontextprotocol/tasks"
+/* The OAuth client-credentials extension (ext-auth, SEP-1046): a client
+ * that authorizes with the client_credentials grant declares it. */
+#define MCP_EXTENSION_OAUTH_CLIENT_CREDENTIALS "io.modelcontextprotocol/oauth-client-credentials"
 
 /* HTTP header names (digest section 4.2), in their canonical spelling. */
 #define MCP_HEADER_PROTOCOL_VERSION "MCP-Protocol-Version"

@@ -92,6 +92,14 @@ typedef struct mcp_server_options {
 
     /* Natural-language guidance for the model (server/discover, initialize). */
     const char *instructions;
+    /* Extensions this server supports beyond those libmcp serves itself,
+     * advertised in server/discover's capabilities.extensions: JSON text
+     * of an object {"<extension id>": {<settings>}, ...}, each value an
+     * object, e.g. "{\"io.modelcontextprotocol/oauth-client-credentials\":
+     * {}}" for a server whose authorization server grants client
+     * credentials. The Tasks extension is added by itself when a tool may
+     * become a task. NULL: none. */
+    const char *extensions;
 
     /* Worker threads kept ready for handlers; 0 picks one per CPU but
      * the first (at least one), leaving a CPU to the threads that read

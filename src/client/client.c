@@ -79,6 +79,42 @@ static int set_versions(mcp_client_t *c, const char *preferred, mcp_error_t *err
     return MCP_OK;
 }
 
+/*
+ * The extensions the client declares (new object in *out, NULL for none):
+ * the options' JSON text, plus the Tasks extension when `tasks` is set.
+ * MCP_EINVAL with *err for text that is not an object of objects.
+ */
+static int client_extensions(const mcp_client_options_t *opts, json_t **out, mcp_error_t *err)
+{
+    *out = NULL;
+    json_t *ext = NULL;
+    if (opts->extensions) {
+        ext = json_loads(opts->extensions, JSON_REJECT_DUPLICATES, NULL);
+        const char *key;
+        json_t *settings;
+        bool ok = json_is_object(ext);
+        json_object_foreach(ext, key, settings) {
+            ok = ok && key[0] && json_is_object(settings);
+        }
+        if (!ok) {
+            json_decref(ext);
+            return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                                 "extensions must be a JSON object of objects, "
+                                 "{\"<extension id>\": {...}}");
+        }
+    }
+    if (opts->tasks) {
+        if (!ext)
+            ext = json_object();
+        if (!ext || json_object_set_new(ext, MCP_EXTENSION_TASKS, json_object()) != 0) {
+            json_decref(ext);
+            return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+        }
+    }
+    *out = ext;
+    return MCP_OK;
+}
+
 mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
 {
     if (!opts || !opts->name || !opts->version) {
@@ -150,7 +186,11 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
 
     unsigned modes = opts->elicit_modes ? opts->elicit_modes : MCP_ELICIT_FORM;
     /* The builder leaves extensions out of the legacy capabilities. */
-    json_t *extensions = opts->tasks ? json_pack("{s:{}}", MCP_EXTENSION_TASKS) : NULL;
+    json_t *extensions = NULL;
+    if (client_extensions(opts, &extensions, err) != MCP_OK) {
+        mcp_client_free(c);
+        return NULL;
+    }
     mcp_client_caps_spec_t spec = {
         .era = MCP_ERA_MODERN,
         .sampling = opts->sample != NULL,
@@ -168,7 +208,6 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
     c->input.capabilities = c->capabilities;
     spec.era = MCP_ERA_LEGACY;
     c->legacy_capabilities = mcp_client_capabilities_build(&spec);
-    bool extensions_built = extensions || !opts->tasks;
     json_decref(extensions);
     c->client_info = json_pack("{s:s, s:s}", "name", opts->name, "version", opts->version);
     if (c->client_info && opts->title &&
@@ -178,8 +217,7 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
     }
     c->log_level = client_log_level_name(opts->log_level);
     c->cache = client_cache_new(CACHE_MAX_ENTRIES);
-    if (!c->capabilities || !c->legacy_capabilities || !c->client_info || !c->cache ||
-        !extensions_built) {
+    if (!c->capabilities || !c->legacy_capabilities || !c->client_info || !c->cache) {
         mcp_error_set(err, MCP_EINVAL, 0, NULL, "name, version or title not UTF-8 (or out of memory)");
         mcp_client_free(c);
         return NULL;

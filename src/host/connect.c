@@ -3,6 +3,7 @@
  * options (era, timeout) and a stdio or HTTP target.
  */
 #include "host/host_internal.h"
+#include "mcp/request.h"
 
 void mcp_server_config_client_options(const mcp_server_config_t *config,
                                       mcp_client_options_t *opts)
@@ -13,6 +14,9 @@ void mcp_server_config_client_options(const mcp_server_config_t *config,
         opts->era = config->era;
     if (config->timeout_ms != 0)
         opts->timeout_ms = config->timeout_ms;
+    /* The extension's client side: "declare support" in every request. */
+    if (config->oauth_grant == MCP_OAUTH_CLIENT_CREDENTIALS && !opts->extensions)
+        opts->extensions = "{\"" MCP_EXTENSION_OAUTH_CLIENT_CREDENTIALS "\":{}}";
 }
 
 int mcp_server_config_connect(const mcp_server_config_t *config, mcp_client_t *client,

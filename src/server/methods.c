@@ -25,9 +25,12 @@ static json_t *discover_result(mcp_server_t *srv)
         json_array_append_new(versions, json_string(modern[i]));
     json_t *caps = server_capabilities(srv);
     /* Extensions are a 2026-07-28 notion: only discover speaks of them. */
-    if (caps && atomic_load(&srv->tasks_offered))
-        json_object_set_new(caps, "extensions",
-                            json_pack("{s:{}}", MCP_EXTENSION_TASKS));
+    json_t *extensions = srv->extensions ? json_deep_copy(srv->extensions) : json_object();
+    if (extensions && atomic_load(&srv->tasks_offered))
+        json_object_set_new(extensions, MCP_EXTENSION_TASKS, json_object());
+    if (caps && json_object_size(extensions) > 0)
+        json_object_set(caps, "extensions", extensions);
+    json_decref(extensions);
     json_t *result = json_pack("{s:o, s:o}", "supportedVersions", versions, "capabilities",
                                caps);
     if (result && srv->instructions)

@@ -68,6 +68,29 @@ static json_t *build_implementation(const mcp_server_options_t *o, mcp_error_t *
     return impl;
 }
 
+/* The options' extensions: an object of objects, or NULL (none). */
+static int parse_extensions(const char *text, json_t **out, mcp_error_t *err)
+{
+    *out = NULL;
+    if (!text)
+        return MCP_OK;
+    json_t *ext = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+    bool ok = json_is_object(ext);
+    const char *key;
+    json_t *settings;
+    json_object_foreach(ext, key, settings) {
+        ok = ok && key[0] && json_is_object(settings);
+    }
+    if (!ok) {
+        json_decref(ext);
+        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                             "server extensions must be a JSON object of objects, "
+                             "{\"<extension id>\": {...}}");
+    }
+    *out = ext;
+    return MCP_OK;
+}
+
 /* The AEAD codec for requestState, over a keyring. Takes `ring`. */
 static mcp_codec_t *state_codec(const mcp_server_t *srv, mcp_keyring_t *ring, mcp_error_t *err)
 {
@@ -124,6 +147,12 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
         return NULL;
     }
     srv->instructions = dup_or_null(opts->instructions);
+    if (parse_extensions(opts->extensions, &srv->extensions, err) != MCP_OK) {
+        json_decref(srv->impl);
+        free(srv->instructions);
+        free(srv);
+        return NULL;
+    }
     srv->page_size = opts->page_size ? opts->page_size : DEFAULT_PAGE_SIZE;
     srv->cache_ttl_ms = opts->cache_ttl_ms == 0  ? MCP_DEFAULT_TTL_MS
                         : opts->cache_ttl_ms < 0 ? 0
@@ -231,6 +260,7 @@ void mcp_server_free(mcp_server_t *srv)
         registry_clear(&srv->reg[r]);
     mcp_codec_free(srv->codec);
     json_decref(srv->impl);
+    json_decref(srv->extensions);
     free(srv->instructions);
     free(srv->cache_scope);
     pthread_rwlock_destroy(&srv->lock);

@@ -80,6 +80,7 @@ struct mcp_server {
     /* Identity and options (immutable after mcp_server_new). */
     json_t *impl;          /* Implementation object: name, version, title, ... */
     char *instructions;
+    json_t *extensions;    /* the options' extensions (object), or NULL */
     size_t page_size;
     int64_t cache_ttl_ms;
     char *cache_scope;

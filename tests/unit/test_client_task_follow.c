@@ -196,6 +196,42 @@ static void test_declared_only_with_the_option(void **state)
     mcp_client_free(off.c);
 }
 
+/* Other extensions come from the options' JSON text, next to tasks; text
+ * that is not an object of objects is refused. */
+static void test_other_extensions_declared(void **state)
+{
+    fixture_t *f = *state;
+    fixture_t other = {.server = f->server};
+    other.c = mcp_client_new(
+        &(mcp_client_options_t){.name = "t", .version = "1", .tasks = true,
+                                .extensions = "{\"" MCP_EXTENSION_OAUTH_CLIENT_CREDENTIALS
+                                              "\":{},\"x.example/ext\":{\"level\":2}}"},
+        NULL);
+    assert_non_null(other.c);
+    other.ft = fake_transport_new(other.c, respond, &other.server);
+    assert_int_equal(client_connect_transport(other.c, fake_transport_base(other.ft),
+                                              MCP_TRANSPORT_STDIO, NULL),
+                     MCP_OK);
+    json_t *all = fake_requests(other.ft);
+    json_t *want = json_pack("{s:{}, s:{}, s:{s:i}}", MCP_EXTENSION_TASKS,
+                             MCP_EXTENSION_OAUTH_CLIENT_CREDENTIALS, "x.example/ext", "level", 2);
+    assert_true(json_equal(extensions_of(json_array_get(all, 0)), want));
+    json_decref(want);
+    json_decref(all);
+    assert_null(json_object_get(other.c->legacy_capabilities, "extensions"));
+    mcp_client_free(other.c);
+
+    static const char *const bad[] = {"[]", "{\"x\":true}", "{\"\":{}}", "{", "{\"a\":{},\"a\":{}}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mcp_error_t err = {0};
+        assert_null(mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1",
+                                                           .extensions = bad[i]},
+                                   &err));
+        assert_non_null(strstr(err.message, "extensions"));
+        mcp_error_clear(&err);
+    }
+}
+
 /* ------------------------------------------------------------------------
  * Following a task
  * ------------------------------------------------------------------------ */
@@ -637,6 +673,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_declared_only_with_the_option, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_extensions_declared, setup, teardown),
         cmocka_unit_test_setup_teardown(test_followed_to_completion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_poll_interval, setup, teardown),
         cmocka_unit_test_setup_teardown(test_created_over_polled_at_once, setup, teardown),

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "mcp/host.h"
+#include "mcp/request.h"
 
 /* ------------------------------------------------------------------------
  * Helpers
@@ -609,7 +610,20 @@ static void test_client_options_and_connect(void **state)
     mcp_server_config_client_options(&c, &o);
     assert_int_equal(o.era, MCP_CLIENT_ERA_MODERN);
     assert_int_equal(o.timeout_ms, 1234);
+    assert_null(o.extensions);
     mcp_server_config_client_options(NULL, &o);
+    /* A client-credentials server: the extension is declared, unless the
+     * application declares extensions itself. */
+    c.oauth_grant = MCP_OAUTH_CLIENT_CREDENTIALS;
+    mcp_server_config_client_options(&c, &o);
+    assert_non_null(o.extensions);
+    json_t *declared = json_loads(o.extensions, 0, NULL);
+    assert_non_null(json_object_get(declared, MCP_EXTENSION_OAUTH_CLIENT_CREDENTIALS));
+    json_decref(declared);
+    o.extensions = "{\"x.example/own\":{}}";
+    mcp_server_config_client_options(&c, &o);
+    assert_string_equal(o.extensions, "{\"x.example/own\":{}}");
+    c.oauth_grant = MCP_OAUTH_AUTHORIZATION_CODE;
 
     /* Neither a command nor a URL (or both): nothing to connect to. */
     mcp_client_t *client = mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1"},

@@ -260,6 +260,36 @@ static void test_omit_server_info(void **state)
     mcp_server_free(srv);
 }
 
+/* The options' extensions are advertised as given; without any, and
+ * without task tools, there is no "extensions" member at all. */
+static void test_discover_extensions_option(void **state)
+{
+    mcp_server_t *srv = new_server(NULL);
+    json_t *response = discover(srv);
+    assert_null(json_object_get(capabilities_of(response), "extensions"));
+    json_decref(response);
+    mcp_server_free(srv);
+
+    srv = new_server(&(mcp_server_options_t){
+        .extensions = "{\"" MCP_EXTENSION_OAUTH_CLIENT_CREDENTIALS "\":{},\"x.example/e\":{\"v\":1}}"});
+    response = discover(srv);
+    json_t *want = json_pack("{s:{}, s:{s:i}}", MCP_EXTENSION_OAUTH_CLIENT_CREDENTIALS,
+                             "x.example/e", "v", 1);
+    assert_true(json_equal(json_object_get(capabilities_of(response), "extensions"), want));
+    json_decref(want);
+    json_decref(response);
+    mcp_server_free(srv);
+
+    static const char *const bad[] = {"[]", "{\"x\":1}", "{\"\":{}}", "{\"a\":{},\"a\":{}}", "{"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mcp_error_t err = {0};
+        assert_null(mcp_server_new(
+            &(mcp_server_options_t){.name = "n", .version = "1", .extensions = bad[i]}, &err));
+        assert_int_equal(err.code, MCP_INVALID_PARAMS);
+        mcp_error_clear(&err);
+    }
+}
+
 static void test_server_new_checks_options(void **state)
 {
     mcp_error_t err = {0};
@@ -865,6 +895,7 @@ int main(void)
         cmocka_unit_test(test_discover_capabilities_follow_registry),
         cmocka_unit_test(test_cache_hint_options),
         cmocka_unit_test(test_omit_server_info),
+        cmocka_unit_test(test_discover_extensions_option),
         cmocka_unit_test(test_server_new_checks_options),
         cmocka_unit_test(test_unregistered_features_are_not_found),
         cmocka_unit_test(test_removed_methods_are_not_found),

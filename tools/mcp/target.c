@@ -124,6 +124,10 @@ static int gather_headers(const cli_options_t *opt, const place_t *where,
 static mcp_client_t *new_client(const cli_options_t *opt, struct target_state *st)
 {
     mcp_error_t err = {0};
+    /* From the configuration, only the extensions it implies (its era and
+     * timeout are in st already, under the command line's). */
+    mcp_client_options_t implied = {0};
+    mcp_server_config_client_options(&st->config, &implied);
     mcp_client_t *client = mcp_client_new(&(mcp_client_options_t){
         .name = "mcp",
         .version = MCP_LIB_VERSION,
@@ -134,6 +138,7 @@ static mcp_client_t *new_client(const cli_options_t *opt, struct target_state *s
         /* Long tools may answer with a task: the client follows it, so a
          * command sees the result as from any call (Ctrl-C cancels it). */
         .tasks = true,
+        .extensions = implied.extensions,
         .elicit = elicit_answer,
         .elicit_modes = MCP_ELICIT_FORM | MCP_ELICIT_URL,
         .elicit_user = &st->policy,
