@@ -540,11 +540,14 @@ static int make_oauth(session_t *s)
 static int connect_client(session_t *s)
 {
     bool modern = mcp_version_era(s->protocol_version) == MCP_ERA_MODERN;
+    bool machine = strncmp(s->scenario, "auth/client-credentials", 23) == 0;
     mcp_error_t err = {0};
     s->client = mcp_client_new(&(mcp_client_options_t){
         .name = "libmcp-conformance-client", .version = MCP_LIB_VERSION,
         .era = modern ? MCP_CLIENT_ERA_MODERN : MCP_CLIENT_ERA_LEGACY,
         .protocol_version = modern ? s->protocol_version : NULL,
+        /* The extension's client side declares it on every request. */
+        .extensions = machine ? "{\"" MCP_EXTENSION_OAUTH_CLIENT_CREDENTIALS "\":{}}" : NULL,
         .elicit = accept_with_defaults, .elicit_user = s,
         .log = mcp_log_stderr}, &err);
     int rc = s->client ? mcp_client_connect_http(s->client,
