@@ -286,6 +286,24 @@ static void reject_legacy(mcp_message_t *msg, const mcp_request_context_t *ctx,
     mcp_error_clear(&err);
 }
 
+/* Answers a method the server serves itself, on the receiving thread:
+ * `result_new` (NULL when it failed, with *err filled) shaped, or the
+ * error. */
+static void answer_here(mcp_server_t *srv, const mcp_message_t *msg, json_t *result_new,
+                        mcp_error_t *err, mcp_era_t era, mcp_sink_t *sink)
+{
+    mcp_result_shape_t shape;
+    server_result_shape(srv, &shape);
+    if (result_new && mcp_shape_modern_result(msg->method, result_new, &shape, err) != MCP_OK) {
+        json_decref(result_new);
+        result_new = NULL;
+    }
+    if (result_new)
+        sink_answer(sink, mcp_jsonrpc_result(msg->id, result_new), 200);
+    else
+        sink_answer(sink, rejection(msg->id, err, era), mcp_http_status_for_code(err->code, false));
+}
+
 /* Modern notifications: only notifications/cancelled means something to a
  * server (stdio); everything else is accepted and ignored. */
 static void handle_notification(mcp_conn_t *conn, mcp_message_t *msg, mcp_sink_t *sink)
@@ -445,38 +463,16 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
     case METHOD_TOOLS_LIST:
     case METHOD_RESOURCES_LIST:
     case METHOD_RESOURCES_TEMPLATES_LIST:
-    case METHOD_PROMPTS_LIST: {
-        json_t *result = method_builtin(srv, method, msg.params, &err);
-        mcp_result_shape_t shape;
-        server_result_shape(srv, &shape);
-        if (result && mcp_shape_modern_result(msg.method, result, &shape, &err) != MCP_OK) {
-            json_decref(result);
-            result = NULL;
-        }
-        if (result)
-            sink_answer(sink, mcp_jsonrpc_result(msg.id, result), 200);
-        else
-            sink_answer(sink, rejection(msg.id, &err, era), 200);
+    case METHOD_PROMPTS_LIST:
+        answer_here(srv, &msg, method_builtin(srv, method, msg.params, &err), &err, era, sink);
         goto done;
-    }
     case METHOD_TASKS_GET:
     case METHOD_TASKS_UPDATE:
-    case METHOD_TASKS_CANCEL: {
+    case METHOD_TASKS_CANCEL:
         /* A few lookups under a lock: answered here, like the lists. */
-        json_t *result = task_method(srv, method, msg.params, ctx->principal, &err);
-        mcp_result_shape_t shape;
-        server_result_shape(srv, &shape);
-        if (result && mcp_shape_modern_result(msg.method, result, &shape, &err) != MCP_OK) {
-            json_decref(result);
-            result = NULL;
-        }
-        if (result)
-            sink_answer(sink, mcp_jsonrpc_result(msg.id, result), 200);
-        else
-            sink_answer(sink, rejection(msg.id, &err, era),
-                        mcp_http_status_for_code(err.code, false));
+        answer_here(srv, &msg, task_method(srv, method, msg.params, ctx->principal, &err), &err,
+                    era, sink);
         goto done;
-    }
     case METHOD_TOOLS_CALL:
     case METHOD_RESOURCES_READ:
     case METHOD_PROMPTS_GET:
