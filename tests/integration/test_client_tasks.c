@@ -295,17 +295,6 @@ static void assert_call_result_valid(const json_t *result)
     json_decref(msg);
 }
 
-/* `instance` against `definition` of the Tasks extension's schema. */
-static void assert_tasks_schema(const json_t *instance, const char *definition)
-{
-    char reason[SCHEMA_CHECK_REASON_MAX];
-    const json_t *schema =
-        schema_check_load(MCP_TEST_DATA_DIR "/schema-ext-tasks.json", reason, sizeof reason);
-    if (!schema)
-        fail_msg("tasks schema: %s", reason);
-    if (schema_check_validate(schema, definition, instance, reason, sizeof reason) != 0)
-        fail_msg("tasks schema, %s: %s", definition, reason);
-}
 
 /* Polls the task by hand until its status is `status` (up to 5 s); its
  * state then (new reference). */
@@ -316,7 +305,7 @@ static json_t *await_status(mcp_client_t *c, const char *task_id, const char *st
         mcp_error_t err = {0};
         if (mcp_client_task_get(c, task_id, NULL, &state, &err) != MCP_OK)
             fail_msg("tasks/get: %s", err.message);
-        assert_tasks_schema(state, "GetTaskResult");
+        MCP_ASSERT_SCHEMA_DEFINITION_VALID(state, "GetTaskResult", SCHEMA_EXT_TASKS);
         if (strcmp(json_string_value(json_object_get(state, "status")), status) == 0)
             return state;
         json_decref(state);
@@ -418,7 +407,7 @@ static void test_keep_task_and_task_calls(void **state)
     mcp_error_t err = {0};
     const mcp_request_options_t keep = {.keep_task = true};
     assert_int_equal(mcp_client_call_tool(f->c, "survey", NULL, &keep, &created, &err), MCP_OK);
-    assert_tasks_schema(created, "CreateTaskResult");
+    MCP_ASSERT_SCHEMA_DEFINITION_VALID(created, "CreateTaskResult", SCHEMA_EXT_TASKS);
     assert_string_equal(json_string_value(json_object_get(created, "resultType")), "task");
     assert_int_equal(json_integer_value(json_object_get(created, "pollIntervalMs")),
                      POLL_INTERVAL_MS);

@@ -60,10 +60,16 @@
  */
 const json_t *schema_check_load(const char *path, char *reason, size_t reason_size);
 
+/* The Tasks extension's schema, by the name schema_check_revision() and
+ * the definition checks take in place of a revision. */
+#define SCHEMA_EXT_TASKS "ext-tasks"
+
 /*
- * The official schema of a protocol revision: "2026-07-28" or "2025-11-25"
- * (loaded from MCP_TEST_DATA_DIR through schema_check_load). Returns it
- * borrowed, or NULL for another revision or a load failure.
+ * The official schema of a protocol revision: "2026-07-28" or "2025-11-25",
+ * or of the Tasks extension: SCHEMA_EXT_TASKS (loaded from
+ * MCP_TEST_DATA_DIR through schema_check_load). Returns it borrowed, or
+ * NULL for another name or a load failure. schema_check_server_message()
+ * takes revisions only.
  */
 const json_t *schema_check_revision(const char *revision, char *reason, size_t reason_size);
 

@@ -195,19 +195,6 @@ static json_t *submit(mcp_server_t *srv, json_t *req_new, const char *principal)
     return response;
 }
 
-/* Asserts `instance` is valid against `definition` of the Tasks
- * extension's schema. */
-static void assert_tasks_schema(const json_t *instance, const char *definition)
-{
-    char reason[SCHEMA_CHECK_REASON_MAX];
-    const json_t *schema =
-        schema_check_load(MCP_TEST_DATA_DIR "/schema-ext-tasks.json", reason, sizeof reason);
-    if (!schema)
-        fail_msg("tasks schema: %s", reason);
-    if (schema_check_validate(schema, definition, instance, reason, sizeof reason) != 0)
-        fail_msg("tasks schema, %s: %s", definition, reason);
-}
-
 static const json_t *result_of(const json_t *response)
 {
     const json_t *result = json_object_get(response, "result");
@@ -235,7 +222,7 @@ static char *start_task(mcp_server_t *srv, const char *name, json_t *args_new,
     json_t *response = call_tool(srv, name, args_new, true, principal);
     const json_t *result = result_of(response);
     assert_string_equal(json_string_value(json_object_get(result, "resultType")), "task");
-    assert_tasks_schema(result, "CreateTaskResult");
+    MCP_ASSERT_SCHEMA_DEFINITION_VALID(result, "CreateTaskResult", SCHEMA_EXT_TASKS);
     char *id = strdup(json_string_value(json_object_get(result, "taskId")));
     json_decref(response);
     return id;
@@ -259,7 +246,7 @@ static json_t *get_task(mcp_server_t *srv, const char *id, const char *principal
     json_t *result = json_incref((json_t *)result_of(response));
     json_decref(response);
     assert_string_equal(json_string_value(json_object_get(result, "resultType")), "complete");
-    assert_tasks_schema(result, "GetTaskResult");
+    MCP_ASSERT_SCHEMA_DEFINITION_VALID(result, "GetTaskResult", SCHEMA_EXT_TASKS);
     assert_string_equal(json_string_value(json_object_get(result, "taskId")), id);
     assert_null(json_object_get(result, "requestState"));
     return result;
@@ -298,7 +285,7 @@ static void assert_ack(const json_t *response, const char *definition)
     assert_string_equal(json_string_value(json_object_get(result, "resultType")), "complete");
     assert_null(json_object_get(result, "taskId"));
     assert_null(json_object_get(result, "status"));
-    assert_tasks_schema(result, definition);
+    MCP_ASSERT_SCHEMA_DEFINITION_VALID(result, definition, SCHEMA_EXT_TASKS);
 }
 
 static const char *first_text(const json_t *tool_result)
@@ -446,7 +433,7 @@ static void test_task_runs_to_completion(void **state)
     mcp_server_t *srv = new_server(0);
     json_t *response = call_tool(srv, "job", NULL, true, NULL);
     const json_t *created = result_of(response);
-    assert_tasks_schema(created, "CreateTaskResult");
+    MCP_ASSERT_SCHEMA_DEFINITION_VALID(created, "CreateTaskResult", SCHEMA_EXT_TASKS);
     assert_string_equal(json_string_value(json_object_get(created, "resultType")), "task");
     assert_string_equal(status_of(created), "working");
     const char *id = json_string_value(json_object_get(created, "taskId"));
@@ -765,7 +752,7 @@ static void test_task_notifications_on_listen(void **state)
     const json_t *done = capture_item(&mine, 2).msg;
     assert_string_equal(json_string_value(json_object_get(done, "method")), "notifications/tasks");
     const json_t *params = json_object_get(done, "params");
-    assert_tasks_schema(done, "TaskStatusNotification");
+    MCP_ASSERT_SCHEMA_DEFINITION_VALID(done, "TaskStatusNotification", SCHEMA_EXT_TASKS);
     assert_string_equal(json_string_value(json_object_get(params, "taskId")), id);
     assert_string_equal(status_of(params), "completed");
     assert_string_equal(first_text(json_object_get(params, "result")), "a=x b=y round=1");
@@ -838,7 +825,7 @@ static void test_task_expires_after_its_ttl(void **state)
     srv = new_server(-1);
     response = call_tool(srv, "ask", NULL, true, NULL);
     assert_true(json_is_null(json_object_get(result_of(response), "ttlMs")));
-    assert_tasks_schema(result_of(response), "CreateTaskResult");
+    MCP_ASSERT_SCHEMA_DEFINITION_VALID(result_of(response), "CreateTaskResult", SCHEMA_EXT_TASKS);
     json_decref(response);
     mcp_server_free(srv);
 }
