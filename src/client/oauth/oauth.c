@@ -3,7 +3,7 @@
  * grant with PKCE, the client credentials grant, tokens, refresh and
  * step-up, and the token callback that runs them (discovery:
  * oauth_discovery.c; saving: oauth_state.c; private_key_jwt assertions:
- * oauth_jwt.c).
+ * oauth_jwt.c; the JWT bearer and enterprise grants: oauth_assertion.c).
  *
  * One mcp_oauth_t holds what it learned about one protected resource: the
  * resource's metadata, its authorization server's metadata, the client's
@@ -312,8 +312,8 @@ static int add_client_auth(mcp_oauth_t *o, char **form, char **authorization)
     return rc == MCP_OK ? MCP_OK : mcp_error_set(&o->last_err, rc, 0, NULL, "out of memory");
 }
 
-/* A refresh answered without a new refresh token keeps the old one (RFC
- * 6749 §6). */
+/* (oauth_internal.h.) A refresh answered without a new refresh token
+ * keeps the old one (RFC 6749 §6). */
 int oauth_token_request(mcp_oauth_t *o, char *form, const char *requested, bool refreshing)
 {
     mcp_error_t *err = &o->last_err;
