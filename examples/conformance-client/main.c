@@ -19,7 +19,7 @@
  *
  * The auth/ scenarios all run alike: an mcp_oauth_t answers the mock
  * server's challenges (its "browser" fetches the authorization URL and
- * returns the redirect; none for the client credentials scenarios), then
+ * returns the redirect; none for the extensions' grants), then
  * the tools are listed and test-tool called.
  *
  * Adding a scenario: write `static int scenario_x(session_t *s)` and list it
@@ -505,19 +505,49 @@ static int authorize_headless(void *user, const char *url, char **redirect_out)
     return MCP_OK;
 }
 
+/* The grant a scenario exercises: the user's authorization code unless
+ * it is one of the extensions' scenarios. */
+static mcp_oauth_grant_t scenario_grant(const session_t *s)
+{
+    if (strncmp(s->scenario, "auth/client-credentials", 23) == 0)
+        return MCP_OAUTH_CLIENT_CREDENTIALS;
+    if (strcmp(s->scenario, "auth/wif-jwt-bearer") == 0)
+        return MCP_OAUTH_JWT_BEARER;
+    if (strcmp(s->scenario, "auth/enterprise-managed-authorization") == 0)
+        return MCP_OAUTH_ENTERPRISE;
+    return MCP_OAUTH_AUTHORIZATION_CODE;
+}
+
+/* The assertion callback: the workload's JWT (valid_jwt) for workload
+ * identity federation, the user's ID token (idp_id_token) for the
+ * enterprise; both from the context, where a real client would ask its
+ * platform or keep the user's sign-in. */
+static int context_assertion(void *user, const char *audience, char **assertion_out)
+{
+    const session_t *s = user;
+    (void)audience;
+    const char *name = scenario_grant(s) == MCP_OAUTH_JWT_BEARER ? "valid_jwt" : "idp_id_token";
+    const char *jwt = json_string_value(json_object_get(s->context, name));
+    *assertion_out = jwt ? strdup(jwt) : NULL;
+    return *assertion_out ? MCP_OK : MCP_EAUTH;
+}
+
 /* The token source of the auth/ scenarios: a native client with the
  * reference client's redirect URI and metadata document URL, or the
- * pre-registered client the context names. The client credentials
- * scenarios (the extension io.modelcontextprotocol/oauth-client-credentials)
- * have no user: the context gives the client's secret, or its private key
- * and signing algorithm. */
+ * pre-registered client the context names. The extensions' scenarios have
+ * no user: for client credentials (io.modelcontextprotocol/
+ * oauth-client-credentials) the context gives the client's secret, or its
+ * private key and signing algorithm; for workload identity federation the
+ * workload's JWT; for enterprise-managed authorization the user's ID
+ * token, the IdP's token endpoint and the client's ids at both sides. */
 static int make_oauth(session_t *s)
 {
     mcp_error_t err = {0};
-    bool machine = strncmp(s->scenario, "auth/client-credentials", 23) == 0;
+    mcp_oauth_grant_t grant = scenario_grant(s);
+    bool assertion = grant == MCP_OAUTH_JWT_BEARER || grant == MCP_OAUTH_ENTERPRISE;
     s->oauth = mcp_oauth_new(
         &(mcp_oauth_options_t){
-            .grant = machine ? MCP_OAUTH_CLIENT_CREDENTIALS : MCP_OAUTH_AUTHORIZATION_CODE,
+            .grant = grant,
             .private_key_pem = json_string_value(json_object_get(s->context, "private_key_pem")),
             .signing_algorithm =
                 json_string_value(json_object_get(s->context, "signing_algorithm")),
@@ -525,6 +555,11 @@ static int make_oauth(session_t *s)
             .authorize = authorize_headless,
             .client_id = json_string_value(json_object_get(s->context, "client_id")),
             .client_secret = json_string_value(json_object_get(s->context, "client_secret")),
+            .assertion = assertion ? context_assertion : NULL,
+            .assertion_user = s,
+            .idp_token_endpoint =
+                json_string_value(json_object_get(s->context, "idp_token_endpoint")),
+            .idp_client_id = json_string_value(json_object_get(s->context, "idp_client_id")),
             .client_metadata_url = "https://conformance-test.local/client-metadata.json",
             .client_name = "libmcp-conformance-client",
         },
@@ -540,14 +575,18 @@ static int make_oauth(session_t *s)
 static int connect_client(session_t *s)
 {
     bool modern = mcp_version_era(s->protocol_version) == MCP_ERA_MODERN;
-    bool machine = strncmp(s->scenario, "auth/client-credentials", 23) == 0;
+    mcp_oauth_grant_t grant = scenario_grant(s);
     mcp_error_t err = {0};
     s->client = mcp_client_new(&(mcp_client_options_t){
         .name = "libmcp-conformance-client", .version = MCP_LIB_VERSION,
         .era = modern ? MCP_CLIENT_ERA_MODERN : MCP_CLIENT_ERA_LEGACY,
         .protocol_version = modern ? s->protocol_version : NULL,
         /* The extension's client side declares it on every request. */
-        .extensions = machine ? "{\"" MCP_EXTENSION_OAUTH_CLIENT_CREDENTIALS "\":{}}" : NULL,
+        .extensions = grant == MCP_OAUTH_CLIENT_CREDENTIALS
+                          ? "{\"" MCP_EXTENSION_OAUTH_CLIENT_CREDENTIALS "\":{}}"
+                      : grant == MCP_OAUTH_ENTERPRISE
+                          ? "{\"" MCP_EXTENSION_ENTERPRISE_MANAGED_AUTHORIZATION "\":{}}"
+                          : NULL,
         .elicit = accept_with_defaults, .elicit_user = s,
         .log = mcp_log_stderr}, &err);
     int rc = s->client ? mcp_client_connect_http(s->client,

@@ -42,6 +42,30 @@
  *                  the authorization endpoint and registration play no
  *                  part. There is no refresh token: an expired token is
  *                  replaced by a new grant.
+ *   workloads      or, with the JWT bearer grant (RFC 7523 §2.1; workload
+ *                  identity federation), a workload presents a JWT its
+ *                  platform issued it (a Kubernetes service account token,
+ *                  a cloud or CI identity token) as the grant itself: the
+ *                  application's `assertion` callback supplies a fresh one
+ *                  for each grant, with the authorization server's issuer
+ *                  as audience. The authorization server must list the
+ *                  grant type urn:ietf:params:oauth:grant-type:jwt-bearer.
+ *   enterprises    or, with Enterprise-Managed Authorization (the extension
+ *                  io.modelcontextprotocol/enterprise-managed-authorization),
+ *                  the user's sign-in at the enterprise's identity provider
+ *                  (IdP) stands for them: the user's ID token (again from
+ *                  the `assertion` callback) is exchanged at the IdP's
+ *                  token endpoint (RFC 8693 token exchange) for an Identity
+ *                  Assertion JWT Authorization Grant (ID-JAG) naming the
+ *                  MCP authorization server (audience) and the MCP server
+ *                  (resource), which the client then presents to that
+ *                  authorization server in a JWT bearer grant. The IdP
+ *                  decides by its policy; no browser is involved.
+ *                  Both grants fail as the token endpoint says (its error
+ *                  and error_description, in mcp_oauth_last_error()), and
+ *                  are not retried nor replaced by another grant; an
+ *                  expired token is replaced by a new grant with a fresh
+ *                  assertion (or refreshed, if a refresh token came).
  *   scopes         the challenge's `scope`, else the resource's
  *                  scopes_supported, else none; a 403 insufficient_scope
  *                  asks again for the union of what was granted and what is
@@ -92,6 +116,18 @@ typedef struct mcp_oauth mcp_oauth_t;
 typedef int (*mcp_oauth_authorize_fn)(void *user, const char *authorization_url,
                                       char **redirect_out);
 
+/*
+ * A JWT for a grant, as a malloc'd string in *assertion_out: for
+ * MCP_OAUTH_JWT_BEARER the workload's identity token, meant for
+ * `audience` (the authorization server's issuer identifier); for
+ * MCP_OAUTH_ENTERPRISE the user's ID token from the enterprise IdP
+ * (`audience` is NULL: the IdP issued it to this client). Called for each
+ * grant, so that a short-lived token can be fetched fresh. Return 0, or a
+ * negative MCP_E* code to give up (the request then fails with it).
+ * Called on the thread whose request needs a token; it may block.
+ */
+typedef int (*mcp_oauth_assertion_fn)(void *user, const char *audience, char **assertion_out);
+
 /* How the token source gets its tokens. */
 typedef enum {
     /* A user authorizes in a browser (the authorization code grant). */
@@ -99,6 +135,13 @@ typedef enum {
     /* The client asks in its own name (the client credentials grant):
      * for services, jobs and pipelines with no user present. */
     MCP_OAUTH_CLIENT_CREDENTIALS = 1,
+    /* The workload presents a JWT its platform issued (the JWT bearer
+     * grant, workload identity federation). */
+    MCP_OAUTH_JWT_BEARER = 2,
+    /* The user's enterprise IdP grants access by its policy: ID token,
+     * token exchange for an ID-JAG, JWT bearer grant (Enterprise-Managed
+     * Authorization). */
+    MCP_OAUTH_ENTERPRISE = 3,
 } mcp_oauth_grant_t;
 
 typedef struct mcp_oauth_options {
@@ -115,7 +158,10 @@ typedef struct mcp_oauth_options {
     void *authorize_user;
 
     /* A client registered beforehand with the authorization server: its
-     * id, and its secret for a confidential client (else NULL). */
+     * id, and its secret for a confidential client (else NULL). Optional
+     * for the JWT bearer grant (RFC 7523 §3.1: the assertion may be all
+     * the authorization server asks for); required for the enterprise
+     * grant, whose ID-JAG names the client. */
     const char *client_id;
     const char *client_secret;
     /* Client credentials only, instead of a secret: the client's private
@@ -131,6 +177,18 @@ typedef struct mcp_oauth_options {
      * loaded on first use. */
     const char *private_key_pem;
     const char *signing_algorithm;
+    /* Required for the JWT bearer and enterprise grants (not used by the
+     * others): see mcp_oauth_assertion_fn. */
+    mcp_oauth_assertion_fn assertion;
+    void *assertion_user;
+    /* Enterprise grant only: the enterprise IdP's token endpoint (https,
+     * or http to this machine unless `insecure`), and this client's
+     * registration with the IdP: its id (required) and, for a
+     * confidential client, its secret (sent in a Basic header; else the
+     * id goes in the form). */
+    const char *idp_token_endpoint;
+    const char *idp_client_id;
+    const char *idp_client_secret;
     /* An https URL serving this client's metadata document (Client ID
      * Metadata Documents): used as the client id by servers that support
      * them, instead of registering. NULL: none. */
@@ -155,7 +213,10 @@ typedef struct mcp_oauth_options {
  * the authorization code grant: no redirect_uri or authorize callback, or
  * a private key; for client credentials: no client id, or not exactly one
  * of a secret and a private key; a private key that is not an EC P-256
- * PKCS#8 PEM, or a signing_algorithm other than "ES256"; an
+ * PKCS#8 PEM, or a signing_algorithm other than "ES256"; for the JWT
+ * bearer grant: no assertion callback, or a private key; for the
+ * enterprise grant: no assertion callback, client id, IdP token endpoint
+ * or IdP client id, or a private key; IdP options with another grant; an
  * application_type other than "native" or "web"; a secret without a
  * client id; an unknown grant), MCP_ENOMEM. Free with mcp_oauth_free().
  */
@@ -175,8 +236,10 @@ MCP_API void mcp_oauth_free(mcp_oauth_t *oauth);
  * will not grant), MCP_EPROTO (a server broke the protocol), MCP_EIO,
  * MCP_ETIMEDOUT, MCP_EUNSUPPORTED (no PKCE S256; no way to register; for
  * client credentials, a server that does not list the grant, the
- * client's authentication method or ES256; libhogweed missing), or what
- * the authorize callback returned. Why: mcp_oauth_last_error().
+ * client's authentication method or ES256; for the JWT bearer and
+ * enterprise grants, a server that does not list the JWT bearer grant;
+ * libhogweed missing), or what the authorize or assertion callback
+ * returned. Why: mcp_oauth_last_error().
  */
 MCP_API int mcp_oauth_token(void *oauth, const char *url, const char *challenge,
                             char **token_out);

@@ -71,6 +71,10 @@ extern "C" {
 /* The OAuth client-credentials extension (ext-auth, SEP-1046): a client
  * that authorizes with the client_credentials grant declares it. */
 #define MCP_EXTENSION_OAUTH_CLIENT_CREDENTIALS "io.modelcontextprotocol/oauth-client-credentials"
+/* Enterprise-Managed Authorization (ext-auth, SEP-990): a client that
+ * authorizes through its enterprise IdP (MCP_OAUTH_ENTERPRISE) declares it. */
+#define MCP_EXTENSION_ENTERPRISE_MANAGED_AUTHORIZATION \
+    "io.modelcontextprotocol/enterprise-managed-authorization"
 
 /* HTTP header names (digest section 4.2), in their canonical spelling. */
 #define MCP_HEADER_PROTOCOL_VERSION "MCP-Protocol-Version"

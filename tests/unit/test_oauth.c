@@ -96,6 +96,81 @@ static void test_new_refuses_bad_options(void **state)
     mcp_oauth_free(o);
 }
 
+static int no_assertion(void *user, const char *audience, char **assertion_out)
+{
+    (void)user;
+    (void)audience;
+    (void)assertion_out;
+    fail_msg("the assertion callback must not run");
+    return MCP_EAUTH;
+}
+
+/* The grants by assertion: each option they need, and none they do not
+ * use, each refusal saying which. */
+static void test_new_checks_assertion_grant_options(void **state)
+{
+    (void)state;
+    static const char IDP[] = "https://idp.example/token";
+    static const struct {
+        mcp_oauth_options_t options;
+        const char *says;
+    } bad[] = {
+        {{.grant = MCP_OAUTH_JWT_BEARER}, "assertion callback"},
+        {{.grant = MCP_OAUTH_JWT_BEARER, .assertion = no_assertion, .client_id = "c", .private_key_pem = KEY_PEM},
+         "private key"},
+        {{.grant = MCP_OAUTH_JWT_BEARER, .assertion = no_assertion, .idp_token_endpoint = IDP}, "IdP options"},
+        {{.grant = MCP_OAUTH_JWT_BEARER, .assertion = no_assertion, .client_secret = "s"}, "client id"},
+        {{.grant = MCP_OAUTH_ENTERPRISE, .client_id = "c", .idp_token_endpoint = IDP, .idp_client_id = "i"},
+         "assertion callback"},
+        {{.grant = MCP_OAUTH_ENTERPRISE, .assertion = no_assertion, .idp_token_endpoint = IDP,
+          .idp_client_id = "i"},
+         "client's id at the authorization server"},
+        {{.grant = MCP_OAUTH_ENTERPRISE, .assertion = no_assertion, .client_id = "c", .idp_client_id = "i"},
+         "IdP's token endpoint"},
+        {{.grant = MCP_OAUTH_ENTERPRISE, .assertion = no_assertion, .client_id = "c", .idp_token_endpoint = IDP,
+          .idp_client_secret = "s"},
+         "client's id there"},
+        {{.grant = MCP_OAUTH_ENTERPRISE, .assertion = no_assertion, .client_id = "c", .idp_token_endpoint = IDP,
+          .idp_client_id = "i", .signing_algorithm = "ES256"},
+         "private key"},
+        {{.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c", .client_secret = "s",
+          .assertion = no_assertion},
+         "assertion callback"},
+        {{.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c", .client_secret = "s",
+          .idp_client_id = "i"},
+         "IdP options"},
+        {{.redirect_uri = "http://127.0.0.1:9/cb", .authorize = never_called,
+          .idp_token_endpoint = IDP},
+         "IdP options"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mcp_error_t err = {0};
+        if (mcp_oauth_new(&bad[i].options, &err))
+            fail_msg("case %zu: made", i);
+        if (!strstr(err.message, bad[i].says))
+            fail_msg("case %zu: \"%s\" does not say \"%s\"", i, err.message, bad[i].says);
+        mcp_error_clear(&err);
+    }
+
+    /* A workload may go without a client id (RFC 7523 §3.1), or be a
+     * confidential client; the enterprise's IdP client may be public. */
+    static const mcp_oauth_options_t good[] = {
+        {.grant = MCP_OAUTH_JWT_BEARER, .assertion = no_assertion},
+        {.grant = MCP_OAUTH_JWT_BEARER, .assertion = no_assertion, .client_id = "c", .client_secret = "s"},
+        {.grant = MCP_OAUTH_ENTERPRISE, .assertion = no_assertion, .client_id = "c", .client_secret = "s",
+         .idp_token_endpoint = IDP, .idp_client_id = "i"},
+        {.grant = MCP_OAUTH_ENTERPRISE, .assertion = no_assertion, .client_id = "c", .idp_token_endpoint = IDP,
+         .idp_client_id = "i", .idp_client_secret = "t"},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        mcp_error_t err = {0};
+        mcp_oauth_t *o = mcp_oauth_new(&good[i], &err);
+        if (!o)
+            fail_msg("case %zu: %s", i, err.message);
+        mcp_oauth_free(o);
+    }
+}
+
 /* Before any challenge there is no token: the server says what it wants. */
 static void test_no_token_before_a_challenge(void **state)
 {
@@ -376,6 +451,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_new_refuses_bad_options),
+        cmocka_unit_test(test_new_checks_assertion_grant_options),
         cmocka_unit_test(test_no_token_before_a_challenge),
         cmocka_unit_test(test_challenge_not_answerable),
         cmocka_unit_test(test_no_metadata_falls_back_to_defaults),

@@ -590,6 +590,58 @@ static void test_form_round_trip(void **state)
  * PKCE and random strings
  * ------------------------------------------------------------------------ */
 
+/* ---- token endpoint errors ---- */
+
+static const struct {
+    const char *body;
+    int rc;
+    const char *want;
+} TOKEN_ERRORS[] = {
+    {"{\"error\":\"invalid_grant\"}", MCP_OK, "invalid_grant"},
+    {"{\"error\":\"invalid_scope\",\"error_description\":\"not for you\"}", MCP_OK,
+     "invalid_scope (not for you)"},
+    {"{\"error\":\"x\",\"error_description\":\"\"}", MCP_OK, "x"},
+    {"{\"error\":\"x\",\"error_description\":7}", MCP_OK, "x"},
+    /* Characters RFC 6749 §5.2 does not allow are shown as '?'. */
+    {"{\"error\":\"a\\nb\",\"error_description\":\"q\\\"\\\\\\u00e9\"}", MCP_OK,
+     "a?b (q????" ")"}, /* split: no "??)" trigraph */
+    {"{\"error\":\"\"}", MCP_ENOTFOUND, NULL},
+    {"{\"error\":3}", MCP_ENOTFOUND, NULL},
+    {"{\"error_description\":\"no code\"}", MCP_ENOTFOUND, NULL},
+    {"[\"error\"]", MCP_ENOTFOUND, NULL},
+    {"error=invalid_grant", MCP_ENOTFOUND, NULL},
+    {"", MCP_ENOTFOUND, NULL},
+};
+
+static void test_token_error(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < COUNT(TOKEN_ERRORS); i++) {
+        char *out = NULL;
+        const char *body = TOKEN_ERRORS[i].body;
+        int rc = oauth_token_error(body, strlen(body), &out);
+        if (rc != TOKEN_ERRORS[i].rc)
+            fail_msg("%s: %d, want %d", body, rc, TOKEN_ERRORS[i].rc);
+        if (TOKEN_ERRORS[i].want)
+            expect_text("token error", body, out, TOKEN_ERRORS[i].want);
+        else
+            assert_null(out);
+        free(out);
+    }
+    char *out = NULL;
+    assert_int_equal(oauth_token_error(NULL, 0, &out), MCP_ENOTFOUND);
+    assert_null(out);
+
+    /* A long description is cut; the length of the body bounds what is
+     * read (no NUL needed after it). */
+    char body[1200];
+    int n = snprintf(body, sizeof body, "{\"error\":\"e\",\"error_description\":\"%0900d\"}", 0);
+    assert_int_equal(oauth_token_error(body, (size_t)n, &out), MCP_OK);
+    assert_int_equal(strlen(out), strlen("e ()") + 300);
+    free(out);
+    assert_int_equal(oauth_token_error(body, 15, &out), MCP_ENOTFOUND);
+}
+
 static void test_pkce_s256(void **state)
 {
     (void)state;
@@ -659,6 +711,7 @@ int main(void)
         cmocka_unit_test(test_url_with_query),
         cmocka_unit_test(test_query_get),
         cmocka_unit_test(test_form_round_trip),
+        cmocka_unit_test(test_token_error),
         cmocka_unit_test(test_pkce_s256),
         cmocka_unit_test(test_random_string),
         cmocka_unit_test(test_random_string_is_uniform),

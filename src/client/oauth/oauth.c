@@ -3,7 +3,7 @@
  * grant with PKCE, the client credentials grant, tokens, refresh and
  * step-up, and the token callback that runs them (discovery:
  * oauth_discovery.c; saving: oauth_state.c; private_key_jwt assertions:
- * oauth_jwt.c).
+ * oauth_jwt.c; the JWT bearer and enterprise grants: oauth_assertion.c).
  *
  * One mcp_oauth_t holds what it learned about one protected resource: the
  * resource's metadata, its authorization server's metadata, the client's
@@ -258,7 +258,7 @@ static const char *auth_method(const mcp_oauth_t *o)
     return oauth_array_has(supported, "none") ? "none" : "client_secret_basic";
 }
 
-static char *basic_credentials(const char *id, const char *secret)
+char *oauth_basic_credentials(const char *id, const char *secret)
 {
     char *user = oauth_form_encode(id), *pass = oauth_form_encode(secret);
     char *joined = NULL, *out = NULL;
@@ -302,7 +302,7 @@ static int add_client_auth(mcp_oauth_t *o, char **form, char **authorization)
             rc = oauth_form_add(form, "client_assertion", assertion);
         free(assertion);
     } else if (strcmp(method, "client_secret_basic") == 0) {
-        if (!(*authorization = basic_credentials(client_id(o), client_secret(o))))
+        if (!(*authorization = oauth_basic_credentials(client_id(o), client_secret(o))))
             rc = MCP_ENOMEM;
     } else {
         rc = oauth_form_add(form, "client_id", client_id(o));
@@ -312,11 +312,9 @@ static int add_client_auth(mcp_oauth_t *o, char **form, char **authorization)
     return rc == MCP_OK ? MCP_OK : mcp_error_set(&o->last_err, rc, 0, NULL, "out of memory");
 }
 
-/* Posts a token request and keeps the tokens it answers. `requested` is
- * the scope asked for, taken as granted when the answer does not say. A
- * refresh answered without a new refresh token keeps the old one (RFC
- * 6749 §6). */
-static int token_request(mcp_oauth_t *o, char *form, const char *requested, bool refreshing)
+/* (oauth_internal.h.) A refresh answered without a new refresh token
+ * keeps the old one (RFC 6749 §6). */
+int oauth_token_request(mcp_oauth_t *o, char *form, const char *requested, bool refreshing)
 {
     mcp_error_t *err = &o->last_err;
     char *authorization = NULL;
@@ -345,8 +343,10 @@ static int token_request(mcp_oauth_t *o, char *form, const char *requested, bool
     const char *token = oauth_str_member(answer, "access_token");
     const char *type = oauth_str_member(answer, "token_type");
     const json_t *expires = json_object_get(answer, "expires_in");
-    if (!token || !type || strcasecmp(type, "Bearer") != 0) {
-        const char *why = oauth_str_member(answer, "error");
+    char *why = NULL;
+    if (!token && oauth_token_error(r.body, r.len, &why) == MCP_ENOMEM) {
+        rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    } else if (!token || !type || strcasecmp(type, "Bearer") != 0) {
         rc = mcp_error_set(err, MCP_EAUTH, 0, NULL, "the token endpoint %s refused: HTTP %ld %s",
                            endpoint, r.status,
                            why ? why : token ? "a token that is not a Bearer token"
@@ -367,6 +367,7 @@ static int token_request(mcp_oauth_t *o, char *form, const char *requested, bool
             o->expires_at_ms =
                 mcp_clock_ms() + json_integer_value(expires) * 1000 - EXPIRY_MARGIN_MS;
     }
+    free(why);
     json_decref(answer);
     oauth_http_response_free(&r);
     return rc;
@@ -383,7 +384,7 @@ static int refresh(mcp_oauth_t *o)
         return mcp_error_set(&o->last_err, MCP_ENOMEM, 0, NULL, "out of memory");
     }
     char *scope = o->granted_scope ? strdup(o->granted_scope) : NULL;
-    int rc = token_request(o, form, scope, true);
+    int rc = oauth_token_request(o, form, scope, true);
     free(scope);
     if (rc != MCP_OK)
         oauth_wipe(&o->refresh_token);
@@ -501,7 +502,7 @@ static int authorize(mcp_oauth_t *o, const char *scope)
         free(form);
         return mcp_error_set(err, rc, 0, NULL, "out of memory");
     }
-    return token_request(o, form, scope, false);
+    return oauth_token_request(o, form, scope, false);
 }
 
 /* ------------------------------------------------------------------------
@@ -544,20 +545,32 @@ static int client_credentials_grant(mcp_oauth_t *o, const char *scope)
         free(form);
         return mcp_error_set(err, rc, 0, NULL, "out of memory");
     }
-    return token_request(o, form, scope, false);
+    return oauth_token_request(o, form, scope, false);
 }
 
-/* A new token for an expired one: the refresh token's, or a new client
- * credentials grant for the scope granted (that grant issues no refresh
- * token, RFC 6749 §4.4.3). */
+/* The grant that needs no user, for `scope`. */
+static int grant_without_user(mcp_oauth_t *o, const char *scope)
+{
+    if (o->grant == MCP_OAUTH_JWT_BEARER)
+        return oauth_jwt_bearer_grant(o, scope);
+    if (o->grant == MCP_OAUTH_ENTERPRISE)
+        return oauth_enterprise_grant(o, scope);
+    return client_credentials_grant(o, scope);
+}
+
+/* A new token for an expired one: the refresh token's, else, without a
+ * user, a new grant for the scope granted (the client credentials grant
+ * issues no refresh token, RFC 6749 §4.4.3; an assertion callback makes
+ * a fresh assertion). */
 static int renew(mcp_oauth_t *o)
 {
-    if (o->grant != MCP_OAUTH_CLIENT_CREDENTIALS)
-        return o->refresh_token ? refresh(o) : MCP_EAUTH;
+    int rc = o->refresh_token ? refresh(o) : MCP_EAUTH;
+    if (rc == MCP_OK || o->grant == MCP_OAUTH_AUTHORIZATION_CODE)
+        return rc;
     char *scope = NULL;
     if (o->granted_scope && !(scope = strdup(o->granted_scope)))
         return mcp_error_set(&o->last_err, MCP_ENOMEM, 0, NULL, "out of memory");
-    int rc = client_credentials_grant(o, scope);
+    rc = grant_without_user(o, scope);
     free(scope);
     return rc;
 }
@@ -592,8 +605,14 @@ static int held_token(mcp_oauth_t *o, const char *url, char **token_out)
     if (!o->access_token || !o->server_url || strcmp(o->server_url, url) != 0)
         return MCP_OK;
     if (o->expires_at_ms && mcp_clock_ms() >= o->expires_at_ms) {
-        if (renew(o) != MCP_OK) {
+        int rc = renew(o);
+        if (rc != MCP_OK) {
             oauth_drop_tokens(o);
+            /* A refused assertion is the caller's to see, not one to
+             * present again when the server challenges (RFC 7523 grants
+             * are neither retried nor replaced by another). */
+            if (o->grant == MCP_OAUTH_JWT_BEARER || o->grant == MCP_OAUTH_ENTERPRISE)
+                return rc;
             return MCP_OK; /* the server will challenge, and the flow runs */
         }
     }
@@ -635,10 +654,10 @@ static int answer_challenge(mcp_oauth_t *o, const char *url, const char *header)
         char *scope = scope_to_request(o, ch.scope, step_up || had_token, &failed);
         if (failed)
             rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-        else if (o->grant == MCP_OAUTH_CLIENT_CREDENTIALS)
-            rc = client_credentials_grant(o, scope);
-        else
+        else if (o->grant == MCP_OAUTH_AUTHORIZATION_CODE)
             rc = authorize(o, scope);
+        else
+            rc = grant_without_user(o, scope);
         free(scope);
     }
     oauth_challenge_free(&ch);
@@ -705,9 +724,11 @@ static bool grant_options_valid(const mcp_oauth_options_t *opts, mcp_error_t *er
             why = "a signing_algorithm without a private key";
         else if (opts->signing_algorithm && strcmp(opts->signing_algorithm, "ES256") != 0)
             why = "signing_algorithm must be \"ES256\", the only one supported";
-    } else {
+    } else if (opts->grant != MCP_OAUTH_JWT_BEARER && opts->grant != MCP_OAUTH_ENTERPRISE) {
         why = "unknown OAuth grant";
     }
+    if (!why && opts)
+        why = oauth_assertion_options_problem(opts);
     if (why)
         mcp_error_set(err, MCP_EINVAL, 0, NULL, "%s", why);
     return why == NULL;
@@ -742,11 +763,16 @@ mcp_oauth_t *mcp_oauth_new(const mcp_oauth_options_t *opts, mcp_error_t *err)
     }
     o->authorize = opts->authorize;
     o->authorize_user = opts->authorize_user;
+    o->assertion = opts->assertion;
+    o->assertion_user = opts->assertion_user;
     o->http.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 30000;
     o->http.insecure = opts->insecure;
     if (!oauth_dup_into(&o->redirect_uri, opts->redirect_uri) ||
         !oauth_dup_into(&o->client_id, opts->client_id) ||
         !oauth_dup_into(&o->client_secret, opts->client_secret) ||
+        !oauth_dup_into(&o->idp_token_endpoint, opts->idp_token_endpoint) ||
+        !oauth_dup_into(&o->idp_client_id, opts->idp_client_id) ||
+        !oauth_dup_into(&o->idp_client_secret, opts->idp_client_secret) ||
         !oauth_dup_into(&o->client_metadata_url, opts->client_metadata_url) ||
         !oauth_dup_into(&o->client_name, opts->client_name ? opts->client_name : "libmcp client") ||
         !oauth_dup_into(&o->application_type, type) || !oauth_dup_into(&o->ca_file, opts->ca_file)) {
@@ -765,6 +791,9 @@ void mcp_oauth_free(mcp_oauth_t *o)
     oauth_drop_tokens(o);
     oauth_drop_registration(o);
     oauth_wipe(&o->client_secret);
+    oauth_wipe(&o->idp_client_secret);
+    free(o->idp_token_endpoint);
+    free(o->idp_client_id);
     explicit_bzero(o->key, sizeof o->key);
     free(o->redirect_uri);
     free(o->client_id);

@@ -18,7 +18,7 @@
  * endpoint; a loopback address never leaves the host). `insecure` lifts
  * the rule, for tests against a plain-HTTP server elsewhere.
  */
-static bool transport_is_safe(const char *url, bool insecure)
+bool oauth_url_is_safe(const char *url, bool insecure)
 {
     if (insecure || strncasecmp(url, "https://", 8) == 0)
         return true;
@@ -213,7 +213,7 @@ static int learn_authorization_server(mcp_oauth_t *o, const resource_info_t *r, 
                                oauth_str_member(meta, "registration_endpoint")};
     const char *unsafe = NULL;
     for (size_t e = 0; e < sizeof endpoints / sizeof endpoints[0] && !unsafe; e++)
-        if (endpoints[e] && !transport_is_safe(endpoints[e], o->http.insecure))
+        if (endpoints[e] && !oauth_url_is_safe(endpoints[e], o->http.insecure))
             unsafe = endpoints[e];
     const json_t *pkce = json_object_get(meta, "code_challenge_methods_supported");
     bool for_user = o->grant == MCP_OAUTH_AUTHORIZATION_CODE;

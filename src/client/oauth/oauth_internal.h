@@ -27,6 +27,9 @@ struct mcp_oauth {
     char *client_id, *client_secret; /* pre-registered */
     bool has_key;                    /* private_key_jwt with `key` (ES256) */
     uint8_t key[32];                 /* the P-256 scalar (oauth_jwt.h) */
+    mcp_oauth_assertion_fn assertion; /* JWT bearer and enterprise grants */
+    void *assertion_user;
+    char *idp_token_endpoint, *idp_client_id, *idp_client_secret; /* enterprise */
     char *client_metadata_url;
     char *client_name;
     char *application_type;
@@ -70,6 +73,36 @@ char *oauth_scope_union(const char *a, const char *b, bool *failed);
 /* Forgets the tokens, or the registration (secrets wiped). */
 void oauth_drop_tokens(mcp_oauth_t *o);
 void oauth_drop_registration(mcp_oauth_t *o);
+
+/* Whether credentials may go to `url`: https, or http to this machine (a
+ * loopback address never leaves the host), or anything when `insecure`. */
+bool oauth_url_is_safe(const char *url, bool insecure);
+
+/* The Authorization header of client_secret_basic (RFC 6749 §2.3.1), or
+ * NULL when out of memory. */
+char *oauth_basic_credentials(const char *id, const char *secret);
+
+/*
+ * Posts a token request (`form`, taken) to the authorization server's
+ * token endpoint, with the resource indicator and the client's
+ * authentication, and keeps the tokens it answers. `requested` is the
+ * scope asked for, taken as granted when the answer does not say; a
+ * refresh answered without a new refresh token keeps the old one.
+ * o->lock held. MCP_OK, or the failure with o->last_err set (a refusal
+ * is MCP_EAUTH, with the server's error and error_description).
+ */
+int oauth_token_request(mcp_oauth_t *o, char *form, const char *requested, bool refreshing);
+
+/*
+ * The grants by assertion (oauth_assertion.c). Why the options of any
+ * grant misuse those of the JWT bearer and enterprise grants, or NULL
+ * when they do not. Then the grants themselves, for `scope` (NULL: none),
+ * o->lock held, after discovery: MCP_OK with the tokens kept, or the
+ * failure with o->last_err set. Neither retries.
+ */
+const char *oauth_assertion_options_problem(const mcp_oauth_options_t *opts);
+int oauth_jwt_bearer_grant(mcp_oauth_t *o, const char *scope);
+int oauth_enterprise_grant(mcp_oauth_t *o, const char *scope);
 
 /*
  * Learns (again) where to authorize for the server at `url` (its resource

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
 #include <nettle/sha2.h>
 
 #include "client/oauth/oauth_parse.h"
@@ -781,6 +782,55 @@ int oauth_query_get(const char *url, const char *name, char **value_out)
         pair += pair_len + 1;
     }
     return MCP_ENOTFOUND;
+}
+
+/* ------------------------------------------------------------------------
+ * Token endpoint errors
+ * ------------------------------------------------------------------------ */
+
+#define ERROR_DESCRIPTION_MAX 300
+
+/* RFC 6749 §5.2: error and error_description are of %x20-21 / %x23-5B /
+ * %x5D-7E; anything else is shown as '?', so that no peer writes control
+ * bytes into a message. Copies at most `max` bytes of `text` to `w`. */
+static char *copy_error_text(char *w, const char *text, size_t max)
+{
+    for (size_t i = 0; text[i] && i < max; i++) {
+        unsigned char c = (unsigned char)text[i];
+        bool allowed = c >= 0x20 && c <= 0x7e && c != '"' && c != '\\';
+        *w++ = allowed ? (char)c : '?';
+    }
+    return w;
+}
+
+int oauth_token_error(const char *body, size_t len, char **out)
+{
+    *out = NULL;
+    json_t *answer = body ? json_loadb(body, len, 0, NULL) : NULL;
+    const char *error = json_string_value(json_object_get(answer, "error"));
+    const char *description = json_string_value(json_object_get(answer, "error_description"));
+    if (!error || !*error) {
+        json_decref(answer);
+        return MCP_ENOTFOUND;
+    }
+    size_t error_len = strlen(error);
+    size_t description_len = description ? strlen(description) : 0;
+    if (description_len > ERROR_DESCRIPTION_MAX)
+        description_len = ERROR_DESCRIPTION_MAX;
+    char *text = malloc(error_len + description_len + 4);
+    if (text) {
+        char *w = copy_error_text(text, error, error_len);
+        if (description_len > 0) {
+            *w++ = ' ';
+            *w++ = '(';
+            w = copy_error_text(w, description, description_len);
+            *w++ = ')';
+        }
+        *w = '\0';
+    }
+    json_decref(answer);
+    *out = text;
+    return text ? MCP_OK : MCP_ENOMEM;
 }
 
 /* ------------------------------------------------------------------------

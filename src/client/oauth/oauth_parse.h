@@ -148,6 +148,19 @@ int oauth_url_with_query(const char *url, const char *form, char **out);
  */
 int oauth_query_get(const char *url, const char *name, char **value_out);
 
+/* ---- token endpoint errors (RFC 6749 §5.2) ---- */
+
+/*
+ * What a token endpoint's error answer says, for a message: its "error"
+ * code, followed by its "error_description" in parentheses when there is
+ * one (at most 300 characters of it), malloc'd in *out. `body` (len bytes,
+ * any bytes; NULL when len is 0) must be a JSON object whose "error" is a
+ * non-empty string. Characters RFC 6749 does not allow in these members
+ * (outside %x20-21 / %x23-5B / %x5D-7E) are shown as '?'. MCP_OK,
+ * MCP_ENOTFOUND (not such an answer; *out NULL), MCP_ENOMEM.
+ */
+int oauth_token_error(const char *body, size_t len, char **out);
+
 /* ---- PKCE (RFC 7636) and random strings ---- */
 
 /*
