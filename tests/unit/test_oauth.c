@@ -2,8 +2,8 @@
  * mcp_oauth_t without an authorization server: what it refuses to be made
  * with, what it answers before any challenge, the errors of a flow that
  * cannot go far, what it keeps between runs, and DPoP-bound tokens. (The
- * flows themselves run against the conformance
- * suite's authorization servers: tests/conformance, client-*.)
+ * flows themselves run against the conformance suite's authorization
+ * servers: tests/conformance, client-*.)
  */
 #define _GNU_SOURCE /* asprintf */
 #include <arpa/inet.h>
