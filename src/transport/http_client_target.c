@@ -237,9 +237,8 @@ void http_target_keep_nonce(http_target_t *tg, const char *value, size_t len)
 }
 
 /* The proof of possession for a request to `url` carrying `token` (RFC
- * 9449 §7),
- * or NULL when the token is a bearer token. The proof callback runs
- * without the lock. */
+ * 9449 §7), or NULL when the token is a bearer token. The proof callback
+ * runs without the lock, with the server's last nonce. */
 static int token_proof(http_target_t *tg, const char *method, const char *url,
                        const char *token, char **proof_out)
 {
