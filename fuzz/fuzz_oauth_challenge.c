@@ -2,7 +2,8 @@
  * WWW-Authenticate values from the wire. What parses must be whole C
  * strings of the characters a quoted-string can carry, and must survive
  * being written back as a Bearer challenge of quoted parameters. What does
- * not parse fills nothing. ASCII case changes no verdict: schemes,
+ * not parse fills nothing; a parse keeps its scheme (Bearer or DPoP)
+ * through the write-back. ASCII case changes no verdict: schemes,
  * parameter names and the character classes of the grammar ignore it.
  */
 #include <stdint.h>
@@ -39,19 +40,22 @@ static void check_field(const char *value, size_t value_len)
     }
 }
 
-/* "Bearer name="value", ..." with '"' and '\' escaped. */
+/* "Bearer name="value", ..." (or "DPoP ...") with '"' and '\' escaped. */
 static char *write_back(const oauth_challenge_t *c, size_t value_len)
 {
     size_t cap = 16 + 2 * value_len + FIELDS * 32, len = 0;
     char *out = malloc(cap);
     if (!out)
         abort();
-    len += (size_t)snprintf(out, cap, "Bearer");
+    const char *scheme = c->dpop ? "DPoP" : "Bearer";
+    size_t scheme_len = strlen(scheme);
+    len += (size_t)snprintf(out, cap, "%s", scheme);
     for (size_t i = 0; i < FIELDS; i++) {
         const char *v = field(c, i);
         if (!v)
             continue;
-        len += (size_t)snprintf(out + len, cap - len, "%s %s=\"", len > 6 ? "," : "", NAMES[i]);
+        len += (size_t)snprintf(out + len, cap - len, "%s %s=\"", len > scheme_len ? "," : "",
+                                NAMES[i]);
         for (; *v; v++) {
             if (*v == '"' || *v == '\\')
                 out[len++] = '\\';
@@ -70,6 +74,8 @@ static void check_same(const oauth_challenge_t *a, const oauth_challenge_t *b)
         if (!x != !y || (x && strcmp(x, y) != 0))
             abort();
     }
+    if (a->dpop != b->dpop)
+        abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -110,6 +116,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < FIELDS; i++)
         if (!field(&c, i) != !field(&upper, i))
             abort();
+    if (c.dpop != upper.dpop)
+        abort();
 
     oauth_challenge_free(&upper);
     oauth_challenge_free(&c);

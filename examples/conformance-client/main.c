@@ -562,6 +562,9 @@ static int make_oauth(session_t *s)
             .idp_client_id = json_string_value(json_object_get(s->context, "idp_client_id")),
             .client_metadata_url = "https://conformance-test.local/client-metadata.json",
             .client_name = "libmcp-conformance-client",
+            /* Bound tokens where the authorization server offers them
+             * (auth/dpop, auth/dpop-nonce); Bearer tokens elsewhere. */
+            .dpop = true,
         },
         &err);
     if (!s->oauth)
@@ -593,6 +596,8 @@ static int connect_client(session_t *s)
                                                  &(mcp_http_target_t){
                                                      .url = s->url,
                                                      .token = s->oauth ? mcp_oauth_token : NULL,
+                                                     .token_proof =
+                                                         s->oauth ? mcp_oauth_proof : NULL,
                                                      .token_user = s->oauth},
                                                  &err)
                        : MCP_EINVAL;

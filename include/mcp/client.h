@@ -319,11 +319,27 @@ MCP_API int mcp_client_connect_stdio(mcp_client_t *client, const mcp_stdio_targe
 typedef int (*mcp_token_fn)(void *user, const char *url, const char *challenge,
                             char **token_out);
 
+/* Proves possession of the key a token is bound to (DPoP, RFC 9449), for
+ * one request carrying `token` (the token callback's answer): `method` is
+ * the request's ("POST", "GET", "DELETE"), `url` the target's URL, `nonce`
+ * the last DPoP-Nonce the server sent (NULL: none yet). Return 0 with a
+ * malloc'd proof in *proof_out: the request then carries "Authorization:
+ * DPoP <token>" and "DPoP: <proof>"; or 0 with NULL for a bearer token
+ * ("Authorization: Bearer <token>"). A negative return fails the request
+ * with it. Called with token_user before every request that carries a
+ * token, on the calling thread, possibly on several threads at once. A 401
+ * that brings a DPoP-Nonce is answered once more than other refusals (the
+ * token callback is asked again with its challenge; the new proof carries
+ * the nonce). mcp_oauth_proof (mcp/oauth.h) is one. */
+typedef int (*mcp_token_proof_fn)(void *user, const char *method, const char *url,
+                                  const char *token, const char *nonce, char **proof_out);
+
 typedef struct mcp_http_target {
     const char *url;                 /* the MCP endpoint, http:// or https:// */
     const char *const *headers;      /* extra "Name: value" headers, NULL-terminated */
     const char *bearer_token;        /* sent as Authorization: Bearer ... */
     mcp_token_fn token;              /* or: asked for a token (takes precedence) */
+    mcp_token_proof_fn token_proof;  /* with `token`: DPoP proofs, or NULL */
     void *token_user;
     int64_t connect_timeout_ms;      /* 0 picks 10000 */
     bool insecure;                   /* skip TLS certificate verification */

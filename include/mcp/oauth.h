@@ -66,6 +66,14 @@
  *                  are not retried nor replaced by another grant; an
  *                  expired token is replaced by a new grant with a fresh
  *                  assertion (or refreshed, if a refresh token came).
+ *   DPoP           with the `dpop` option, tokens bound to a key (RFC 9449,
+ *                  the MCP DPoP extension) when the authorization server
+ *                  lists ES256 in dpop_signing_alg_values_supported: a key
+ *                  pair made for the token source, a proof signed with it
+ *                  on every token request and every request to the MCP
+ *                  server (mcp_oauth_proof), and one more try with the
+ *                  nonce a server asks for (use_dpop_nonce). A server
+ *                  that answers a Bearer token anyway gets it used as one.
  *   scopes         the challenge's `scope`, else the resource's
  *                  scopes_supported, else none; a 403 insufficient_scope
  *                  asks again for the union of what was granted and what is
@@ -80,7 +88,8 @@
  *         .authorize = open_browser_and_wait, .authorize_user = app}, &err);
  *     mcp_client_connect_http(client, &(mcp_http_target_t){
  *         .url = "https://example.com/mcp",
- *         .token = mcp_oauth_token, .token_user = auth}, &err);
+ *         .token = mcp_oauth_token, .token_proof = mcp_oauth_proof,
+ *         .token_user = auth}, &err);
  *
  * Requests refused with 401 or 403 are sent once more after the token
  * source answered the challenge (mcp_http_target_t).
@@ -206,6 +215,12 @@ typedef struct mcp_oauth_options {
     int64_t timeout_ms;
     bool insecure;
     const char *ca_file;
+
+    /* Ask for tokens bound to a key (DPoP, RFC 9449) from authorization
+     * servers that offer them with ES256; others still give Bearer tokens.
+     * The HTTP target must then have mcp_oauth_proof as its token_proof:
+     * a bound token sent without its proof is refused. */
+    bool dpop;
 } mcp_oauth_options_t;
 
 /*
@@ -245,6 +260,20 @@ MCP_API int mcp_oauth_token(void *oauth, const char *url, const char *challenge,
                             char **token_out);
 
 /*
+ * The proof callback (mcp_token_proof_fn) to set in mcp_http_target_t with
+ * mcp_oauth_token, with the same mcp_oauth_t as `user`. For a token bound
+ * to the token source's key it answers a new DPoP proof for the request:
+ * `method`, `url` (without its query and fragment), the hash of `token`,
+ * a random jti, the time, and `nonce` when it is a well-formed one (a
+ * malformed nonce is left out: the server asks again, and the request
+ * fails). For a Bearer token (or no DPoP) it answers NULL. Returns 0, or
+ * MCP_EINVAL, MCP_ENOMEM, MCP_EIO (no random bytes), MCP_EUNSUPPORTED (no
+ * libhogweed). Thread-safe.
+ */
+MCP_API int mcp_oauth_proof(void *oauth, const char *method, const char *url, const char *token,
+                            const char *nonce, char **proof_out);
+
+/*
  * Copies why the last flow failed into *err (message, and MCP_OK if the
  * last flow succeeded). Returns that flow's result code.
  */
@@ -253,7 +282,9 @@ MCP_API int mcp_oauth_last_error(mcp_oauth_t *oauth, mcp_error_t *err);
 /*
  * What is worth keeping between runs, so that the user signs in once: the
  * server and its authorization server as discovered, the client's
- * registration, and the tokens (with their expiry in wall-clock time). A
+ * registration, and the tokens (with their expiry in wall-clock time; a
+ * DPoP-bound token with the private key it is bound to, without which it
+ * is useless). A
  * new JSON object, or NULL when nothing is held yet (or out of memory).
  * It holds secrets: store it as you would a password (the mcp command
  * keeps it in a file only its user may read). Thread-safe.
@@ -264,8 +295,8 @@ MCP_API json_t *mcp_oauth_save(mcp_oauth_t *oauth);
  * Takes back what mcp_oauth_save() returned (borrowed), replacing what the
  * token source holds. An expired access token is refreshed when first
  * needed (granted anew with client credentials), or forgotten without a
- * refresh token. The private key is not saved: it stays the
- * application's. Errors: MCP_EINVAL (not a
+ * refresh token. The private key of private_key_jwt is not saved: it
+ * stays the application's (a DPoP key is, with its tokens). Errors: MCP_EINVAL (not a
  * document mcp_oauth_save() writes), MCP_ENOMEM; the token source is left
  * as it was. Thread-safe.
  */

@@ -29,7 +29,14 @@ typedef struct waiter {
     mcp_progress_fn progress;
     void *progress_user;
     client_wire_t wire;       /* what came back besides the response */
+    bool dpop_nonce;          /* refused for want of a DPoP nonce (transport.h) */
 } waiter_t;
+
+/* A request refused with 401/403 is sent again once with the token
+ * callback's answer to the challenge, and once more when that refusal
+ * only asked for a DPoP nonce (RFC 9449 §9): a new token's first proof
+ * cannot know the resource server's nonce. */
+#define MAX_REAUTHORIZATIONS 2
 
 /* A legacy POST stream that broke before its response is resumed at most
  * this many times. */
@@ -115,6 +122,7 @@ static void on_done(void *user, client_outcome_t *outcome)
     if (outcome->last_event_id && outcome->last_event_id[0])
         w->wire.last_event_id = strdup(outcome->last_event_id);
     w->wire.retry_ms = outcome->retry_ms;
+    w->dpop_nonce = outcome->dpop_nonce;
     /* Release ordering for wait_for's active wait, which reads it unlocked. */
     __atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&w->cond);
@@ -232,7 +240,9 @@ int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
     if (o->timeout_ms >= 0)
         deadline = mcp_clock_deadline(o->timeout_ms);
     int stopped = wait_for(t, ex, w, o, &deadline);
-    if (stopped == MCP_OK && w->rc == MCP_EAUTH && c->reauthorizes) {
+    for (int resends = 0; stopped == MCP_OK && w->rc == MCP_EAUTH && c->reauthorizes &&
+                          resends < MAX_REAUTHORIZATIONS && (resends == 0 || w->dpop_nonce);
+         resends++) {
         /* Refused with 401/403: the transport gave the challenge to the
          * token callback, which answers it as the request goes again. */
         client_log(c, MCP_LOG_INFO, "authorization refused (%s); sending again with a new token",

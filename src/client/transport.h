@@ -53,6 +53,9 @@ typedef struct client_outcome {
     const char *body;             /* raw body bytes when `response` is NULL */
     size_t body_len;
     const char *www_authenticate; /* the challenge of a 401/403 */
+    /* A 401 that came with a DPoP-Nonce (RFC 9449 §9): the server wants
+     * the proof to carry it, and the transport now has it. */
+    bool dpop_nonce;
     /* Legacy HTTP event streams: the last event ID seen ("" or NULL when
      * none), to resume with, and the server's retry delay (-1: none). */
     const char *last_event_id;

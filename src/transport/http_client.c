@@ -189,7 +189,8 @@ int http_client_exchange_new(http_client_t *t, const json_t *msg, const json_t *
     if (rc == MCP_OK && msg)
         client_trace_text(&t->base, MCP_TRACE_SENT, ex->body, ex->body_len);
     if (rc == MCP_OK)
-        rc = http_target_headers(&t->target, hints, &ex->headers);
+        rc = http_target_headers(&t->target, msg ? "POST" : "GET", NULL, hints,
+                                 &ex->headers);
     if (rc == MCP_OK)
         rc = http_client_session_headers(t, last_event_id, &ex->headers);
     if (rc == MCP_OK)
@@ -273,8 +274,8 @@ static void headers_done(client_exchange_t *ex)
 }
 
 /* Keeps the WWW-Authenticate challenges of the final response (several
- * headers are joined with ", ", as HTTP allows), and tells when the
- * headers are complete. */
+ * headers are joined with ", ", as HTTP allows) and its DPoP-Nonce (for
+ * the target's next proofs), and tells when the headers are complete. */
 static size_t on_header(char *line, size_t size, size_t n, void *user)
 {
     client_exchange_t *ex = user;
@@ -289,6 +290,19 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
         /* A new response (after a 100 Continue, say): forget the last. */
         free(ex->www_authenticate);
         ex->www_authenticate = NULL;
+        ex->dpop_nonce = false;
+        return len;
+    }
+    if (len > 11 && strncasecmp(line, "DPoP-Nonce:", 11) == 0) {
+        const char *start = line + 11, *end = line + len;
+        while (start < end && (*start == ' ' || *start == '\t'))
+            start++;
+        while (end > start && strchr(" \t\r\n", end[-1]))
+            end--;
+        if (end > start) {
+            http_target_keep_nonce(&ex->t->target, start, (size_t)(end - start));
+            ex->dpop_nonce = true;
+        }
         return len;
     }
     if (len > 15 && strncasecmp(line, "Mcp-Session-Id:", 15) == 0) {
@@ -390,6 +404,7 @@ static void deliver(http_client_t *t, client_exchange_t *ex, bool forced, int rc
         trace_reply(t, &out);
     }
     out.www_authenticate = ex->www_authenticate;
+    out.dpop_nonce = out.rc == MCP_EAUTH && out.http_status == 401 && ex->dpop_nonce;
     if (out.rc == MCP_EAUTH)
         http_target_auth_failed(&t->target, ex->www_authenticate);
     ex->ev.on_done(ex->user, &out);

@@ -44,6 +44,7 @@ struct client_exchange {
     /* The answer. */
     http_reply_t reply;
     char *www_authenticate;
+    bool dpop_nonce;              /* the final response carried a DPoP-Nonce */
 
     /* Transport thread only. */
     bool opened;                     /* ev.on_open ran */

@@ -132,7 +132,7 @@ void http_client_session_end(client_transport_t *base)
         return;
     CURL *e = mcp_curl.easy_init();
     struct curl_slist *headers = NULL;
-    int rc = e ? http_target_headers(&t->target, NULL, &headers) : MCP_ENOMEM;
+    int rc = e ? http_target_headers(&t->target, "DELETE", NULL, NULL, &headers) : MCP_ENOMEM;
     if (rc == MCP_OK)
         rc = http_client_session_headers(t, NULL, &headers);
     CURLcode c = rc == MCP_OK ? http_target_configure(&t->target, e) : CURLE_OUT_OF_MEMORY;

@@ -45,7 +45,8 @@ static bool is_managed_header(const char *name, size_t n, bool has_token)
     }
     if (n >= 10 && strncasecmp(name, "Mcp-Param-", 10) == 0)
         return true;
-    return has_token && n == 13 && strncasecmp(name, "Authorization", 13) == 0;
+    return has_token && ((n == 13 && strncasecmp(name, "Authorization", 13) == 0) ||
+                         (n == 4 && strncasecmp(name, "DPoP", 4) == 0));
 }
 
 static int copy_headers(http_target_t *to, const char *const *headers, bool has_token,
@@ -115,6 +116,7 @@ int http_target_init(http_target_t *to, const mcp_http_target_t *from, mcp_error
         (from->ca_file && !(to->ca_file = strdup(from->ca_file))))
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     to->token_fn = from->token;
+    to->proof_fn = from->token ? from->token_proof : NULL;
     to->token_user = from->token_user;
     to->connect_timeout_ms = from->connect_timeout_ms > 0
                                  ? (long)from->connect_timeout_ms
@@ -133,6 +135,7 @@ void http_target_free(http_target_t *tg)
     free(tg->ca_file);
     free(tg->token);
     free(tg->challenge);
+    free(tg->dpop_nonce);
     pthread_mutex_destroy(&tg->lock);
 }
 
@@ -220,6 +223,40 @@ void http_target_auth_failed(http_target_t *tg, const char *challenge)
     pthread_mutex_unlock(&tg->lock);
 }
 
+void http_target_keep_nonce(http_target_t *tg, const char *value, size_t len)
+{
+    if (!tg->proof_fn)
+        return;
+    char *copy = strndup(value, len);
+    if (!copy)
+        return; /* the server asks again */
+    pthread_mutex_lock(&tg->lock);
+    free(tg->dpop_nonce);
+    tg->dpop_nonce = copy;
+    pthread_mutex_unlock(&tg->lock);
+}
+
+/* The proof of possession for a request to `url` carrying `token` (RFC
+ * 9449 §7), or NULL when the token is a bearer token. The proof callback
+ * runs without the lock, with the server's last nonce. */
+static int token_proof(http_target_t *tg, const char *method, const char *url,
+                       const char *token, char **proof_out)
+{
+    *proof_out = NULL;
+    if (!tg->proof_fn)
+        return MCP_OK;
+    pthread_mutex_lock(&tg->lock);
+    char *nonce = tg->dpop_nonce ? strdup(tg->dpop_nonce) : NULL;
+    pthread_mutex_unlock(&tg->lock);
+    int rc = tg->proof_fn(tg->token_user, method, url ? url : tg->url, token, nonce, proof_out);
+    free(nonce);
+    if (rc < 0) {
+        free(*proof_out);
+        *proof_out = NULL;
+    }
+    return rc < 0 ? rc : MCP_OK;
+}
+
 /* ------------------------------------------------------------------------
  * Request headers
  * ------------------------------------------------------------------------ */
@@ -282,8 +319,8 @@ static int add_hint_headers(struct curl_slist **h, const client_http_hints_t *hi
     return rc;
 }
 
-int http_target_headers(http_target_t *tg, const client_http_hints_t *hints,
-                        struct curl_slist **out)
+int http_target_headers(http_target_t *tg, const char *method, const char *url,
+                        const client_http_hints_t *hints, struct curl_slist **out)
 {
     struct curl_slist *h = NULL;
     int rc = add_header(&h, "Content-Type", "", "application/json");
@@ -294,11 +331,16 @@ int http_target_headers(http_target_t *tg, const client_http_hints_t *hints,
     for (char **line = tg->extra_headers; rc == MCP_OK && line && *line; line++)
         rc = add_line(&h, *line);
     if (rc == MCP_OK) {
-        char *token = NULL;
+        char *token = NULL, *proof = NULL;
         rc = current_token(tg, &token);
         if (rc == MCP_OK && token)
-            rc = add_header(&h, "Authorization", "Bearer ", token);
+            rc = token_proof(tg, method, url, token, &proof);
+        if (rc == MCP_OK && token)
+            rc = add_header(&h, "Authorization", proof ? "DPoP " : "Bearer ", token);
+        if (rc == MCP_OK && proof)
+            rc = add_header(&h, "DPoP", "", proof);
         free(token);
+        free(proof);
     }
     /* No "Expect: 100-continue" wait before large bodies. */
     if (rc == MCP_OK)

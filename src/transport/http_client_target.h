@@ -22,16 +22,18 @@ typedef struct http_target {
     char **extra_headers; /* "Name: value", NULL-terminated */
     char *bearer_token;
     mcp_token_fn token_fn;
+    mcp_token_proof_fn proof_fn;
     void *token_user;
     long connect_timeout_ms;
     bool insecure;
     char *ca_file;
 
-    pthread_mutex_t lock; /* guards the four fields below */
+    pthread_mutex_t lock; /* guards the five fields below */
     char *token;          /* the token callback's last answer */
     bool token_known;     /* `token` holds an answer */
     bool token_stale;     /* a 401/403 came since: ask again */
     char *challenge;      /* its WWW-Authenticate, for the next ask */
+    char *dpop_nonce;     /* the server's last DPoP-Nonce, for the next proof */
 } http_target_t;
 
 /*
@@ -49,17 +51,24 @@ int http_target_init(http_target_t *to, const mcp_http_target_t *from, mcp_error
 void http_target_free(http_target_t *tg);
 
 /*
- * The request headers of one POST: Content-Type, Accept, the MCP headers
- * from `hints` (may be NULL; Mcp-Name is encoded here, Mcp-Param-<name>
- * values come encoded), the extra headers, Authorization when there is a
- * token, and an empty Expect. May run the token callback, on the calling
- * thread. Returns MCP_OK with the list in *out (free it with
+ * The request headers of one request (`method`: "POST", "GET", "DELETE";
+ * `url`: where it goes, NULL for the target's URL):
+ * Content-Type, Accept, the MCP headers from `hints` (may be NULL; Mcp-Name
+ * is encoded here, Mcp-Param-<name> values come encoded), the extra
+ * headers, Authorization when there is a token ("DPoP <token>" and a DPoP
+ * proof header when the proof callback makes one, else "Bearer <token>"),
+ * and an empty Expect. May run the token and proof callbacks, on the
+ * calling thread. Returns MCP_OK with the list in *out (free it with
  * curl_slist_free_all), MCP_EINVAL for a hint that is not a valid header
  * (a line break, a bad name, a name that is not UTF-8), MCP_ENOMEM, or the
  * token callback's failure.
  */
-int http_target_headers(http_target_t *tg, const client_http_hints_t *hints,
-                        struct curl_slist **out);
+int http_target_headers(http_target_t *tg, const char *method, const char *url,
+                        const client_http_hints_t *hints, struct curl_slist **out);
+
+/* A response's DPoP-Nonce header value (`len` bytes, trimmed): the next
+ * proofs carry it (RFC 9449 §9). */
+void http_target_keep_nonce(http_target_t *tg, const char *value, size_t len);
 
 /* A 401/403 answered with `challenge` (may be NULL): the next POST asks the
  * token callback again, with it. */

@@ -124,7 +124,7 @@ static void *read_stream(void *arg)
     if (c == CURLE_OK && headers) {
         /* Authorization and the extra headers, without the JSON ones. */
         struct curl_slist *all = NULL;
-        hrc = http_target_headers(&t->target, NULL, &all);
+        hrc = http_target_headers(&t->target, "GET", NULL, NULL, &all);
         for (struct curl_slist *h = all; hrc == MCP_OK && h; h = h->next)
             if (strncasecmp(h->data, "Content-Type", 12) != 0 &&
                 strncasecmp(h->data, "Accept", 6) != 0)
@@ -202,7 +202,8 @@ static int post(void *transport, const json_t *msg)
         client_trace_text(&t->base, MCP_TRACE_SENT, body, len);
     CURL *e = mcp_curl.easy_init();
     struct curl_slist *headers = NULL;
-    int rc = body && e ? http_target_headers(&t->target, NULL, &headers) : MCP_ENOMEM;
+    int rc = body && e ? http_target_headers(&t->target, "POST", endpoint, NULL, &headers)
+                       : MCP_ENOMEM;
     CURLcode c = rc == MCP_OK ? http_target_configure(&t->target, e) : CURLE_OUT_OF_MEMORY;
     if (c == CURLE_OK)
         c = mcp_curl.easy_setopt(e, CURLOPT_URL, endpoint);

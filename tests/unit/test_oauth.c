@@ -1,8 +1,9 @@
 /*
  * mcp_oauth_t without an authorization server: what it refuses to be made
  * with, what it answers before any challenge, the errors of a flow that
- * cannot go far, and what it keeps between runs. (The flows themselves run against the conformance
- * suite's authorization servers: tests/conformance, client-*.)
+ * cannot go far, what it keeps between runs, and DPoP-bound tokens. (The
+ * flows themselves run against the conformance suite's authorization
+ * servers: tests/conformance, client-*.)
  */
 #define _GNU_SOURCE /* asprintf */
 #include <arpa/inet.h>
@@ -20,6 +21,7 @@
 #include <microhttpd.h>
 
 #include "mcp/mcp.h"
+#include "protocol/base64.h"
 
 static int never_called(void *user, const char *url, char **redirect_out)
 {
@@ -447,6 +449,159 @@ static void test_restored_expired_token_dropped(void **state)
     mcp_oauth_free(o);
 }
 
+/* ---- DPoP-bound tokens (RFC 9449) ---- */
+
+/* A P-256 key made by OpenSSL: its scalar and its public x, base64url. */
+#define DPOP_D "jwr5MwN56KH6hbBisP_CwUrzCPJDXRqnpUARbYDyN4U"
+#define DPOP_X "I-l12mb70n3gZuDw4zBM7_bCQcfviQafGpF89_S9dM8"
+/* base64url(SHA-256("tok-A")) */
+#define ATH_TOK_A "cXh2tJzRFVwvncJHx0OLC6ggZqbqca5aBp9Qa7Usf44"
+
+static json_t *dpop_state(const char *type, const char *key)
+{
+    json_t *doc = saved_state("http://127.0.0.1:9/mcp", "tok-A", 3600);
+    json_t *tokens = json_object_get(doc, "tokens");
+    if (type)
+        json_object_set_new(tokens, "token_type", json_string(type));
+    if (key)
+        json_object_set_new(tokens, "dpop_key", json_string(key));
+    return doc;
+}
+
+/* The JSON of segment `n` (0: header, 1: claims) of a compact JWS. */
+static json_t *jws_segment(const char *jws, int n)
+{
+    const char *start = jws;
+    for (int i = 0; i < n; i++)
+        start = strchr(start, '.') + 1;
+    size_t len = strcspn(start, ".");
+    unsigned char buf[2048];
+    size_t out = 0;
+    assert_true(mcp_base64_decoded_max(len) <= sizeof buf);
+    assert_int_equal(mcp_base64url_decode(start, len, buf, &out), MCP_OK);
+    json_t *doc = json_loadb((const char *)buf, out, 0, NULL);
+    assert_non_null(doc);
+    return doc;
+}
+
+/* A restored DPoP token is proved with the key saved with it; saved
+ * again, the key and the type come back. A Bearer token has no proof. */
+static void test_dpop_token_restored_with_its_key(void **state)
+{
+    (void)state;
+    mcp_oauth_t *o = make();
+    json_t *doc = dpop_state("DPoP", DPOP_D);
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_oauth_restore(o, doc, &err), MCP_OK);
+
+    char *proof = NULL;
+    assert_int_equal(mcp_oauth_proof(o, "POST", "http://127.0.0.1:9/mcp?q=1", "tok-A", "n-1",
+                                     &proof),
+                     MCP_OK);
+    assert_non_null(proof);
+    json_t *header = jws_segment(proof, 0), *claims = jws_segment(proof, 1);
+    assert_string_equal(json_string_value(json_object_get(header, "typ")), "dpop+jwt");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(header, "jwk"), "x")),
+                        DPOP_X);
+    assert_string_equal(json_string_value(json_object_get(claims, "htu")),
+                        "http://127.0.0.1:9/mcp");
+    assert_string_equal(json_string_value(json_object_get(claims, "htm")), "POST");
+    assert_string_equal(json_string_value(json_object_get(claims, "ath")), ATH_TOK_A);
+    assert_string_equal(json_string_value(json_object_get(claims, "nonce")), "n-1");
+    json_decref(header);
+    json_decref(claims);
+    free(proof);
+
+    /* A malformed nonce is left out, not sent. */
+    assert_int_equal(mcp_oauth_proof(o, "GET", "http://127.0.0.1:9/mcp", "tok-A", "a b", &proof),
+                     MCP_OK);
+    claims = jws_segment(proof, 1);
+    assert_null(json_object_get(claims, "nonce"));
+    json_decref(claims);
+    free(proof);
+
+    json_t *again = mcp_oauth_save(o);
+    const json_t *tokens = json_object_get(again, "tokens");
+    assert_string_equal(json_string_value(json_object_get(tokens, "dpop_key")), DPOP_D);
+    assert_string_equal(json_string_value(json_object_get(tokens, "token_type")), "DPoP");
+    json_decref(again);
+    json_decref(doc);
+
+    /* Restored as a Bearer token: no proof, "Authorization: Bearer". */
+    doc = saved_state("http://127.0.0.1:9/mcp", "tok-B", 3600);
+    assert_int_equal(mcp_oauth_restore(o, doc, &err), MCP_OK);
+    proof = (char *)"untouched";
+    assert_int_equal(mcp_oauth_proof(o, "POST", "http://127.0.0.1:9/mcp", "tok-B", NULL, &proof),
+                     MCP_OK);
+    assert_null(proof);
+    json_decref(doc);
+    assert_int_equal(mcp_oauth_proof(o, "POST", NULL, "tok-B", NULL, &proof), MCP_EINVAL);
+    mcp_oauth_free(o);
+}
+
+/* A DPoP token without its key, or a key that is none, is refused. */
+static void test_dpop_state_refuses_malformed(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *type, *key;
+    } bad[] = {
+        {"DPoP", NULL},                                            /* the key is missing */
+        {"MAC", DPOP_D},                                           /* another token type */
+        {"DPoP", "jwr5MwN56KH6hbBisP_CwUrzCPJDXRqnpUARbYDyN4"},    /* 31 bytes and a bit */
+        {"DPoP", DPOP_D "AAAA"},                                   /* 35 bytes */
+        {"DPoP", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},    /* zero: out of range */
+        {"DPoP", "jwr5MwN56KH6hbBisP_CwUrzCPJDXRqnpUARbYDyN4+"},   /* not base64url */
+    };
+    mcp_oauth_t *o = make();
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *doc = dpop_state(bad[i].type, bad[i].key);
+        mcp_error_t err = {0};
+        if (mcp_oauth_restore(o, doc, &err) != MCP_EINVAL)
+            fail_msg("case %zu was restored", i);
+        mcp_error_clear(&err);
+        json_decref(doc);
+    }
+    assert_null(mcp_oauth_save(o)); /* nothing was taken */
+    mcp_oauth_free(o);
+}
+
+/* A resource server's use_dpop_nonce challenge keeps a DPoP token (the
+ * next proof carries the nonce); it is no reason to sign in again. For a
+ * Bearer token it is a refusal like any other: the flow runs (and, with
+ * no authorization server here, fails). */
+static void test_use_dpop_nonce_keeps_the_token(void **state)
+{
+    (void)state;
+    static const char challenge[] = "DPoP error=\"use_dpop_nonce\", "
+                                    "error_description=\"Resource server requires nonce\"";
+    mcp_oauth_t *o = make();
+    json_t *doc = dpop_state("DPoP", DPOP_D);
+    assert_int_equal(mcp_oauth_restore(o, doc, NULL), MCP_OK);
+    char *token = NULL;
+    assert_int_equal(mcp_oauth_token(o, "http://127.0.0.1:9/mcp", challenge, &token), MCP_OK);
+    assert_string_equal(token, "tok-A");
+    free(token);
+    json_decref(doc);
+
+    mcp_oauth_free(o);
+
+    int asked = 0;
+    o = mcp_oauth_new(&(mcp_oauth_options_t){.redirect_uri = "http://127.0.0.1:9/cb",
+                                             .authorize = user_gives_up,
+                                             .authorize_user = &asked, .timeout_ms = 2000},
+                      NULL);
+    assert_non_null(o);
+    doc = saved_state("http://127.0.0.1:9/mcp", "tok-B", 3600);
+    assert_int_equal(mcp_oauth_restore(o, doc, NULL), MCP_OK);
+    assert_int_equal(mcp_oauth_token(o, "http://127.0.0.1:9/mcp", challenge, &token),
+                     MCP_ECANCELED);
+    assert_null(token);
+    assert_int_equal(asked, 1);
+    json_decref(doc);
+    mcp_oauth_free(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -459,6 +614,9 @@ int main(void)
         cmocka_unit_test(test_save_and_restore),
         cmocka_unit_test(test_restore_refuses_malformed),
         cmocka_unit_test(test_restored_expired_token_dropped),
+        cmocka_unit_test(test_dpop_token_restored_with_its_key),
+        cmocka_unit_test(test_dpop_state_refuses_malformed),
+        cmocka_unit_test(test_use_dpop_nonce_keeps_the_token),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

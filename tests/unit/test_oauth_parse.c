@@ -37,6 +37,7 @@ typedef struct {
     const char *value;
     int rc;
     const char *resource_metadata, *scope, *error, *error_description;
+    bool dpop; /* the challenge kept is DPoP's */
 } challenge_case_t;
 
 static const challenge_case_t CHALLENGES[] = {
@@ -86,6 +87,18 @@ static const challenge_case_t CHALLENGES[] = {
     {"Bearer realm=\"r\", foo=bar, scope=x", MCP_OK, NULL, "x", NULL, NULL},
     {"Bearer , scope=x", MCP_OK, NULL, "x", NULL, NULL},
 
+    /* DPoP (RFC 9449 §7.1): the same parameters, and algs; the first of
+     * Bearer and DPoP counts. */
+    {"DPoP resource_metadata=\"https://x/prm\"", MCP_OK, "https://x/prm", NULL, NULL, NULL,
+     true},
+    {"DPoP error=\"use_dpop_nonce\", error_description=\"Resource server requires nonce\"",
+     MCP_OK, NULL, NULL, "use_dpop_nonce", "Resource server requires nonce", true},
+    {"dpop algs=\"ES256 PS256\", error=e", MCP_OK, NULL, NULL, "e", NULL, true},
+    {"Bearer scope=a, DPoP error=x", MCP_OK, NULL, "a", NULL, NULL, false},
+    {"DPoP algs=\"ES256\", Bearer scope=b", MCP_OK, NULL, NULL, NULL, NULL, true},
+    {"DPoP abc==", MCP_EPROTO}, /* DPoP takes no token68 either */
+    {"DPoPx scope=a", MCP_ENOTFOUND},
+
     /* No Bearer challenge. */
     {"", MCP_ENOTFOUND},
     {" , ", MCP_ENOTFOUND},
@@ -133,6 +146,8 @@ static void test_challenges(void **state)
         expect_text("error", c->value, out.error, c->error);
         expect_text("error_description", c->value, out.error_description,
                       c->error_description);
+        if (out.dpop != c->dpop)
+            fail_msg("\"%s\": dpop %d, want %d", c->value, out.dpop, c->dpop);
         oauth_challenge_free(&out);
     }
 }

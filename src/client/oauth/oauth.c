@@ -3,7 +3,8 @@
  * grant with PKCE, the client credentials grant, tokens, refresh and
  * step-up, and the token callback that runs them (discovery:
  * oauth_discovery.c; saving: oauth_state.c; private_key_jwt assertions:
- * oauth_jwt.c; the JWT bearer and enterprise grants: oauth_assertion.c).
+ * oauth_jwt.c; DPoP proofs: oauth_dpop.c; the JWT bearer and enterprise
+ * grants: oauth_assertion.c).
  *
  * One mcp_oauth_t holds what it learned about one protected resource: the
  * resource's metadata, its authorization server's metadata, the client's
@@ -15,7 +16,8 @@
  * the resource metadata must name a resource covering the server URL, the
  * authorization server metadata must carry the issuer it was fetched for
  * and offer PKCE S256, the redirect must carry the state sent and (RFC
- * 9207) the issuer expected, and the token answer must be a Bearer token.
+ * 9207) the issuer expected, and the token answer must be a Bearer token
+ * (or a DPoP one, when a DPoP proof asked for it).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -87,6 +89,7 @@ void oauth_drop_tokens(mcp_oauth_t *o)
     oauth_wipe(&o->refresh_token);
     oauth_replace(&o->granted_scope, NULL);
     o->expires_at_ms = 0;
+    o->token_dpop = false;
 }
 
 void oauth_drop_registration(mcp_oauth_t *o)
@@ -312,30 +315,104 @@ static int add_client_auth(mcp_oauth_t *o, char **form, char **authorization)
     return rc == MCP_OK ? MCP_OK : mcp_error_set(&o->last_err, rc, 0, NULL, "out of memory");
 }
 
+/* Whether token requests carry DPoP proofs: when asked to, and the
+ * authorization server takes ES256 proofs (RFC 9449 §5.1). */
+static bool dpop_in_use(const mcp_oauth_t *o)
+{
+    return o->dpop &&
+           oauth_array_has(json_object_get(o->as_meta, "dpop_signing_alg_values_supported"),
+                           "ES256");
+}
+
+/* The DPoP proof of a token request to `endpoint` (NULL when DPoP is not
+ * in use), with the authorization server's last nonce; the key is made on
+ * first use. */
+static int token_request_proof(mcp_oauth_t *o, const char *endpoint, char **proof)
+{
+    *proof = NULL;
+    if (!dpop_in_use(o))
+        return MCP_OK;
+    if (!o->has_dpop_key) {
+        int rc = oauth_dpop_key_new(&o->dpop_key, &o->last_err);
+        if (rc != MCP_OK)
+            return rc;
+        o->has_dpop_key = true;
+    }
+    return oauth_dpop_proof(&o->dpop_key, "POST", endpoint, NULL, o->as_nonce, (int64_t)time(NULL),
+                            proof, &o->last_err);
+}
+
+/* Whether the token endpoint refused for want of a DPoP nonce (RFC 9449
+ * §8: 400 with the error use_dpop_nonce). */
+static bool asks_for_nonce(const oauth_http_response_t *r)
+{
+    if (r->status != 400 || !r->body)
+        return false;
+    json_t *answer = json_loadb(r->body, r->len, 0, NULL);
+    const char *error = oauth_str_member(answer, "error");
+    bool asks = error && strcmp(error, "use_dpop_nonce") == 0;
+    json_decref(answer);
+    return asks;
+}
+
+/*
+ * Posts `form` to the token endpoint with the client's authentication and,
+ * when DPoP is in use, a proof; when the server asks for a nonce it did
+ * not have, once more with it (a new assertion and proof: each is for one
+ * use). The server's latest nonce is kept for the next token request.
+ * *dpop_sent tells whether the answer's request carried a proof.
+ */
+static int post_token_request(mcp_oauth_t *o, const char *endpoint, const char *form,
+                              oauth_http_response_t *r, bool *dpop_sent)
+{
+    for (int attempt = 0;; attempt++) {
+        char *sent = strdup(form), *authorization = NULL, *proof = NULL;
+        int rc = sent ? add_client_auth(o, &sent, &authorization)
+                      : mcp_error_set(&o->last_err, MCP_ENOMEM, 0, NULL, "out of memory");
+        if (rc == MCP_OK)
+            rc = token_request_proof(o, endpoint, &proof);
+        if (rc == MCP_OK)
+            rc = oauth_http_request_dpop(&o->http, endpoint, "application/x-www-form-urlencoded",
+                                         sent, authorization, proof, r, &o->last_err);
+        *dpop_sent = proof != NULL;
+        if (sent)
+            explicit_bzero(sent, strlen(sent));
+        if (authorization)
+            explicit_bzero(authorization, strlen(authorization));
+        free(sent);
+        free(authorization);
+        free(proof);
+        if (rc != MCP_OK || !*dpop_sent || !oauth_dpop_nonce_valid(r->dpop_nonce))
+            return rc;
+        bool new_nonce = !o->as_nonce || strcmp(o->as_nonce, r->dpop_nonce) != 0;
+        if (new_nonce && !oauth_dup_into(&o->as_nonce, r->dpop_nonce)) {
+            oauth_http_response_free(r);
+            return mcp_error_set(&o->last_err, MCP_ENOMEM, 0, NULL, "out of memory");
+        }
+        if (attempt > 0 || !new_nonce || !asks_for_nonce(r))
+            return MCP_OK;
+        oauth_http_response_free(r);
+    }
+}
+
 /* (oauth_internal.h.) A refresh answered without a new refresh token
- * keeps the old one (RFC 6749 §6). */
+ * keeps the old one (RFC 6749 §6). A DPoP token is taken only when a
+ * proof asked for it (RFC 9449 §5); a Bearer token answered to a proof is
+ * used as one. */
 int oauth_token_request(mcp_oauth_t *o, char *form, const char *requested, bool refreshing)
 {
     mcp_error_t *err = &o->last_err;
-    char *authorization = NULL;
     int rc = oauth_form_add(&form, "resource", o->resource);
-    if (rc != MCP_OK)
-        rc = mcp_error_set(err, rc, 0, NULL, "out of memory");
-    else
-        rc = add_client_auth(o, &form, &authorization);
     if (rc != MCP_OK) {
         free(form);
-        return rc;
+        return mcp_error_set(err, rc, 0, NULL, "out of memory");
     }
     const char *endpoint = oauth_str_member(o->as_meta, "token_endpoint");
     oauth_http_response_t r;
-    rc = oauth_http_request(&o->http, endpoint, "application/x-www-form-urlencoded", form,
-                            authorization, &r, err);
+    bool dpop_sent = false;
+    rc = post_token_request(o, endpoint, form, &r, &dpop_sent);
     explicit_bzero(form, strlen(form));
     free(form);
-    if (authorization)
-        explicit_bzero(authorization, strlen(authorization));
-    free(authorization);
     if (rc != MCP_OK)
         return rc;
 
@@ -343,10 +420,11 @@ int oauth_token_request(mcp_oauth_t *o, char *form, const char *requested, bool 
     const char *token = oauth_str_member(answer, "access_token");
     const char *type = oauth_str_member(answer, "token_type");
     const json_t *expires = json_object_get(answer, "expires_in");
+    bool bound = dpop_sent && type && strcasecmp(type, "DPoP") == 0;
     char *why = NULL;
     if (!token && oauth_token_error(r.body, r.len, &why) == MCP_ENOMEM) {
         rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-    } else if (!token || !type || strcasecmp(type, "Bearer") != 0) {
+    } else if (!token || !type || (!bound && strcasecmp(type, "Bearer") != 0)) {
         rc = mcp_error_set(err, MCP_EAUTH, 0, NULL, "the token endpoint %s refused: HTTP %ld %s",
                            endpoint, r.status,
                            why ? why : token ? "a token that is not a Bearer token"
@@ -359,6 +437,7 @@ int oauth_token_request(mcp_oauth_t *o, char *form, const char *requested, bool 
             o->refresh_token = NULL;
         oauth_drop_tokens(o);
         o->refresh_token = kept;
+        o->token_dpop = bound;
         if (!oauth_dup_into(&o->access_token, token) ||
             (renewed && !oauth_dup_into(&o->refresh_token, renewed)) ||
             !oauth_dup_into(&o->granted_scope, scope ? scope : requested))
@@ -632,6 +711,13 @@ static int answer_challenge(mcp_oauth_t *o, const char *url, const char *header)
                                                  : "the server's challenge is malformed: %.200s",
                              header);
     }
+    if (ch.error && strcmp(ch.error, "use_dpop_nonce") == 0 && o->access_token &&
+        o->token_dpop) {
+        /* RFC 9449 §9: the token stands; the proof must carry the nonce the
+         * server sent with the challenge, which the transport keeps. */
+        oauth_challenge_free(&ch);
+        return MCP_OK;
+    }
     bool step_up = ch.error && strcmp(ch.error, "insufficient_scope") == 0;
     if (step_up && o->access_token && scope_covers(o->granted_scope, ch.scope)) {
         /* Asking again for what was granted would loop. */
@@ -684,6 +770,27 @@ int mcp_oauth_token(void *user, const char *url, const char *challenge, char **t
     if (rc != MCP_OK && o->last_err.message[0] == '\0')
         mcp_error_set(&o->last_err, rc, 0, NULL, "%s", mcp_strerror(rc));
     o->last_rc = rc;
+    pthread_mutex_unlock(&o->lock);
+    return rc;
+}
+
+int mcp_oauth_proof(void *user, const char *method, const char *url, const char *token,
+                    const char *nonce, char **proof_out)
+{
+    mcp_oauth_t *o = user;
+    if (proof_out)
+        *proof_out = NULL;
+    if (!o || !method || !url || !token || !proof_out)
+        return MCP_EINVAL;
+    pthread_mutex_lock(&o->lock);
+    int rc = MCP_OK;
+    if (o->token_dpop && o->has_dpop_key) {
+        mcp_error_t err = {0};
+        rc = oauth_dpop_proof(&o->dpop_key, method, url, token,
+                              oauth_dpop_nonce_valid(nonce) ? nonce : NULL, (int64_t)time(NULL),
+                              proof_out, &err);
+        mcp_error_clear(&err);
+    }
     pthread_mutex_unlock(&o->lock);
     return rc;
 }
@@ -767,6 +874,7 @@ mcp_oauth_t *mcp_oauth_new(const mcp_oauth_options_t *opts, mcp_error_t *err)
     o->assertion_user = opts->assertion_user;
     o->http.timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 30000;
     o->http.insecure = opts->insecure;
+    o->dpop = opts->dpop;
     if (!oauth_dup_into(&o->redirect_uri, opts->redirect_uri) ||
         !oauth_dup_into(&o->client_id, opts->client_id) ||
         !oauth_dup_into(&o->client_secret, opts->client_secret) ||
@@ -795,6 +903,8 @@ void mcp_oauth_free(mcp_oauth_t *o)
     free(o->idp_token_endpoint);
     free(o->idp_client_id);
     explicit_bzero(o->key, sizeof o->key);
+    explicit_bzero(&o->dpop_key, sizeof o->dpop_key);
+    free(o->as_nonce);
     free(o->redirect_uri);
     free(o->client_id);
     free(o->client_metadata_url);

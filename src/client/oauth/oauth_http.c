@@ -2,6 +2,7 @@
 #include <stdio.h> /* asprintf */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "client/oauth/oauth_http.h"
 #include "transport/curl_api.h"
@@ -33,6 +34,28 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
     return len;
 }
 
+/* Keeps the DPoP-Nonce of the final response (RFC 9449 §8): a server
+ * asks for a nonce in the proofs with it. */
+static size_t on_header(char *line, size_t size, size_t n, void *user)
+{
+    oauth_http_response_t *r = ((sink_t *)user)->out;
+    size_t len = size * n;
+    static const char name[] = "DPoP-Nonce:";
+    if (len >= 5 && memcmp(line, "HTTP/", 5) == 0) {
+        free(r->dpop_nonce); /* a new response (after a 100 Continue) */
+        r->dpop_nonce = NULL;
+    } else if (len > sizeof name - 1 && strncasecmp(line, name, sizeof name - 1) == 0) {
+        const char *v = line + sizeof name - 1, *end = line + len;
+        while (v < end && (*v == ' ' || *v == '\t'))
+            v++;
+        while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        free(r->dpop_nonce);
+        r->dpop_nonce = strndup(v, (size_t)(end - v));
+    }
+    return len;
+}
+
 /* Appends "name: value" to *list; false when out of memory. */
 static bool add_header(struct curl_slist **list, const char *name, const char *value)
 {
@@ -51,6 +74,13 @@ int oauth_http_request(const oauth_http_options_t *o, const char *url, const cha
                        const char *body, const char *authorization, oauth_http_response_t *out,
                        mcp_error_t *err)
 {
+    return oauth_http_request_dpop(o, url, content_type, body, authorization, NULL, out, err);
+}
+
+int oauth_http_request_dpop(const oauth_http_options_t *o, const char *url,
+                            const char *content_type, const char *body, const char *authorization,
+                            const char *dpop, oauth_http_response_t *out, mcp_error_t *err)
+{
     memset(out, 0, sizeof *out);
     int rc = mcp_curl_load(err);
     if (rc != MCP_OK)
@@ -58,7 +88,8 @@ int oauth_http_request(const oauth_http_options_t *o, const char *url, const cha
     struct curl_slist *headers = NULL;
     bool built = add_header(&headers, "Accept", "application/json") &&
                  (!content_type || add_header(&headers, "Content-Type", content_type)) &&
-                 (!authorization || add_header(&headers, "Authorization", authorization));
+                 (!authorization || add_header(&headers, "Authorization", authorization)) &&
+                 (!dpop || add_header(&headers, "DPoP", dpop));
     CURL *e = built ? mcp_curl.easy_init() : NULL;
     if (!e) {
         mcp_curl.slist_free_all(headers);
@@ -77,6 +108,8 @@ int oauth_http_request(const oauth_http_options_t *o, const char *url, const cha
     SET(CURLOPT_HTTPHEADER, headers);
     SET(CURLOPT_WRITEFUNCTION, on_body);
     SET(CURLOPT_WRITEDATA, &sink);
+    SET(CURLOPT_HEADERFUNCTION, on_header);
+    SET(CURLOPT_HEADERDATA, &sink);
     if (body) {
         SET(CURLOPT_POSTFIELDS, body);
         SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
@@ -112,6 +145,7 @@ void oauth_http_response_free(oauth_http_response_t *r)
     if (!r)
         return;
     free(r->body);
+    free(r->dpop_nonce);
     memset(r, 0, sizeof *r);
 }
 

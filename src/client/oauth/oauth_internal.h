@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "client/oauth/oauth_dpop.h"
 #include "client/oauth/oauth_http.h"
 #include "mcp/oauth.h"
 
@@ -35,6 +36,7 @@ struct mcp_oauth {
     char *application_type;
     oauth_http_options_t http;
     char *ca_file;
+    bool dpop; /* bind tokens to a key when the authorization server can */
 
     /* The protected resource and its authorization server (discovery). */
     char *server_url;      /* the MCP server URL discovery ran for */
@@ -51,6 +53,14 @@ struct mcp_oauth {
     char *access_token, *refresh_token;
     char *granted_scope;   /* what the token carries, as far as known */
     int64_t expires_at_ms; /* mcp_clock_ms(); 0 when not said */
+    bool token_dpop;       /* the access token is bound to dpop_key */
+
+    /* DPoP (RFC 9449): the key tokens are bound to, made on first use and
+     * kept for the token source's life (and saved with its tokens), and the
+     * authorization server's last nonce. */
+    bool has_dpop_key;
+    oauth_dpop_key_t dpop_key;
+    char *as_nonce;
 
     int last_rc;
     mcp_error_t last_err;

@@ -41,6 +41,11 @@ static struct {
     __typeof__(nettle_sha256_init) *sha256_init;
     __typeof__(nettle_sha256_update) *sha256_update;
     __typeof__(nettle_sha256_digest) *sha256_digest;
+    __typeof__(nettle_ecc_point_init) *point_init;
+    __typeof__(nettle_ecc_point_clear) *point_clear;
+    __typeof__(nettle_ecc_point_mul_g) *point_mul_g;
+    __typeof__(nettle_ecc_point_get) *point_get;
+    __typeof__(__gmpz_init) *mpz_init;
 } hogweed;
 static mcp_lazy_once_t hogweed_loaded = MCP_LAZY_ONCE_INIT;
 
@@ -60,8 +65,13 @@ static void hogweed_load(void)
         {"nettle_sha256_init", &hogweed.sha256_init},
         {"nettle_sha256_update", &hogweed.sha256_update},
         {"nettle_sha256_digest", &hogweed.sha256_digest},
+        {"nettle_ecc_point_init", &hogweed.point_init},
+        {"nettle_ecc_point_clear", &hogweed.point_clear},
+        {"nettle_ecc_point_mul_g", &hogweed.point_mul_g},
+        {"nettle_ecc_point_get", &hogweed.point_get},
+        {"__gmpz_init", &hogweed.mpz_init},
     };
-    hogweed_loaded.rc = mcp_lazy_open(MCP_HOGWEED_SONAME, "OAuth (private_key_jwt)", symbols,
+    hogweed_loaded.rc = mcp_lazy_open(MCP_HOGWEED_SONAME, "OAuth (private_key_jwt, DPoP)", symbols,
                                       sizeof symbols / sizeof symbols[0], &hogweed_loaded.err);
 }
 
@@ -168,4 +178,50 @@ int oauth_client_assertion(const uint8_t key[OAUTH_ES256_KEY_SIZE], const char *
     free(signing_input);
     free(sig64);
     return rc;
+}
+
+int oauth_es256_public_key(const uint8_t key[OAUTH_ES256_KEY_SIZE],
+                           uint8_t x[OAUTH_ES256_KEY_SIZE], uint8_t y[OAUTH_ES256_KEY_SIZE],
+                           mcp_error_t *err)
+{
+    int rc = mcp_lazy_once(&hogweed_loaded, hogweed_load, err);
+    if (rc != MCP_OK)
+        return rc;
+    struct ecc_scalar scalar;
+    mpz_t d;
+    hogweed.mpz_from_bytes(d, OAUTH_ES256_KEY_SIZE, key);
+    hogweed.scalar_init(&scalar, hogweed.p256());
+    bool in_range = hogweed.scalar_set(&scalar, d);
+    hogweed.mpz_clear(d);
+    if (!in_range) {
+        hogweed.scalar_clear(&scalar);
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the private key is out of the P-256 range");
+    }
+    struct ecc_point point;
+    mpz_t px, py;
+    hogweed.point_init(&point, hogweed.p256());
+    hogweed.point_mul_g(&point, &scalar);
+    hogweed.mpz_init(px);
+    hogweed.mpz_init(py);
+    hogweed.point_get(&point, px, py);
+    /* Coordinates are below the field prime: 32 bytes each, zero-padded. */
+    hogweed.mpz_to_bytes(OAUTH_ES256_KEY_SIZE, x, px);
+    hogweed.mpz_to_bytes(OAUTH_ES256_KEY_SIZE, y, py);
+    hogweed.mpz_clear(px);
+    hogweed.mpz_clear(py);
+    hogweed.point_clear(&point);
+    hogweed.scalar_clear(&scalar);
+    return MCP_OK;
+}
+
+int oauth_sha256(const void *msg, size_t len, uint8_t digest[OAUTH_SHA256_SIZE], mcp_error_t *err)
+{
+    int rc = mcp_lazy_once(&hogweed_loaded, hogweed_load, err);
+    if (rc != MCP_OK)
+        return rc;
+    struct sha256_ctx sha;
+    hogweed.sha256_init(&sha);
+    hogweed.sha256_update(&sha, len, msg);
+    hogweed.sha256_digest(&sha, OAUTH_SHA256_SIZE, digest);
+    return MCP_OK;
 }

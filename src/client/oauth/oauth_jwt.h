@@ -60,6 +60,21 @@ int oauth_es256_key_from_pem(const char *pem, uint8_t key[OAUTH_ES256_KEY_SIZE],
 int oauth_es256_sign(const uint8_t key[OAUTH_ES256_KEY_SIZE], const void *msg, size_t len,
                      uint8_t sig[OAUTH_ES256_SIG_SIZE], mcp_error_t *err);
 
+/*
+ * The public key of a P-256 private key: the point d·G, its affine
+ * coordinates big-endian (a JWK's x and y, RFC 7518 §6.2.1). MCP_OK,
+ * MCP_EINVAL (a key out of range), MCP_EUNSUPPORTED (no libhogweed).
+ */
+int oauth_es256_public_key(const uint8_t key[OAUTH_ES256_KEY_SIZE],
+                           uint8_t x[OAUTH_ES256_KEY_SIZE], uint8_t y[OAUTH_ES256_KEY_SIZE],
+                           mcp_error_t *err);
+
+#define OAUTH_SHA256_SIZE 32
+
+/* SHA-256 of `msg` (Nettle's, through libhogweed). MCP_OK or
+ * MCP_EUNSUPPORTED. */
+int oauth_sha256(const void *msg, size_t len, uint8_t digest[OAUTH_SHA256_SIZE], mcp_error_t *err);
+
 /* How long a client assertion is valid: long enough for a slow token
  * request, short enough that a stolen one is soon useless. */
 #define OAUTH_ASSERTION_LIFETIME_S 300

@@ -231,7 +231,7 @@ static int parse_param(const char **s, oauth_challenge_t *into)
 /*
  * Parses the challenge at *s (its scheme first) and moves past it, to the
  * end of the value or to the comma before the next challenge. `bearer`
- * receives its parameters when it is the first Bearer challenge.
+ * receives its parameters when it is the first Bearer or DPoP challenge.
  */
 static int parse_challenge(const char **s, oauth_challenge_t *bearer, bool *bearer_seen)
 {
@@ -239,8 +239,11 @@ static int parse_challenge(const char **s, oauth_challenge_t *bearer, bool *bear
     size_t scheme_len = token_len(p);
     if (scheme_len == 0)
         return MCP_EPROTO;
-    bool is_bearer = span_equals_nocase(p, scheme_len, "bearer");
+    bool is_dpop = span_equals_nocase(p, scheme_len, "dpop");
+    bool is_bearer = is_dpop || span_equals_nocase(p, scheme_len, "bearer");
     oauth_challenge_t *into = is_bearer && !*bearer_seen ? bearer : NULL;
+    if (into)
+        into->dpop = is_dpop;
     *bearer_seen |= is_bearer;
     p += scheme_len;
 
@@ -250,7 +253,8 @@ static int parse_challenge(const char **s, oauth_challenge_t *bearer, bool *bear
             return MCP_EPROTO;
         p += gap;
         /* token68: one run of token68 characters and trailing "=" filling
-         * the item. Bearer never takes one (RFC 6750 §3): "Bearer scope="
+         * the item. Bearer never takes one (RFC 6750 §3), nor DPoP (RFC
+         * 9449 §7.1): "Bearer scope="
          * is a parameter without its value, not a token. */
         size_t t68 = 0;
         while (is_token68_char((unsigned char)p[t68]))

@@ -17,27 +17,30 @@
 
 /* ---- WWW-Authenticate (RFC 9110 §11.6.1, RFC 6750 §3, RFC 9728 §5.1) ---- */
 
-/* What a Bearer challenge says; every field NULL when absent. */
+/* What a Bearer (or DPoP) challenge says; every string NULL when absent. */
 typedef struct {
     char *resource_metadata; /* URL of the protected resource metadata */
     char *scope;             /* space-separated scopes */
     char *error;             /* "invalid_token", "insufficient_scope", ... */
     char *error_description;
+    bool dpop;               /* the scheme is DPoP (RFC 9449 §7.1), not Bearer */
 } oauth_challenge_t;
 
 /*
  * Parses a WWW-Authenticate field value -- one or more challenges,
  * comma-separated, as several header lines joined with ", " -- and fills
- * *out from the first challenge whose scheme is "Bearer" (case-insensitive).
+ * *out from the first challenge whose scheme is "Bearer" or "DPoP" (RFC
+ * 9449 §7.1: the same parameters, for a token bound to a key; the scheme
+ * case-insensitive, `dpop` set for it).
  * Parameter names are case-insensitive; values are quoted strings (backslash
  * escapes undone) or bare: tokens, and, leniently, any other visible
  * characters but "," and '"' (servers send `scope=mcp:read` and unquoted
  * URLs, which RFC 9110 would have quoted). A parameter given twice keeps
  * the first.
- * A Bearer challenge takes parameters only (RFC 6750 §3): a token68 after
- * "Bearer" is malformed; other schemes may carry either, and are skipped.
- * The whole value must parse, not only the Bearer challenge.
- * Returns MCP_OK (out filled), MCP_ENOTFOUND (no Bearer challenge, an empty
+ * A Bearer or DPoP challenge takes parameters only (RFC 6750 §3): a token68
+ * after its scheme is malformed; other schemes may carry either, and are
+ * skipped. The whole value must parse, not only the challenge kept.
+ * Returns MCP_OK (out filled), MCP_ENOTFOUND (no such challenge, an empty
  * value or a NULL one; *out all NULL), MCP_EPROTO (malformed: nothing
  * filled), MCP_ENOMEM.
  */

@@ -2,6 +2,12 @@
  * Keeping a token source's state between runs (mcp_oauth_save,
  * mcp_oauth_restore): the discovered metadata, the registration and the
  * tokens as one JSON object, the expiry in wall-clock time.
+ *
+ * A DPoP-bound token (and its refresh token, bound too for a public
+ * client) is worth nothing without the private key it is bound to: the
+ * key is saved with the tokens, as "dpop_key" (the scalar, base64url),
+ * and "token_type" says whether the access token is bound to it. The
+ * document already holds secrets as strong (the refresh token).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +15,7 @@
 
 #include "client/oauth/oauth_internal.h"
 #include "clock.h"
+#include "protocol/base64.h"
 
 #define SAVE_FORMAT "libmcp-oauth-1"
 /* A saved expiry further away is taken as this far (ten years). */
@@ -18,6 +25,19 @@
 static int set_string(json_t *obj, const char *name, const char *value)
 {
     return value ? json_object_set_new(obj, name, json_string(value)) : 0;
+}
+
+/* Adds the DPoP key and the token type to the saved tokens. */
+static int set_dpop(json_t *tokens, const mcp_oauth_t *o)
+{
+    if (!o->has_dpop_key)
+        return 0;
+    char d[64];
+    mcp_base64url_encode(o->dpop_key.d, sizeof o->dpop_key.d, d);
+    int bad = set_string(tokens, "dpop_key", d) ||
+              set_string(tokens, "token_type", o->token_dpop ? "DPoP" : "Bearer");
+    explicit_bzero(d, sizeof d);
+    return bad;
 }
 
 json_t *mcp_oauth_save(mcp_oauth_t *o)
@@ -46,7 +66,7 @@ json_t *mcp_oauth_save(mcp_oauth_t *o)
             json_t *tokens = json_object();
             bad = !tokens || set_string(tokens, "access_token", o->access_token) ||
                   set_string(tokens, "refresh_token", o->refresh_token) ||
-                  set_string(tokens, "scope", o->granted_scope);
+                  set_string(tokens, "scope", o->granted_scope) || set_dpop(tokens, o);
             if (!bad && o->expires_at_ms) /* monotonic now, wall clock there */
                 bad = json_object_set_new(tokens, "expires_at",
                                           json_integer((json_int_t)time(NULL) +
@@ -93,14 +113,36 @@ int mcp_oauth_restore(mcp_oauth_t *o, const json_t *saved, mcp_error_t *err)
     const char *access = optional_string(tokens, "access_token", &bad);
     const char *refresh_token = optional_string(tokens, "refresh_token", &bad);
     const char *scope = optional_string(tokens, "scope", &bad);
+    const char *dpop_key = optional_string(tokens, "dpop_key", &bad);
+    const char *token_type = optional_string(tokens, "token_type", &bad);
     if (bad || !format || strcmp(format, SAVE_FORMAT) != 0 || !server_url || !issuer ||
         !json_is_object(meta) || (reg && (!json_is_object(reg) || !reg_id)) ||
-        (tokens && !json_is_object(tokens)) || (expires && !json_is_integer(expires)))
+        (tokens && !json_is_object(tokens)) || (expires && !json_is_integer(expires)) ||
+        (token_type && strcmp(token_type, "DPoP") != 0 && strcmp(token_type, "Bearer") != 0) ||
+        (token_type && strcmp(token_type, "DPoP") == 0 && !dpop_key))
         return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "not OAuth state saved by mcp_oauth_save() (" SAVE_FORMAT ")");
 
     /* Built aside, then moved in: a failure leaves everything as it was. */
     mcp_oauth_t next = {0};
+    if (dpop_key) {
+        /* Sized for what the 43 characters of 32 bytes decode to, at most. */
+        uint8_t d[OAUTH_ES256_KEY_SIZE + 3];
+        size_t d_len = 0, len = strlen(dpop_key);
+        int rc = len == mcp_base64url_encoded_len(OAUTH_ES256_KEY_SIZE)
+                     ? mcp_base64url_decode(dpop_key, len, d, &d_len)
+                     : MCP_EINVAL;
+        if (rc == MCP_OK && d_len != OAUTH_ES256_KEY_SIZE)
+            rc = MCP_EINVAL;
+        if (rc == MCP_OK)
+            rc = oauth_dpop_key_from_private(&next.dpop_key, d, err);
+        explicit_bzero(d, sizeof d);
+        if (rc != MCP_OK)
+            return mcp_error_set(err, rc == MCP_EUNSUPPORTED ? rc : MCP_EINVAL, 0, NULL,
+                                 "the saved DPoP key is not a P-256 private key");
+        next.has_dpop_key = true;
+        next.token_dpop = token_type && strcmp(token_type, "DPoP") == 0;
+    }
     bool ok = oauth_dup_into(&next.server_url, server_url) && oauth_dup_into(&next.resource, resource) &&
               oauth_dup_into(&next.issuer, issuer) && oauth_dup_into(&next.resource_scopes, scopes) &&
               oauth_dup_into(&next.reg_issuer, reg_id ? (reg_issuer ? reg_issuer : issuer) : NULL) &&
@@ -146,7 +188,14 @@ int mcp_oauth_restore(mcp_oauth_t *o, const json_t *saved, mcp_error_t *err)
     o->refresh_token = next.refresh_token;
     o->granted_scope = next.granted_scope;
     o->expires_at_ms = next.expires_at_ms;
+    o->token_dpop = next.token_dpop;
+    if (next.has_dpop_key) {
+        o->dpop_key = next.dpop_key;
+        o->has_dpop_key = true;
+    }
+    oauth_replace(&o->as_nonce, NULL);
     pthread_mutex_unlock(&o->lock);
+    explicit_bzero(&next.dpop_key, sizeof next.dpop_key);
     return MCP_OK;
 }
 

@@ -1,0 +1,454 @@
+/*
+ * DPoP-bound tokens (mcp/oauth.h, RFC 9449) at the token endpoint of a
+ * small authorization server in process (libmicrohttpd), with the client
+ * credentials grant: no user needed. The server keeps every DPoP proof it
+ * is sent, asks for a nonce when told to, and answers a DPoP token. The
+ * tests check the proofs as an authorization server does, with OpenSSL
+ * (signature against the JWK the proof carries, typ, htm, htu, jti), the
+ * nonce retry, and that the proofs mcp_oauth_proof() makes for the MCP
+ * server use the same key and hash the token.
+ */
+#define _GNU_SOURCE
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/ec.h>
+#include <openssl/evp.h>
+#include <openssl/param_build.h>
+#include <openssl/sha.h>
+
+#include "mcp/mcp.h"
+
+#define SERVER_PATH "/mcp"
+#define MAX_PROOFS 8
+
+/* ---- JWS pieces, decoded with OpenSSL ---- */
+
+/* A base64url text, decoded (malloc'd, NUL-terminated), or NULL. */
+static unsigned char *unbase64url(const char *text, size_t len, size_t *out_len)
+{
+    char *std = malloc(len + 4);
+    size_t n = 0;
+    for (; n < len; n++)
+        std[n] = text[n] == '-' ? '+' : text[n] == '_' ? '/' : text[n];
+    while (n % 4)
+        std[n++] = '=';
+    unsigned char *out = malloc(n + 1);
+    int got = EVP_DecodeBlock(out, (const unsigned char *)std, (int)n);
+    free(std);
+    if (got < 0) {
+        free(out);
+        return NULL;
+    }
+    size_t pad = len % 4 == 2 ? 2 : len % 4 == 3 ? 1 : 0;
+    *out_len = (size_t)got - pad;
+    out[*out_len] = '\0';
+    return out;
+}
+
+/* Segment `n` of a compact JWS as JSON, or NULL. */
+static json_t *jws_json(const char *jws, int n)
+{
+    const char *start = jws;
+    for (int i = 0; i < n && start; i++)
+        start = strchr(start, '.') ? strchr(start, '.') + 1 : NULL;
+    if (!start)
+        return NULL;
+    size_t len = strcspn(start, "."), out_len = 0;
+    unsigned char *text = unbase64url(start, len, &out_len);
+    json_t *doc = text ? json_loads((const char *)text, 0, NULL) : NULL;
+    free(text);
+    return doc;
+}
+
+/* Whether the ES256 signature of a compact JWS verifies with the P-256
+ * public key of `jwk`. */
+static bool signature_verifies(const char *jws, const json_t *jwk)
+{
+    const char *dot2 = strrchr(jws, '.');
+    size_t xl, yl, sl;
+    const char *x = json_string_value(json_object_get(jwk, "x"));
+    const char *y = json_string_value(json_object_get(jwk, "y"));
+    assert_non_null(x);
+    assert_non_null(y);
+    unsigned char *xb = unbase64url(x, strlen(x), &xl), *yb = unbase64url(y, strlen(y), &yl);
+    unsigned char *sig = unbase64url(dot2 + 1, strlen(dot2 + 1), &sl);
+    assert_int_equal(xl, 32);
+    assert_int_equal(yl, 32);
+    assert_int_equal(sl, 64);
+    unsigned char point[65] = {0x04};
+    memcpy(point + 1, xb, 32);
+    memcpy(point + 33, yb, 32);
+
+    OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
+    assert_true(OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, "prime256v1", 0));
+    assert_true(OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point, sizeof point));
+    OSSL_PARAM *params = OSSL_PARAM_BLD_to_param(bld);
+    EVP_PKEY_CTX *kctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+    EVP_PKEY *key = NULL;
+    assert_int_equal(EVP_PKEY_fromdata_init(kctx), 1);
+    assert_int_equal(EVP_PKEY_fromdata(kctx, &key, EVP_PKEY_PUBLIC_KEY, params), 1);
+    ECDSA_SIG *ecdsa = ECDSA_SIG_new();
+    assert_true(ECDSA_SIG_set0(ecdsa, BN_bin2bn(sig, 32, NULL), BN_bin2bn(sig + 32, 32, NULL)));
+    unsigned char *der = NULL;
+    int der_len = i2d_ECDSA_SIG(ecdsa, &der);
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    assert_int_equal(EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, key), 1);
+    int ok = EVP_DigestVerify(ctx, der, (size_t)der_len, (const unsigned char *)jws,
+                              (size_t)(dot2 - jws));
+    EVP_MD_CTX_free(ctx);
+    OPENSSL_free(der);
+    ECDSA_SIG_free(ecdsa);
+    EVP_PKEY_free(key);
+    EVP_PKEY_CTX_free(kctx);
+    OSSL_PARAM_free(params);
+    OSSL_PARAM_BLD_free(bld);
+    free(xb);
+    free(yb);
+    free(sig);
+    return ok == 1;
+}
+
+/* ---- the authorization server ---- */
+
+typedef struct as {
+    struct MHD_Daemon *daemon;
+    char origin[64];        /* its issuer */
+    bool offers_dpop;       /* dpop_signing_alg_values_supported: ["ES256"] */
+    const char *token_type; /* what it answers */
+    /* The nonce it asks proofs to carry (NULL: none); a rotating server
+     * asks for a new one every time. */
+    const char *nonce;
+    bool rotating;
+    pthread_mutex_t lock;
+    int token_requests;
+    char *proofs[MAX_PROOFS]; /* each request's DPoP header, or NULL */
+} as_t;
+
+static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, const char *json,
+                              const char *nonce)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(json), (void *)json, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    if (nonce)
+        MHD_add_response_header(r, "DPoP-Nonce", nonce);
+    enum MHD_Result rc = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* Whether a proof carries the nonce `want`. */
+static bool proof_has_nonce(const char *proof, const char *want)
+{
+    json_t *claims = proof ? jws_json(proof, 1) : NULL;
+    const char *nonce = json_string_value(json_object_get(claims, "nonce"));
+    bool has = nonce && strcmp(nonce, want) == 0;
+    json_decref(claims);
+    return has;
+}
+
+static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
+                             const char *method, const char *version, const char *data,
+                             size_t *data_size, void **req_cls)
+{
+    as_t *as = cls;
+    (void)version;
+    (void)data;
+    if (!*req_cls) {
+        *req_cls = as;
+        return MHD_YES;
+    }
+    if (*data_size) {
+        *data_size = 0; /* the form is not looked at */
+        return MHD_YES;
+    }
+    char doc[2048];
+    if (strcmp(url, "/.well-known/oauth-protected-resource" SERVER_PATH) == 0) {
+        snprintf(doc, sizeof doc,
+                 "{\"resource\":\"%s" SERVER_PATH "\",\"authorization_servers\":[\"%s\"]}",
+                 as->origin, as->origin);
+        return answer(conn, 200, doc, NULL);
+    }
+    if (strcmp(url, "/.well-known/oauth-authorization-server") == 0) {
+        snprintf(doc, sizeof doc,
+                 "{\"issuer\":\"%s\",\"token_endpoint\":\"%s/token\","
+                 "\"grant_types_supported\":[\"client_credentials\"]%s}",
+                 as->origin, as->origin,
+                 as->offers_dpop ? ",\"dpop_signing_alg_values_supported\":[\"ES256\"]" : "");
+        return answer(conn, 200, doc, NULL);
+    }
+    if (strcmp(url, "/token") == 0 && strcmp(method, "POST") == 0) {
+        const char *proof = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "DPoP");
+        pthread_mutex_lock(&as->lock);
+        int n = as->token_requests++;
+        if (n < MAX_PROOFS)
+            as->proofs[n] = proof ? strdup(proof) : NULL;
+        char nonce[32] = "";
+        if (as->nonce)
+            snprintf(nonce, sizeof nonce, "%s%s%d", as->nonce, as->rotating ? "-" : "",
+                     as->rotating ? n : 0);
+        if (!as->rotating && as->nonce)
+            snprintf(nonce, sizeof nonce, "%s", as->nonce);
+        pthread_mutex_unlock(&as->lock);
+        if (nonce[0] && !proof_has_nonce(proof, nonce))
+            return answer(conn, 400,
+                          "{\"error\":\"use_dpop_nonce\",\"error_description\":\"a nonce, "
+                          "please\"}",
+                          nonce);
+        snprintf(doc, sizeof doc,
+                 "{\"access_token\":\"bound-token-%d\",\"token_type\":\"%s\","
+                 "\"expires_in\":3600}",
+                 n, as->token_type);
+        return answer(conn, 200, doc, nonce[0] ? nonce : NULL);
+    }
+    return answer(conn, 404, "{}", NULL);
+}
+
+static as_t *as_start(bool offers_dpop, const char *token_type, const char *nonce)
+{
+    as_t *as = calloc(1, sizeof *as);
+    assert_non_null(as);
+    as->offers_dpop = offers_dpop;
+    as->token_type = token_type;
+    as->nonce = nonce;
+    struct sockaddr_in addr = {.sin_family = AF_INET};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    pthread_mutex_init(&as->lock, NULL);
+    as->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, serve, as,
+                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_END);
+    assert_non_null(as->daemon);
+    snprintf(as->origin, sizeof as->origin, "http://127.0.0.1:%u",
+             MHD_get_daemon_info(as->daemon, MHD_DAEMON_INFO_BIND_PORT)->port);
+    return as;
+}
+
+static void as_stop(as_t *as)
+{
+    MHD_stop_daemon(as->daemon);
+    for (int i = 0; i < MAX_PROOFS; i++)
+        free(as->proofs[i]);
+    pthread_mutex_destroy(&as->lock);
+    free(as);
+}
+
+/* ---- helpers ---- */
+
+static mcp_oauth_t *make(bool dpop)
+{
+    mcp_error_t err = {0};
+    mcp_oauth_t *o = mcp_oauth_new(&(mcp_oauth_options_t){.grant = MCP_OAUTH_CLIENT_CREDENTIALS,
+                                                          .client_id = "svc",
+                                                          .client_secret = "s3cret",
+                                                          .dpop = dpop, .timeout_ms = 5000},
+                                   &err);
+    if (!o)
+        fail_msg("mcp_oauth_new: %s", err.message);
+    return o;
+}
+
+/* Answers the MCP server's challenge (a DPoP one, as a server taking
+ * DPoP tokens sends); the token, malloc'd, or NULL with `want_rc`. */
+static char *token_for(mcp_oauth_t *o, const as_t *as, const char *challenge, int want_rc)
+{
+    char *url = NULL, *token = NULL;
+    assert_true(asprintf(&url, "%s" SERVER_PATH, as->origin) > 0);
+    int rc = mcp_oauth_token(o, url, challenge, &token);
+    if (rc != want_rc) {
+        mcp_error_t err = {0};
+        mcp_oauth_last_error(o, &err);
+        fail_msg("mcp_oauth_token: %d, want %d (%s)", rc, want_rc, err.message);
+    }
+    free(url);
+    return token;
+}
+
+/* Checks a token request's proof as an authorization server does (RFC
+ * 9449 §4.3): its header, signature, htm and htu, a fresh iat, a jti, no
+ * ath; and the nonce it carries (NULL: none). Returns its JWK (new
+ * reference) and stores its jti in jti_out (malloc'd). */
+static json_t *check_token_proof(const as_t *as, const char *proof, const char *nonce,
+                                 char **jti_out)
+{
+    assert_non_null(proof);
+    json_t *header = jws_json(proof, 0), *claims = jws_json(proof, 1);
+    assert_non_null(header);
+    assert_non_null(claims);
+    assert_string_equal(json_string_value(json_object_get(header, "typ")), "dpop+jwt");
+    assert_string_equal(json_string_value(json_object_get(header, "alg")), "ES256");
+    json_t *jwk = json_incref(json_object_get(header, "jwk"));
+    assert_null(json_object_get(jwk, "d"));
+    assert_true(signature_verifies(proof, jwk));
+    char *token_endpoint = NULL;
+    assert_true(asprintf(&token_endpoint, "%s/token", as->origin) > 0);
+    assert_string_equal(json_string_value(json_object_get(claims, "htm")), "POST");
+    assert_string_equal(json_string_value(json_object_get(claims, "htu")), token_endpoint);
+    json_int_t iat = json_integer_value(json_object_get(claims, "iat"));
+    json_int_t now = (json_int_t)time(NULL);
+    assert_true(iat >= now - 60 && iat <= now + 5);
+    assert_null(json_object_get(claims, "ath"));
+    const char *got_nonce = json_string_value(json_object_get(claims, "nonce"));
+    if (!nonce != !got_nonce || (nonce && strcmp(nonce, got_nonce) != 0))
+        fail_msg("the proof's nonce is %s, not %s", got_nonce ? got_nonce : "missing",
+                 nonce ? nonce : "none");
+    *jti_out = strdup(json_string_value(json_object_get(claims, "jti")));
+    free(token_endpoint);
+    json_decref(header);
+    json_decref(claims);
+    return jwk;
+}
+
+/* ---- the tests ---- */
+
+/* The first token request carries a proof; asked for a nonce, the client
+ * sends a new proof with it; the token is DPoP. The proofs for the MCP
+ * server are signed with the same key and bind the token (ath). A later
+ * grant carries the kept nonce at once. */
+static void test_token_request_proofs_and_nonce(void **state)
+{
+    (void)state;
+    as_t *as = as_start(true, "DPoP", "as-nonce");
+    mcp_oauth_t *o = make(true);
+    char *token = token_for(o, as, "DPoP resource_metadata=\"x\"", MCP_OK);
+    assert_string_equal(token, "bound-token-1");
+    assert_int_equal(as->token_requests, 2);
+    char *jti1 = NULL, *jti2 = NULL, *jti3 = NULL;
+    json_t *jwk1 = check_token_proof(as, as->proofs[0], NULL, &jti1);
+    json_t *jwk2 = check_token_proof(as, as->proofs[1], "as-nonce", &jti2);
+    assert_true(json_equal(jwk1, jwk2));
+    assert_string_not_equal(jti1, jti2);
+
+    /* The proof of an MCP request: same key, the token's hash, the
+     * resource server's nonce, the URL without its query. */
+    char *url = NULL, *proof = NULL;
+    assert_true(asprintf(&url, "%s" SERVER_PATH "?x=1", as->origin) > 0);
+    assert_int_equal(mcp_oauth_proof(o, "POST", url, token, "rs-nonce", &proof), MCP_OK);
+    assert_non_null(proof);
+    json_t *header = jws_json(proof, 0), *claims = jws_json(proof, 1);
+    assert_true(json_equal(json_object_get(header, "jwk"), jwk1));
+    assert_true(signature_verifies(proof, jwk1));
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    SHA256((const unsigned char *)token, strlen(token), digest);
+    unsigned char std[64];
+    int n = EVP_EncodeBlock(std, digest, sizeof digest);
+    std[n - 1] = '\0'; /* one '=' of padding */
+    for (unsigned char *c = std; *c; c++)
+        *c = *c == '+' ? '-' : *c == '/' ? '_' : *c;
+    assert_string_equal(json_string_value(json_object_get(claims, "ath")), (char *)std);
+    assert_string_equal(json_string_value(json_object_get(claims, "nonce")), "rs-nonce");
+    url[strcspn(url, "?")] = '\0';
+    assert_string_equal(json_string_value(json_object_get(claims, "htu")), url);
+    json_decref(header);
+    json_decref(claims);
+    free(proof);
+
+    /* Refused by the MCP server: a new grant, whose first proof carries
+     * the nonce already. */
+    free(token);
+    token = token_for(o, as, "DPoP error=\"invalid_token\"", MCP_OK);
+    assert_string_equal(token, "bound-token-2");
+    assert_int_equal(as->token_requests, 3);
+    json_t *jwk3 = check_token_proof(as, as->proofs[2], "as-nonce", &jti3);
+    assert_true(json_equal(jwk1, jwk3));
+
+    json_decref(jwk1);
+    json_decref(jwk2);
+    json_decref(jwk3);
+    free(jti1);
+    free(jti2);
+    free(jti3);
+    free(url);
+    free(token);
+    mcp_oauth_free(o);
+    as_stop(as);
+}
+
+/* A server that wants a new nonce again after the retry is not tried a
+ * third time. */
+static void test_one_nonce_retry(void **state)
+{
+    (void)state;
+    as_t *as = as_start(true, "DPoP", "turn");
+    as->rotating = true;
+    mcp_oauth_t *o = make(true);
+    assert_null(token_for(o, as, "Bearer resource_metadata=\"x\"", MCP_EAUTH));
+    assert_int_equal(as->token_requests, 2);
+    char *jti = NULL;
+    json_decref(check_token_proof(as, as->proofs[1], "turn-0", &jti));
+    free(jti);
+    mcp_oauth_free(o);
+    as_stop(as);
+}
+
+/* Without DPoP in the server's metadata (or without the option), no proof
+ * goes and the token is a Bearer token, proved by nothing. */
+static void test_bearer_without_server_support(void **state)
+{
+    (void)state;
+    const bool offers[] = {false, true};
+    const bool wants[] = {true, false};
+    for (int i = 0; i < 2; i++) {
+        as_t *as = as_start(offers[i], "Bearer", NULL);
+        mcp_oauth_t *o = make(wants[i]);
+        char *token = token_for(o, as, "Bearer resource_metadata=\"x\"", MCP_OK);
+        assert_int_equal(as->token_requests, 1);
+        assert_null(as->proofs[0]);
+        char *proof = (char *)"untouched";
+        assert_int_equal(mcp_oauth_proof(o, "POST", "http://127.0.0.1/mcp", token, NULL, &proof),
+                         MCP_OK);
+        assert_null(proof);
+        free(token);
+        mcp_oauth_free(o);
+        as_stop(as);
+    }
+}
+
+/* A DPoP token nobody asked for (no proof went) is refused; a Bearer
+ * token answered to a proof is taken as a Bearer token. */
+static void test_token_type_must_match(void **state)
+{
+    (void)state;
+    as_t *as = as_start(false, "DPoP", NULL);
+    mcp_oauth_t *o = make(true);
+    assert_null(token_for(o, as, "Bearer resource_metadata=\"x\"", MCP_EAUTH));
+    mcp_oauth_free(o);
+    as_stop(as);
+
+    as = as_start(true, "Bearer", NULL);
+    o = make(true);
+    char *token = token_for(o, as, "Bearer resource_metadata=\"x\"", MCP_OK);
+    assert_non_null(as->proofs[0]);
+    char *proof = (char *)"untouched";
+    assert_int_equal(mcp_oauth_proof(o, "POST", "http://127.0.0.1/mcp", token, NULL, &proof),
+                     MCP_OK);
+    assert_null(proof);
+    free(token);
+    mcp_oauth_free(o);
+    as_stop(as);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_token_request_proofs_and_nonce),
+        cmocka_unit_test(test_one_nonce_retry),
+        cmocka_unit_test(test_bearer_without_server_support),
+        cmocka_unit_test(test_token_type_must_match),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
