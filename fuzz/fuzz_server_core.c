@@ -1,8 +1,7 @@
 /*
  * Fuzzes the server core end to end: every line of the input is one
  * message for mcp_server_submit(), on a server that offers tools (one of
- * them asks for input, one becomes a task), resources, a template, a
- * prompt and completion.
+ * them asks for input), resources, a template, a prompt and completion.
  * Parsing, the validation ladder, routing, the handlers' results, MRTR
  * with requestState, progress, logging and cancellation all run on
  * peer-controlled bytes.
@@ -109,26 +108,6 @@ static int confirm(mcp_call_t *call, void *user)
     return mcp_call_add_textf(call, "%s", action ? action : "?");
 }
 
-/* A task (for clients that declared the extension) that may ask for
- * input inside it; tasks/get, tasks/update and tasks/cancel, and listen
- * streams with taskIds, meet peer bytes through it. Task ids are random,
- * so seeds name unknown ones: the gating and validation run on them. */
-static int job(mcp_call_t *call, void *user)
-{
-    int rc = mcp_call_start_task(call);
-    if (rc != MCP_OK && rc != MCP_EUNSUPPORTED)
-        return rc;
-    mcp_call_set_task_message(call, mcp_call_arg_string(call, "message"));
-    bool ask = false;
-    if (mcp_call_arg_bool(call, "ask", &ask) && ask && !mcp_call_input(call, "go")) {
-        json_t *schema = json_pack("{s:s, s:{s:{s:s}}}", "type", "object", "properties", "go",
-                                   "type", "boolean");
-        rc = mcp_call_elicit(call, "go", "Go?", schema, 0);
-        return rc < 0 ? rc : MCP_INPUT_REQUIRED;
-    }
-    return mcp_call_add_textf(call, "task %s", mcp_call_task_id(call) ? "yes" : "no");
-}
-
 static int read_resource(mcp_call_t *call, const char *uri, void *user)
 {
     const char *id = mcp_call_uri_var(call, "id");
@@ -179,8 +158,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     server = mcp_server_new(&(mcp_server_options_t){.name = "fuzz", .version = "1",
                                                     .instructions = "fuzz", .page_size = 2,
                                                     .legacy_input_timeout_ms = 1,
-                                                    .session_idle_ms = 1,
-                                                    .task_ttl_ms = 1},
+                                                    .session_idle_ms = 1},
                             NULL);
     uint8_t key[MCP_STATE_KEY_BYTES];
     memset(key, 0x42, sizeof key);
@@ -199,8 +177,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         {.name = "confirm", .handler = confirm},
         {.name = "needs_sampling", .handler = echo,
          .required_capabilities = "{\"sampling\":{}}"},
-        {.name = "job", .handler = job, .tasks = MCP_TASKS_OPTIONAL},
-        {.name = "only_task", .handler = job, .tasks = MCP_TASKS_REQUIRED},
     };
     for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
         mcp_server_add_tool(server, &tools[i], NULL);
