@@ -92,6 +92,22 @@ static void kernel_random(void *ctx, size_t length, uint8_t *dst)
     }
 }
 
+/* The private key as Nettle's scalar (initialised: clear it after use),
+ * or MCP_EINVAL when it is not a P-256 private key. */
+static int load_scalar(const uint8_t key[OAUTH_ES256_KEY_SIZE], struct ecc_scalar *scalar,
+                       mcp_error_t *err)
+{
+    mpz_t d;
+    hogweed.mpz_from_bytes(d, OAUTH_ES256_KEY_SIZE, key);
+    hogweed.scalar_init(scalar, hogweed.p256());
+    bool in_range = hogweed.scalar_set(scalar, d);
+    hogweed.mpz_clear(d);
+    if (in_range)
+        return MCP_OK;
+    hogweed.scalar_clear(scalar);
+    return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the private key is out of the P-256 range");
+}
+
 int oauth_es256_sign(const uint8_t key[OAUTH_ES256_KEY_SIZE], const void *msg, size_t len,
                      uint8_t sig[OAUTH_ES256_SIG_SIZE], mcp_error_t *err)
 {
@@ -105,15 +121,8 @@ int oauth_es256_sign(const uint8_t key[OAUTH_ES256_KEY_SIZE], const void *msg, s
     hogweed.sha256_digest(&sha, sizeof digest, digest);
 
     struct ecc_scalar scalar;
-    mpz_t d;
-    hogweed.mpz_from_bytes(d, OAUTH_ES256_KEY_SIZE, key);
-    hogweed.scalar_init(&scalar, hogweed.p256());
-    bool in_range = hogweed.scalar_set(&scalar, d);
-    hogweed.mpz_clear(d);
-    if (!in_range) {
-        hogweed.scalar_clear(&scalar);
-        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the private key is out of the P-256 range");
-    }
+    if ((rc = load_scalar(key, &scalar, err)) != MCP_OK)
+        return rc;
     struct dsa_signature signature;
     nonce_source_t nonce = {false};
     hogweed.signature_init(&signature);
@@ -188,15 +197,8 @@ int oauth_es256_public_key(const uint8_t key[OAUTH_ES256_KEY_SIZE],
     if (rc != MCP_OK)
         return rc;
     struct ecc_scalar scalar;
-    mpz_t d;
-    hogweed.mpz_from_bytes(d, OAUTH_ES256_KEY_SIZE, key);
-    hogweed.scalar_init(&scalar, hogweed.p256());
-    bool in_range = hogweed.scalar_set(&scalar, d);
-    hogweed.mpz_clear(d);
-    if (!in_range) {
-        hogweed.scalar_clear(&scalar);
-        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the private key is out of the P-256 range");
-    }
+    if ((rc = load_scalar(key, &scalar, err)) != MCP_OK)
+        return rc;
     struct ecc_point point;
     mpz_t px, py;
     hogweed.point_init(&point, hogweed.p256());
