@@ -20,6 +20,7 @@
 
 #include "mcp/host.h"
 #include "mcp/request.h"
+#include "test_keys.h"
 
 /* ------------------------------------------------------------------------
  * Helpers
@@ -217,21 +218,13 @@ static void test_oauth(void **state)
     mcp_host_free(host);
 }
 
-/* An EC P-256 key in PKCS#8 PEM (openssl genpkey). */
-static const char KEY_PEM[] =
-    "-----BEGIN PRIVATE KEY-----\n"
-    "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgjwr5MwN56KH6hbBi\n"
-    "sP/CwUrzCPJDXRqnpUARbYDyN4WhRANCAAQj6XXaZvvSfeBm4PDjMEzv9sJBx++J\n"
-    "Bp8akXz39L10z/AppPCx7ak7TitH79YLQtKuP4VnHE1sLoG8eX6axoAz\n"
-    "-----END PRIVATE KEY-----\n";
-
 /* "grant": "client_credentials", with a secret or a key file (read and
  * checked at once), and the key file for nothing else. */
 static void test_oauth_client_credentials(void **state)
 {
     (void)state;
     char key_path[64], not_key_path[64], text[1024];
-    snprintf(key_path, sizeof key_path, "%s", temp_file(KEY_PEM));
+    snprintf(key_path, sizeof key_path, "%s", temp_file(TEST_KEY_P256_PEM));
     snprintf(not_key_path, sizeof not_key_path, "%s", temp_file("not a key\n"));
     snprintf(text, sizeof text,
              "{\"mcpServers\": {"
@@ -251,7 +244,7 @@ static void test_oauth_client_credentials(void **state)
     assert_string_equal(configs.items[0].oauth_client_secret, "s3cret");
     assert_null(configs.items[0].oauth_private_key_pem);
     assert_int_equal(configs.items[1].oauth_grant, MCP_OAUTH_CLIENT_CREDENTIALS);
-    assert_string_equal(configs.items[1].oauth_private_key_pem, KEY_PEM);
+    assert_string_equal(configs.items[1].oauth_private_key_pem, TEST_KEY_P256_PEM);
     assert_int_equal(configs.items[2].oauth_grant, MCP_OAUTH_AUTHORIZATION_CODE);
     assert_int_equal(w.count, 0);
 

@@ -22,6 +22,7 @@
 
 #include "mcp/mcp.h"
 #include "protocol/base64.h"
+#include "test_keys.h"
 
 static int never_called(void *user, const char *url, char **redirect_out)
 {
@@ -43,14 +44,6 @@ static mcp_oauth_t *make(void)
     return o;
 }
 
-/* An EC P-256 key in PKCS#8 PEM (openssl genpkey). */
-static const char KEY_PEM[] =
-    "-----BEGIN PRIVATE KEY-----\n"
-    "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgjwr5MwN56KH6hbBi\n"
-    "sP/CwUrzCPJDXRqnpUARbYDyN4WhRANCAAQj6XXaZvvSfeBm4PDjMEzv9sJBx++J\n"
-    "Bp8akXz39L10z/AppPCx7ak7TitH79YLQtKuP4VnHE1sLoG8eX6axoAz\n"
-    "-----END PRIVATE KEY-----\n";
-
 static void test_new_refuses_bad_options(void **state)
 {
     (void)state;
@@ -62,12 +55,12 @@ static void test_new_refuses_bad_options(void **state)
         {.redirect_uri = "http://127.0.0.1:9/cb", .authorize = never_called,
          .client_secret = "s"},                               /* a secret without an id */
         {.redirect_uri = "http://127.0.0.1:9/cb", .authorize = never_called, .client_id = "c",
-         .private_key_pem = KEY_PEM},                         /* a key for a user's grant */
+         .private_key_pem = TEST_KEY_P256_PEM},                         /* a key for a user's grant */
         {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_secret = "s"}, /* no client id */
         {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c"},     /* no credential */
         {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c", .client_secret = "s",
-         .private_key_pem = KEY_PEM},                         /* both */
-        {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c", .private_key_pem = KEY_PEM,
+         .private_key_pem = TEST_KEY_P256_PEM},                         /* both */
+        {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c", .private_key_pem = TEST_KEY_P256_PEM,
          .signing_algorithm = "RS256"},                       /* only ES256 */
         {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c", .client_secret = "s",
          .signing_algorithm = "ES256"},                       /* an algorithm without a key */
@@ -87,7 +80,7 @@ static void test_new_refuses_bad_options(void **state)
     /* Client credentials need no redirect URI and no user. */
     mcp_oauth_t *o = mcp_oauth_new(&(mcp_oauth_options_t){.grant = MCP_OAUTH_CLIENT_CREDENTIALS,
                                                           .client_id = "c",
-                                                          .private_key_pem = KEY_PEM},
+                                                          .private_key_pem = TEST_KEY_P256_PEM},
                                    &err);
     assert_non_null(o);
     mcp_oauth_free(o);
@@ -118,7 +111,7 @@ static void test_new_checks_assertion_grant_options(void **state)
         const char *says;
     } bad[] = {
         {{.grant = MCP_OAUTH_JWT_BEARER}, "assertion callback"},
-        {{.grant = MCP_OAUTH_JWT_BEARER, .assertion = no_assertion, .client_id = "c", .private_key_pem = KEY_PEM},
+        {{.grant = MCP_OAUTH_JWT_BEARER, .assertion = no_assertion, .client_id = "c", .private_key_pem = TEST_KEY_P256_PEM},
          "private key"},
         {{.grant = MCP_OAUTH_JWT_BEARER, .assertion = no_assertion, .idp_token_endpoint = IDP}, "IdP options"},
         {{.grant = MCP_OAUTH_JWT_BEARER, .assertion = no_assertion, .client_secret = "s"}, "client id"},
