@@ -25,41 +25,16 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include <microhttpd.h>
-#include <openssl/bn.h>
-#include <openssl/core_names.h>
-#include <openssl/ec.h>
 #include <openssl/evp.h>
-#include <openssl/param_build.h>
 #include <openssl/sha.h>
 
 #include "mcp/mcp.h"
+#include "openssl_check.h"
 
 #define SERVER_PATH "/mcp"
 #define MAX_PROOFS 8
 
 /* ---- JWS pieces, decoded with OpenSSL ---- */
-
-/* A base64url text, decoded (malloc'd, NUL-terminated), or NULL. */
-static unsigned char *unbase64url(const char *text, size_t len, size_t *out_len)
-{
-    char *std = malloc(len + 4);
-    size_t n = 0;
-    for (; n < len; n++)
-        std[n] = text[n] == '-' ? '+' : text[n] == '_' ? '/' : text[n];
-    while (n % 4)
-        std[n++] = '=';
-    unsigned char *out = malloc(n + 1);
-    int got = EVP_DecodeBlock(out, (const unsigned char *)std, (int)n);
-    free(std);
-    if (got < 0) {
-        free(out);
-        return NULL;
-    }
-    size_t pad = len % 4 == 2 ? 2 : len % 4 == 3 ? 1 : 0;
-    *out_len = (size_t)got - pad;
-    out[*out_len] = '\0';
-    return out;
-}
 
 /* Segment `n` of a compact JWS as JSON, or NULL. */
 static json_t *jws_json(const char *jws, int n)
@@ -70,7 +45,7 @@ static json_t *jws_json(const char *jws, int n)
     if (!start)
         return NULL;
     size_t len = strcspn(start, "."), out_len = 0;
-    unsigned char *text = unbase64url(start, len, &out_len);
+    unsigned char *text = openssl_unbase64url(start, len, &out_len);
     json_t *doc = text ? json_loads((const char *)text, 0, NULL) : NULL;
     free(text);
     return doc;
@@ -81,47 +56,13 @@ static json_t *jws_json(const char *jws, int n)
 static bool signature_verifies(const char *jws, const json_t *jwk)
 {
     const char *dot2 = strrchr(jws, '.');
-    size_t xl, yl, sl;
-    const char *x = json_string_value(json_object_get(jwk, "x"));
-    const char *y = json_string_value(json_object_get(jwk, "y"));
-    assert_non_null(x);
-    assert_non_null(y);
-    unsigned char *xb = unbase64url(x, strlen(x), &xl), *yb = unbase64url(y, strlen(y), &yl);
-    unsigned char *sig = unbase64url(dot2 + 1, strlen(dot2 + 1), &sl);
-    assert_int_equal(xl, 32);
-    assert_int_equal(yl, 32);
+    size_t sl = 0;
+    unsigned char *sig = openssl_unbase64url(dot2 + 1, strlen(dot2 + 1), &sl);
+    assert_non_null(sig);
     assert_int_equal(sl, 64);
-    unsigned char point[65] = {0x04};
-    memcpy(point + 1, xb, 32);
-    memcpy(point + 33, yb, 32);
-
-    OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
-    assert_true(OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, "prime256v1", 0));
-    assert_true(OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point, sizeof point));
-    OSSL_PARAM *params = OSSL_PARAM_BLD_to_param(bld);
-    EVP_PKEY_CTX *kctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
-    EVP_PKEY *key = NULL;
-    assert_int_equal(EVP_PKEY_fromdata_init(kctx), 1);
-    assert_int_equal(EVP_PKEY_fromdata(kctx, &key, EVP_PKEY_PUBLIC_KEY, params), 1);
-    ECDSA_SIG *ecdsa = ECDSA_SIG_new();
-    assert_true(ECDSA_SIG_set0(ecdsa, BN_bin2bn(sig, 32, NULL), BN_bin2bn(sig + 32, 32, NULL)));
-    unsigned char *der = NULL;
-    int der_len = i2d_ECDSA_SIG(ecdsa, &der);
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    assert_int_equal(EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, key), 1);
-    int ok = EVP_DigestVerify(ctx, der, (size_t)der_len, (const unsigned char *)jws,
-                              (size_t)(dot2 - jws));
-    EVP_MD_CTX_free(ctx);
-    OPENSSL_free(der);
-    ECDSA_SIG_free(ecdsa);
-    EVP_PKEY_free(key);
-    EVP_PKEY_CTX_free(kctx);
-    OSSL_PARAM_free(params);
-    OSSL_PARAM_BLD_free(bld);
-    free(xb);
-    free(yb);
+    bool ok = openssl_es256_verifies_jwk(jwk, jws, (size_t)(dot2 - jws), sig);
     free(sig);
-    return ok == 1;
+    return ok;
 }
 
 /* ---- the authorization server ---- */

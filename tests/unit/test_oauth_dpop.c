@@ -16,15 +16,11 @@
 
 #include <cmocka.h>
 #include <jansson.h>
-#include <openssl/bn.h>
-#include <openssl/core_names.h>
-#include <openssl/ec.h>
-#include <openssl/evp.h>
-#include <openssl/param_build.h>
 #include <openssl/sha.h>
 
 #include "client/oauth/oauth_dpop.h"
 #include "protocol/base64.h"
+#include "openssl_check.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -99,49 +95,6 @@ static void free_proof(proof_t *p)
     json_decref(p->claims);
 }
 
-/* Whether OpenSSL verifies `sig` over `msg` with the P-256 public key
- * that the JWK `jwk` names. */
-static bool openssl_verifies_jwk(const json_t *jwk, const void *msg, size_t len,
-                                 const uint8_t sig[64])
-{
-    uint8_t point[65] = {0x04};
-    const char *x = json_string_value(json_object_get(jwk, "x"));
-    const char *y = json_string_value(json_object_get(jwk, "y"));
-    assert_non_null(x);
-    assert_non_null(y);
-    unsigned char buf[48];
-    assert_int_equal(segment_bytes(x, strlen(x), buf, sizeof buf), 32);
-    memcpy(point + 1, buf, 32);
-    assert_int_equal(segment_bytes(y, strlen(y), buf, sizeof buf), 32);
-    memcpy(point + 33, buf, 32);
-
-    OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
-    assert_true(OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, "prime256v1", 0));
-    assert_true(OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point, sizeof point));
-    OSSL_PARAM *params = OSSL_PARAM_BLD_to_param(bld);
-    EVP_PKEY_CTX *kctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
-    EVP_PKEY *pkey = NULL;
-    assert_int_equal(EVP_PKEY_fromdata_init(kctx), 1);
-    assert_int_equal(EVP_PKEY_fromdata(kctx, &pkey, EVP_PKEY_PUBLIC_KEY, params), 1);
-
-    ECDSA_SIG *ecdsa = ECDSA_SIG_new();
-    assert_true(ECDSA_SIG_set0(ecdsa, BN_bin2bn(sig, 32, NULL), BN_bin2bn(sig + 32, 32, NULL)));
-    unsigned char *der = NULL;
-    int der_len = i2d_ECDSA_SIG(ecdsa, &der);
-    assert_true(der_len > 0);
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    assert_int_equal(EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, pkey), 1);
-    int ok = EVP_DigestVerify(ctx, der, (size_t)der_len, msg, len);
-    EVP_MD_CTX_free(ctx);
-    OPENSSL_free(der);
-    ECDSA_SIG_free(ecdsa);
-    EVP_PKEY_free(pkey);
-    EVP_PKEY_CTX_free(kctx);
-    OSSL_PARAM_free(params);
-    OSSL_PARAM_BLD_free(bld);
-    return ok == 1;
-}
-
 /* The public key of a scalar is the one OpenSSL computed for it. */
 static void test_public_key(void **state)
 {
@@ -176,14 +129,14 @@ static void test_new_keys(void **state)
     proof_t p;
     split_proof(jwt, &p);
     const json_t *jwk = json_object_get(p.header, "jwk");
-    assert_true(openssl_verifies_jwk(jwk, jwt, p.signed_len, p.sig));
+    assert_true(openssl_es256_verifies_jwk(jwk, jwt, p.signed_len, p.sig));
     /* b's public key does not verify a's proof. */
     char *other = NULL;
     assert_int_equal(oauth_dpop_proof(&b, "POST", "https://as/token", NULL, NULL, 1, &other, &err),
                      MCP_OK);
     proof_t q;
     split_proof(other, &q);
-    assert_false(openssl_verifies_jwk(json_object_get(q.header, "jwk"), jwt, p.signed_len, p.sig));
+    assert_false(openssl_es256_verifies_jwk(json_object_get(q.header, "jwk"), jwt, p.signed_len, p.sig));
     free_proof(&p);
     free_proof(&q);
     free(jwt);
@@ -213,10 +166,10 @@ static void test_header(void **state)
     char x[64];
     mcp_base64url_encode(key.x, sizeof key.x, x);
     assert_string_equal(json_string_value(json_object_get(jwk, "x")), x);
-    assert_true(openssl_verifies_jwk(jwk, jwt, p.signed_len, p.sig));
+    assert_true(openssl_es256_verifies_jwk(jwk, jwt, p.signed_len, p.sig));
     /* A changed byte of the signed part does not verify. */
     jwt[p.signed_len - 1] ^= 1;
-    assert_false(openssl_verifies_jwk(jwk, jwt, p.signed_len, p.sig));
+    assert_false(openssl_es256_verifies_jwk(jwk, jwt, p.signed_len, p.sig));
     free_proof(&p);
     free(jwt);
 }
@@ -281,7 +234,7 @@ static void test_claims_table(void **state)
         else
             assert_null(nonce);
         assert_int_equal(json_object_size(p.claims), 4 + (c->token != NULL) + (c->nonce != NULL));
-        assert_true(openssl_verifies_jwk(json_object_get(p.header, "jwk"), jwt, p.signed_len,
+        assert_true(openssl_es256_verifies_jwk(json_object_get(p.header, "jwk"), jwt, p.signed_len,
                                          p.sig));
         free_proof(&p);
         free(jwt);

@@ -16,25 +16,15 @@
 
 #include <cmocka.h>
 #include <jansson.h>
-#include <openssl/bio.h>
-#include <openssl/bn.h>
-#include <openssl/ec.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
 
 #include "client/oauth/oauth_jwt.h"
 #include "protocol/base64.h"
+#include "openssl_check.h"
+#include "test_keys.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* A P-256 key made with `openssl genpkey -algorithm EC -pkeyopt
- * ec_paramgen_curve:P-256`, and its scalar. */
-static const char KEY_PEM[] =
-    "-----BEGIN PRIVATE KEY-----\n"
-    "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgjwr5MwN56KH6hbBi\n"
-    "sP/CwUrzCPJDXRqnpUARbYDyN4WhRANCAAQj6XXaZvvSfeBm4PDjMEzv9sJBx++J\n"
-    "Bp8akXz39L10z/AppPCx7ak7TitH79YLQtKuP4VnHE1sLoG8eX6axoAz\n"
-    "-----END PRIVATE KEY-----\n";
+/* The scalar of TEST_KEY_P256_PEM. */
 #define KEY_D "8f0af9330379e8a1fa85b062b0ffc2c14af308f2435d1aa7a540116d80f23785"
 
 static size_t unhex(const char *hex, uint8_t *out, size_t cap)
@@ -156,12 +146,12 @@ static void test_pem(void **state)
     unhex(KEY_D, want, sizeof want);
     mcp_error_t err = {0};
 
-    assert_int_equal(oauth_es256_key_from_pem(KEY_PEM, key, &err), MCP_OK);
+    assert_int_equal(oauth_es256_key_from_pem(TEST_KEY_P256_PEM, key, &err), MCP_OK);
     assert_memory_equal(key, want, sizeof want);
 
     /* CRLF lines, text around the block, and the base64 in one line. */
     char *crlf = NULL;
-    assert_true(asprintf(&crlf, "my key\r\n%s", KEY_PEM) > 0);
+    assert_true(asprintf(&crlf, "my key\r\n%s", TEST_KEY_P256_PEM) > 0);
     for (char *p = strchr(crlf + 8, '\n'); p; p = strchr(p + 1, '\n'))
         *p = ' ';
     memset(key, 0, sizeof key);
@@ -201,28 +191,6 @@ static void test_pem(void **state)
  * Signatures, checked by OpenSSL
  * ------------------------------------------------------------------------ */
 
-/* Whether `sig` (r || s) is KEY_PEM's ES256 signature of `msg`. */
-static bool openssl_verifies(const void *msg, size_t len, const uint8_t sig[64])
-{
-    BIO *bio = BIO_new_mem_buf(KEY_PEM, -1);
-    EVP_PKEY *pkey = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
-    BIO_free(bio);
-    assert_non_null(pkey);
-    ECDSA_SIG *ecdsa = ECDSA_SIG_new();
-    assert_true(ECDSA_SIG_set0(ecdsa, BN_bin2bn(sig, 32, NULL), BN_bin2bn(sig + 32, 32, NULL)));
-    unsigned char *der = NULL;
-    int der_len = i2d_ECDSA_SIG(ecdsa, &der);
-    assert_true(der_len > 0);
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    assert_int_equal(EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, pkey), 1);
-    int ok = EVP_DigestVerify(ctx, der, (size_t)der_len, msg, len);
-    EVP_MD_CTX_free(ctx);
-    OPENSSL_free(der);
-    ECDSA_SIG_free(ecdsa);
-    EVP_PKEY_free(pkey);
-    return ok == 1;
-}
-
 static void test_es256_signature(void **state)
 {
     (void)state;
@@ -231,15 +199,15 @@ static void test_es256_signature(void **state)
     mcp_error_t err = {0};
     const char msg[] = "eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJ4In0";
     assert_int_equal(oauth_es256_sign(key, msg, strlen(msg), sig, &err), MCP_OK);
-    assert_true(openssl_verifies(msg, strlen(msg), sig));
+    assert_true(openssl_es256_verifies_pem(TEST_KEY_P256_PEM, msg, strlen(msg), sig));
     /* Another message, or another signature's bytes, do not verify. */
-    assert_false(openssl_verifies("other", 5, sig));
+    assert_false(openssl_es256_verifies_pem(TEST_KEY_P256_PEM, "other", 5, sig));
     sig[40] ^= 1;
-    assert_false(openssl_verifies(msg, strlen(msg), sig));
+    assert_false(openssl_es256_verifies_pem(TEST_KEY_P256_PEM, msg, strlen(msg), sig));
     /* A fresh nonce each time: the same message signs differently. */
     assert_int_equal(oauth_es256_sign(key, msg, strlen(msg), again, &err), MCP_OK);
     assert_memory_not_equal(sig, again, sizeof sig);
-    assert_true(openssl_verifies(msg, strlen(msg), again));
+    assert_true(openssl_es256_verifies_pem(TEST_KEY_P256_PEM, msg, strlen(msg), again));
 }
 
 /* A base64url segment of a JWS, decoded as JSON. */
@@ -290,7 +258,7 @@ static void test_client_assertion(void **state)
     size_t sig_len = 0;
     assert_int_equal(mcp_base64url_decode(dot2 + 1, strlen(dot2 + 1), sig, &sig_len), MCP_OK);
     assert_int_equal(sig_len, OAUTH_ES256_SIG_SIZE);
-    assert_true(openssl_verifies(jwt, (size_t)(dot2 - jwt), sig));
+    assert_true(openssl_es256_verifies_pem(TEST_KEY_P256_PEM, jwt, (size_t)(dot2 - jwt), sig));
 
     /* Each assertion is unique (RFC 7523 §3: jti). */
     assert_int_equal(oauth_client_assertion(key, "svc", "https://as.example", 1700000000, &other,
