@@ -55,12 +55,13 @@ static void test_new_refuses_bad_options(void **state)
         {.redirect_uri = "http://127.0.0.1:9/cb", .authorize = never_called,
          .client_secret = "s"},                               /* a secret without an id */
         {.redirect_uri = "http://127.0.0.1:9/cb", .authorize = never_called, .client_id = "c",
-         .private_key_pem = TEST_KEY_P256_PEM},                         /* a key for a user's grant */
+         .private_key_pem = TEST_KEY_P256_PEM},               /* a key for a user's grant */
         {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_secret = "s"}, /* no client id */
         {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c"},     /* no credential */
         {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c", .client_secret = "s",
-         .private_key_pem = TEST_KEY_P256_PEM},                         /* both */
-        {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c", .private_key_pem = TEST_KEY_P256_PEM,
+         .private_key_pem = TEST_KEY_P256_PEM},               /* both */
+        {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c",
+         .private_key_pem = TEST_KEY_P256_PEM,
          .signing_algorithm = "RS256"},                       /* only ES256 */
         {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c", .client_secret = "s",
          .signing_algorithm = "ES256"},                       /* an algorithm without a key */
@@ -111,7 +112,8 @@ static void test_new_checks_assertion_grant_options(void **state)
         const char *says;
     } bad[] = {
         {{.grant = MCP_OAUTH_JWT_BEARER}, "assertion callback"},
-        {{.grant = MCP_OAUTH_JWT_BEARER, .assertion = no_assertion, .client_id = "c", .private_key_pem = TEST_KEY_P256_PEM},
+        {{.grant = MCP_OAUTH_JWT_BEARER, .assertion = no_assertion, .client_id = "c",
+          .private_key_pem = TEST_KEY_P256_PEM},
          "private key"},
         {{.grant = MCP_OAUTH_JWT_BEARER, .assertion = no_assertion, .idp_token_endpoint = IDP}, "IdP options"},
         {{.grant = MCP_OAUTH_JWT_BEARER, .assertion = no_assertion, .client_secret = "s"}, "client id"},

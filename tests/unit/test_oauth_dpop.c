@@ -136,7 +136,8 @@ static void test_new_keys(void **state)
                      MCP_OK);
     proof_t q;
     split_proof(other, &q);
-    assert_false(openssl_es256_verifies_jwk(json_object_get(q.header, "jwk"), jwt, p.signed_len, p.sig));
+    assert_false(
+        openssl_es256_verifies_jwk(json_object_get(q.header, "jwk"), jwt, p.signed_len, p.sig));
     free_proof(&p);
     free_proof(&q);
     free(jwt);
