@@ -10,8 +10,6 @@
  */
 #define _GNU_SOURCE
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +24,7 @@
 #include <microhttpd.h>
 
 #include "mcp/mcp.h"
+#include "oauth_fixture.h"
 
 #define SERVER_PATH "/mcp"
 #define JWT_BEARER "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -46,39 +45,25 @@ typedef struct endpoint {
 } endpoint_t;
 
 typedef struct as {
-    struct MHD_Daemon *daemon;
-    char origin[64];   /* the authorization server's issuer, and the IdP's origin */
+    oauth_fixture_t *http;
+    /* The authorization server's issuer, and the IdP's origin. */
+    char origin[OAUTH_FIXTURE_ORIGIN_MAX];
     const char *extra; /* more authorization server metadata members */
     int expires_in;    /* of the access tokens it issues */
     pthread_mutex_t lock;
     endpoint_t token, idp;
 } as_t;
 
-typedef struct upload {
-    char body[4096];
-    size_t len;
-} upload_t;
-
-static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, const char *json)
-{
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(json), (void *)json, MHD_RESPMEM_MUST_COPY);
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    enum MHD_Result rc = MHD_queue_response(conn, status, r);
-    MHD_destroy_response(r);
-    return rc;
-}
-
 /* Keeps a request to `e` and answers it: as the test said, else with an
  * ID-JAG (the IdP) or a new access token (the authorization server). */
 static enum MHD_Result post(as_t *as, endpoint_t *e, struct MHD_Connection *conn,
-                            const upload_t *up)
+                            const char *body)
 {
     const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     char doc[512];
     pthread_mutex_lock(&as->lock);
     int n = ++e->requests;
-    snprintf(e->form, sizeof e->form, "%s", up->body);
+    snprintf(e->form, sizeof e->form, "%s", body);
     snprintf(e->authorization, sizeof e->authorization, "%s", auth ? auth : "");
     unsigned status = e->answer ? e->status : 200;
     if (e->answer)
@@ -90,55 +75,23 @@ static enum MHD_Result post(as_t *as, endpoint_t *e, struct MHD_Connection *conn
                  "{\"access_token\":\"at-%d\",\"token_type\":\"Bearer\",\"expires_in\":%d}", n,
                  as->expires_in ? as->expires_in : 3600);
     pthread_mutex_unlock(&as->lock);
-    return answer(conn, status, doc);
+    return oauth_fixture_answer(conn, status, doc);
 }
 
-static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
-                             const char *method, const char *version, const char *data,
-                             size_t *data_size, void **req_cls)
+static enum MHD_Result route(void *user, struct MHD_Connection *conn, const char *url,
+                             const char *method, const char *body)
 {
-    as_t *as = cls;
-    upload_t *up = *req_cls;
-    (void)version;
-    if (!up) {
-        *req_cls = calloc(1, sizeof *up);
-        return MHD_YES;
-    }
-    if (*data_size) {
-        size_t room = sizeof up->body - 1 - up->len;
-        size_t n = *data_size < room ? *data_size : room;
-        memcpy(up->body + up->len, data, n);
-        up->len += n;
-        *data_size = 0;
-        return MHD_YES;
-    }
-    char doc[2048];
-    if (strcmp(url, "/.well-known/oauth-protected-resource" SERVER_PATH) == 0) {
-        snprintf(doc, sizeof doc,
-                 "{\"resource\":\"%s" SERVER_PATH "\",\"authorization_servers\":[\"%s\"]}",
-                 as->origin, as->origin);
-        return answer(conn, 200, doc);
-    }
-    if (strcmp(url, "/.well-known/oauth-authorization-server") == 0) {
-        snprintf(doc, sizeof doc, "{\"issuer\":\"%s\",\"token_endpoint\":\"%s/token\"%s%s}",
-                 as->origin, as->origin, as->extra ? "," : "", as->extra ? as->extra : "");
-        return answer(conn, 200, doc);
-    }
+    as_t *as = user;
+    if (strcmp(url, "/.well-known/oauth-protected-resource" SERVER_PATH) == 0)
+        return oauth_fixture_answer_resource_metadata(conn, as->origin, SERVER_PATH, as->origin,
+                                                      NULL);
+    if (strcmp(url, "/.well-known/oauth-authorization-server") == 0)
+        return oauth_fixture_answer_as_metadata(conn, as->origin, as->extra);
     if (strcmp(url, "/token") == 0 && strcmp(method, "POST") == 0)
-        return post(as, &as->token, conn, up);
+        return post(as, &as->token, conn, body);
     if (strcmp(url, "/idp/token") == 0 && strcmp(method, "POST") == 0)
-        return post(as, &as->idp, conn, up);
-    return answer(conn, 404, "{}");
-}
-
-static void request_done(void *cls, struct MHD_Connection *conn, void **req_cls,
-                         enum MHD_RequestTerminationCode why)
-{
-    (void)cls;
-    (void)conn;
-    (void)why;
-    free(*req_cls);
-    *req_cls = NULL;
+        return post(as, &as->idp, conn, body);
+    return oauth_fixture_answer(conn, 404, "{}");
 }
 
 static as_t *as_start(const char *extra)
@@ -146,22 +99,14 @@ static as_t *as_start(const char *extra)
     as_t *as = calloc(1, sizeof *as);
     assert_non_null(as);
     as->extra = extra;
-    struct sockaddr_in addr = {.sin_family = AF_INET};
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     pthread_mutex_init(&as->lock, NULL);
-    as->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, serve, as,
-                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-                                  MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
-                                  MHD_OPTION_END);
-    assert_non_null(as->daemon);
-    snprintf(as->origin, sizeof as->origin, "http://127.0.0.1:%u",
-             MHD_get_daemon_info(as->daemon, MHD_DAEMON_INFO_BIND_PORT)->port);
+    as->http = oauth_fixture_start(route, as, as->origin);
     return as;
 }
 
 static void as_stop(as_t *as)
 {
-    MHD_stop_daemon(as->daemon);
+    oauth_fixture_stop(as->http);
     pthread_mutex_destroy(&as->lock);
     free(as);
 }
@@ -196,31 +141,6 @@ static int next_assertion(void *user, const char *audience, char **assertion_out
 
 /* ---- helpers ---- */
 
-/* The value of `name` in a form body, decoded (malloc'd), or NULL. */
-static char *form_get(const char *form, const char *name)
-{
-    size_t len = strlen(name);
-    for (const char *p = form; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
-        if (strncmp(p, name, len) != 0 || p[len] != '=')
-            continue;
-        const char *v = p + len + 1;
-        size_t n = strcspn(v, "&");
-        char *out = malloc(n + 1), *o = out;
-        for (size_t i = 0; i < n; i++) {
-            unsigned byte;
-            if (v[i] == '%' && i + 2 < n + 1 && sscanf(v + i + 1, "%2x", &byte) == 1) {
-                *o++ = (char)byte;
-                i += 2;
-            } else {
-                *o++ = v[i] == '+' ? ' ' : v[i];
-            }
-        }
-        *o = '\0';
-        return out;
-    }
-    return NULL;
-}
-
 /* The request's form must have exactly these parameters: name, value
  * pairs, NULL-terminated. */
 static void expect_exact_form(const endpoint_t *e, ...)
@@ -230,7 +150,7 @@ static void expect_exact_form(const endpoint_t *e, ...)
     size_t count = 0;
     for (const char *name; (name = va_arg(ap, const char *)); count++) {
         const char *want = va_arg(ap, const char *);
-        char *got = form_get(e->form, name);
+        char *got = oauth_fixture_form_get(e->form, name);
         if (!got || strcmp(got, want) != 0)
             fail_msg("%s is %s, not %s: %s", name, got ? got : "missing", want, e->form);
         free(got);
@@ -494,7 +414,7 @@ static void test_enterprise_grant(void **state)
     o = enterprise(as, &a, "idp-secret", &idp);
     free(answer_challenge(o, as, "tools", MCP_OK, NULL));
     assert_string_equal(as->idp.authorization, "Basic aWRwLWNsaWVudDppZHAtc2VjcmV0");
-    assert_null(form_get(as->idp.form, "client_id"));
+    assert_null(oauth_fixture_form_get(as->idp.form, "client_id"));
     mcp_oauth_free(o);
     free(idp);
     as_stop(as);

@@ -9,8 +9,6 @@
  */
 #define _GNU_SOURCE
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,32 +22,21 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include <microhttpd.h>
-#include <openssl/bio.h>
-#include <openssl/bn.h>
-#include <openssl/ec.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
 
 #include "mcp/mcp.h"
+#include "oauth_fixture.h"
+#include "openssl_check.h"
+#include "test_keys.h"
 
 #define CLIENT_ID "svc-client"
 #define CLIENT_SECRET "s3cr:et"
 #define SERVER_PATH "/mcp"
 
-/* A P-256 key made with `openssl genpkey -algorithm EC -pkeyopt
- * ec_paramgen_curve:P-256`. */
-static const char KEY_PEM[] =
-    "-----BEGIN PRIVATE KEY-----\n"
-    "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgjwr5MwN56KH6hbBi\n"
-    "sP/CwUrzCPJDXRqnpUARbYDyN4WhRANCAAQj6XXaZvvSfeBm4PDjMEzv9sJBx++J\n"
-    "Bp8akXz39L10z/AppPCx7ak7TitH79YLQtKuP4VnHE1sLoG8eX6axoAz\n"
-    "-----END PRIVATE KEY-----\n";
-
 /* ---- the authorization server ---- */
 
 typedef struct as {
-    struct MHD_Daemon *daemon;
-    char origin[64];     /* its issuer */
+    oauth_fixture_t *http;
+    char origin[OAUTH_FIXTURE_ORIGIN_MAX]; /* its issuer */
     const char *extra;   /* more metadata members, e.g. "\"grant_types_supported\":[...]" */
     int expires_in;      /* of the tokens it issues */
     pthread_mutex_t lock;
@@ -58,79 +45,32 @@ typedef struct as {
     char authorization[512];  /* and its Authorization header, or "" */
 } as_t;
 
-typedef struct upload {
-    char body[4096];
-    size_t len;
-} upload_t;
-
-static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, const char *json)
+static enum MHD_Result route(void *user, struct MHD_Connection *conn, const char *url,
+                             const char *method, const char *body)
 {
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(json), (void *)json, MHD_RESPMEM_MUST_COPY);
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    enum MHD_Result rc = MHD_queue_response(conn, status, r);
-    MHD_destroy_response(r);
-    return rc;
-}
-
-static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
-                             const char *method, const char *version, const char *data,
-                             size_t *data_size, void **req_cls)
-{
-    as_t *as = cls;
-    upload_t *up = *req_cls;
-    (void)version;
-    if (!up) {
-        *req_cls = calloc(1, sizeof *up);
-        return MHD_YES;
-    }
-    if (*data_size) {
-        size_t room = sizeof up->body - 1 - up->len;
-        size_t n = *data_size < room ? *data_size : room;
-        memcpy(up->body + up->len, data, n);
-        up->len += n;
-        *data_size = 0;
-        return MHD_YES;
-    }
-    char doc[2048];
-    if (strcmp(url, "/.well-known/oauth-protected-resource" SERVER_PATH) == 0) {
-        snprintf(doc, sizeof doc,
-                 "{\"resource\":\"%s" SERVER_PATH "\",\"authorization_servers\":[\"%s\"],"
-                 "\"scopes_supported\":[\"tools\"]}",
-                 as->origin, as->origin);
-        return answer(conn, 200, doc);
-    }
-    if (strcmp(url, "/.well-known/oauth-authorization-server") == 0) {
-        /* No authorization endpoint and no PKCE: client credentials needs
-         * neither. */
-        snprintf(doc, sizeof doc, "{\"issuer\":\"%s\",\"token_endpoint\":\"%s/token\"%s%s}",
-                 as->origin, as->origin, as->extra ? "," : "", as->extra ? as->extra : "");
-        return answer(conn, 200, doc);
-    }
+    as_t *as = user;
+    if (strcmp(url, "/.well-known/oauth-protected-resource" SERVER_PATH) == 0)
+        return oauth_fixture_answer_resource_metadata(conn, as->origin, SERVER_PATH, as->origin,
+                                                      "\"scopes_supported\":[\"tools\"]");
+    /* No authorization endpoint and no PKCE: client credentials needs
+     * neither. */
+    if (strcmp(url, "/.well-known/oauth-authorization-server") == 0)
+        return oauth_fixture_answer_as_metadata(conn, as->origin, as->extra);
     if (strcmp(url, "/token") == 0 && strcmp(method, "POST") == 0) {
         const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
         pthread_mutex_lock(&as->lock);
         int n = ++as->token_requests;
-        snprintf(as->form, sizeof as->form, "%s", up->body);
+        snprintf(as->form, sizeof as->form, "%s", body);
         snprintf(as->authorization, sizeof as->authorization, "%s", auth ? auth : "");
         pthread_mutex_unlock(&as->lock);
+        char doc[256];
         snprintf(doc, sizeof doc,
                  "{\"access_token\":\"cc-token-%d\",\"token_type\":\"Bearer\","
                  "\"expires_in\":%d}",
                  n, as->expires_in ? as->expires_in : 3600);
-        return answer(conn, 200, doc);
+        return oauth_fixture_answer(conn, 200, doc);
     }
-    return answer(conn, 404, "{}");
-}
-
-static void request_done(void *cls, struct MHD_Connection *conn, void **req_cls,
-                         enum MHD_RequestTerminationCode why)
-{
-    (void)cls;
-    (void)conn;
-    (void)why;
-    free(*req_cls);
-    *req_cls = NULL;
+    return oauth_fixture_answer(conn, 404, "{}");
 }
 
 static as_t *as_start(const char *extra)
@@ -138,56 +78,23 @@ static as_t *as_start(const char *extra)
     as_t *as = calloc(1, sizeof *as);
     assert_non_null(as);
     as->extra = extra;
-    struct sockaddr_in addr = {.sin_family = AF_INET};
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     pthread_mutex_init(&as->lock, NULL);
-    as->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, serve, as,
-                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-                                  MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
-                                  MHD_OPTION_END);
-    assert_non_null(as->daemon);
-    snprintf(as->origin, sizeof as->origin, "http://127.0.0.1:%u",
-             MHD_get_daemon_info(as->daemon, MHD_DAEMON_INFO_BIND_PORT)->port);
+    as->http = oauth_fixture_start(route, as, as->origin);
     return as;
 }
 
 static void as_stop(as_t *as)
 {
-    MHD_stop_daemon(as->daemon);
+    oauth_fixture_stop(as->http);
     pthread_mutex_destroy(&as->lock);
     free(as);
 }
 
 /* ---- helpers ---- */
 
-/* The value of `name` in a form body, decoded (malloc'd), or NULL. */
-static char *form_get(const char *form, const char *name)
-{
-    size_t len = strlen(name);
-    for (const char *p = form; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
-        if (strncmp(p, name, len) != 0 || p[len] != '=')
-            continue;
-        const char *v = p + len + 1;
-        size_t n = strcspn(v, "&");
-        char *out = malloc(n + 1), *o = out;
-        for (size_t i = 0; i < n; i++) {
-            unsigned byte;
-            if (v[i] == '%' && i + 2 < n + 1 && sscanf(v + i + 1, "%2x", &byte) == 1) {
-                *o++ = (char)byte;
-                i += 2;
-            } else {
-                *o++ = v[i] == '+' ? ' ' : v[i];
-            }
-        }
-        *o = '\0';
-        return out;
-    }
-    return NULL;
-}
-
 static void expect_form(const as_t *as, const char *name, const char *want)
 {
-    char *got = form_get(as->form, name);
+    char *got = oauth_fixture_form_get(as->form, name);
     if (!want && got)
         fail_msg("the token request carries %s=%s: %s", name, got, as->form);
     if (want && (!got || strcmp(got, want) != 0))
@@ -290,19 +197,8 @@ static void test_client_secret_post(void **state)
 /* A base64url segment of a JWS, decoded (malloc'd, NUL-terminated). */
 static unsigned char *unbase64url(const char *text, size_t len, size_t *out_len)
 {
-    char *std = malloc(len + 4);
-    size_t n = 0;
-    for (; n < len; n++)
-        std[n] = text[n] == '-' ? '+' : text[n] == '_' ? '/' : text[n];
-    while (n % 4)
-        std[n++] = '=';
-    unsigned char *out = malloc(n + 1);
-    int got = EVP_DecodeBlock(out, (const unsigned char *)std, (int)n);
-    assert_true(got >= 0);
-    size_t pad = len % 4 == 2 ? 2 : len % 4 == 3 ? 1 : 0;
-    *out_len = (size_t)got - pad;
-    out[*out_len] = '\0';
-    free(std);
+    unsigned char *out = openssl_unbase64url(text, len, out_len);
+    assert_non_null(out);
     return out;
 }
 
@@ -323,23 +219,7 @@ static char *verify_assertion(const char *jwt, const char *audience)
 
     unsigned char *sig = unbase64url(dot2 + 1, strlen(dot2 + 1), &n);
     assert_int_equal(n, 64);
-    BIO *bio = BIO_new_mem_buf(KEY_PEM, -1);
-    EVP_PKEY *key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
-    BIO_free(bio);
-    assert_non_null(key);
-    ECDSA_SIG *ecdsa = ECDSA_SIG_new();
-    assert_true(ECDSA_SIG_set0(ecdsa, BN_bin2bn(sig, 32, NULL), BN_bin2bn(sig + 32, 32, NULL)));
-    unsigned char *der = NULL;
-    int der_len = i2d_ECDSA_SIG(ecdsa, &der);
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-    assert_int_equal(EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, key), 1);
-    assert_int_equal(EVP_DigestVerify(ctx, der, (size_t)der_len, (const unsigned char *)jwt,
-                                      (size_t)(dot2 - jwt)),
-                     1);
-    EVP_MD_CTX_free(ctx);
-    OPENSSL_free(der);
-    ECDSA_SIG_free(ecdsa);
-    EVP_PKEY_free(key);
+    assert_true(openssl_es256_verifies_pem(TEST_KEY_P256_PEM, jwt, (size_t)(dot2 - jwt), sig));
     free(sig);
 
     unsigned char *payload = unbase64url(dot1 + 1, (size_t)(dot2 - dot1 - 1), &n);
@@ -368,7 +248,7 @@ static void test_private_key_jwt(void **state)
     as->expires_in = 1; /* expired at once (the client renews 30 s early) */
     mcp_oauth_t *o = make(&(mcp_oauth_options_t){.grant = MCP_OAUTH_CLIENT_CREDENTIALS,
                                                  .client_id = CLIENT_ID,
-                                                 .private_key_pem = KEY_PEM,
+                                                 .private_key_pem = TEST_KEY_P256_PEM,
                                                  .signing_algorithm = "ES256",
                                                  .timeout_ms = 5000});
     char *token = token_for_challenge(o, as, "tools", MCP_OK);
@@ -379,7 +259,7 @@ static void test_private_key_jwt(void **state)
                 "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
     expect_form(as, "client_secret", NULL);
     assert_string_equal(as->authorization, "");
-    char *assertion = form_get(as->form, "client_assertion");
+    char *assertion = oauth_fixture_form_get(as->form, "client_assertion");
     assert_non_null(assertion);
     char *jti = verify_assertion(assertion, as->origin);
     free(assertion);
@@ -392,7 +272,7 @@ static void test_private_key_jwt(void **state)
     free(token);
     expect_form(as, "grant_type", "client_credentials");
     expect_form(as, "scope", "tools");
-    assertion = form_get(as->form, "client_assertion");
+    assertion = oauth_fixture_form_get(as->form, "client_assertion");
     char *jti2 = verify_assertion(assertion, as->origin);
     assert_string_not_equal(jti, jti2);
     free(assertion);
@@ -432,7 +312,7 @@ static void test_server_without_the_grant_or_method(void **state)
                                        .client_id = CLIENT_ID,
                                        .timeout_ms = 5000};
         if (cases[i].key)
-            options.private_key_pem = KEY_PEM;
+            options.private_key_pem = TEST_KEY_P256_PEM;
         else
             options.client_secret = CLIENT_SECRET;
         mcp_oauth_t *o = make(&options);

@@ -10,8 +10,6 @@
  */
 #define _GNU_SOURCE
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +27,7 @@
 #include <openssl/sha.h>
 
 #include "mcp/mcp.h"
+#include "oauth_fixture.h"
 #include "openssl_check.h"
 
 #define SERVER_PATH "/mcp"
@@ -68,8 +67,8 @@ static bool signature_verifies(const char *jws, const json_t *jwk)
 /* ---- the authorization server ---- */
 
 typedef struct as {
-    struct MHD_Daemon *daemon;
-    char origin[64];        /* its issuer */
+    oauth_fixture_t *http;
+    char origin[OAUTH_FIXTURE_ORIGIN_MAX]; /* its issuer */
     bool offers_dpop;       /* dpop_signing_alg_values_supported: ["ES256"] */
     const char *token_type; /* what it answers */
     /* The nonce it asks proofs to carry (NULL: none); a rotating server
@@ -81,19 +80,6 @@ typedef struct as {
     char *proofs[MAX_PROOFS]; /* each request's DPoP header, or NULL */
 } as_t;
 
-static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, const char *json,
-                              const char *nonce)
-{
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(json), (void *)json, MHD_RESPMEM_MUST_COPY);
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    if (nonce)
-        MHD_add_response_header(r, "DPoP-Nonce", nonce);
-    enum MHD_Result rc = MHD_queue_response(conn, status, r);
-    MHD_destroy_response(r);
-    return rc;
-}
-
 /* Whether a proof carries the nonce `want`. */
 static bool proof_has_nonce(const char *proof, const char *want)
 {
@@ -104,36 +90,20 @@ static bool proof_has_nonce(const char *proof, const char *want)
     return has;
 }
 
-static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
-                             const char *method, const char *version, const char *data,
-                             size_t *data_size, void **req_cls)
+static enum MHD_Result route(void *user, struct MHD_Connection *conn, const char *url,
+                             const char *method, const char *body)
 {
-    as_t *as = cls;
-    (void)version;
-    (void)data;
-    if (!*req_cls) {
-        *req_cls = as;
-        return MHD_YES;
-    }
-    if (*data_size) {
-        *data_size = 0; /* the form is not looked at */
-        return MHD_YES;
-    }
-    char doc[2048];
-    if (strcmp(url, "/.well-known/oauth-protected-resource" SERVER_PATH) == 0) {
-        snprintf(doc, sizeof doc,
-                 "{\"resource\":\"%s" SERVER_PATH "\",\"authorization_servers\":[\"%s\"]}",
-                 as->origin, as->origin);
-        return answer(conn, 200, doc, NULL);
-    }
-    if (strcmp(url, "/.well-known/oauth-authorization-server") == 0) {
-        snprintf(doc, sizeof doc,
-                 "{\"issuer\":\"%s\",\"token_endpoint\":\"%s/token\","
-                 "\"grant_types_supported\":[\"client_credentials\"]%s}",
-                 as->origin, as->origin,
-                 as->offers_dpop ? ",\"dpop_signing_alg_values_supported\":[\"ES256\"]" : "");
-        return answer(conn, 200, doc, NULL);
-    }
+    as_t *as = user;
+    (void)body; /* the form is not looked at */
+    if (strcmp(url, "/.well-known/oauth-protected-resource" SERVER_PATH) == 0)
+        return oauth_fixture_answer_resource_metadata(conn, as->origin, SERVER_PATH, as->origin,
+                                                      NULL);
+    if (strcmp(url, "/.well-known/oauth-authorization-server") == 0)
+        return oauth_fixture_answer_as_metadata(
+            conn, as->origin,
+            as->offers_dpop ? "\"grant_types_supported\":[\"client_credentials\"],"
+                              "\"dpop_signing_alg_values_supported\":[\"ES256\"]"
+                            : "\"grant_types_supported\":[\"client_credentials\"]");
     if (strcmp(url, "/token") == 0 && strcmp(method, "POST") == 0) {
         const char *proof = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "DPoP");
         pthread_mutex_lock(&as->lock);
@@ -148,17 +118,18 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
             snprintf(nonce, sizeof nonce, "%s", as->nonce);
         pthread_mutex_unlock(&as->lock);
         if (nonce[0] && !proof_has_nonce(proof, nonce))
-            return answer(conn, 400,
-                          "{\"error\":\"use_dpop_nonce\",\"error_description\":\"a nonce, "
-                          "please\"}",
-                          nonce);
+            return oauth_fixture_reply(conn, 400,
+                                       "{\"error\":\"use_dpop_nonce\",\"error_description\":"
+                                       "\"a nonce, please\"}",
+                                       NULL, nonce);
+        char doc[256];
         snprintf(doc, sizeof doc,
                  "{\"access_token\":\"bound-token-%d\",\"token_type\":\"%s\","
                  "\"expires_in\":3600}",
                  n, as->token_type);
-        return answer(conn, 200, doc, nonce[0] ? nonce : NULL);
+        return oauth_fixture_reply(conn, 200, doc, NULL, nonce[0] ? nonce : NULL);
     }
-    return answer(conn, 404, "{}", NULL);
+    return oauth_fixture_answer(conn, 404, "{}");
 }
 
 static as_t *as_start(bool offers_dpop, const char *token_type, const char *nonce)
@@ -168,20 +139,14 @@ static as_t *as_start(bool offers_dpop, const char *token_type, const char *nonc
     as->offers_dpop = offers_dpop;
     as->token_type = token_type;
     as->nonce = nonce;
-    struct sockaddr_in addr = {.sin_family = AF_INET};
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     pthread_mutex_init(&as->lock, NULL);
-    as->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, serve, as,
-                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_END);
-    assert_non_null(as->daemon);
-    snprintf(as->origin, sizeof as->origin, "http://127.0.0.1:%u",
-             MHD_get_daemon_info(as->daemon, MHD_DAEMON_INFO_BIND_PORT)->port);
+    as->http = oauth_fixture_start(route, as, as->origin);
     return as;
 }
 
 static void as_stop(as_t *as)
 {
-    MHD_stop_daemon(as->daemon);
+    oauth_fixture_stop(as->http);
     for (int i = 0; i < MAX_PROOFS; i++)
         free(as->proofs[i]);
     pthread_mutex_destroy(&as->lock);
