@@ -9,8 +9,6 @@
  */
 #define _GNU_SOURCE
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,14 +23,15 @@
 #include <microhttpd.h>
 
 #include "mcp/mcp.h"
+#include "oauth_fixture.h"
 
 #define TOKEN "tok"
 
 /* ---- the MCP server ---- */
 
 typedef struct server {
-    struct MHD_Daemon *daemon;
-    char url[64];
+    oauth_fixture_t *http;
+    char url[OAUTH_FIXTURE_ORIGIN_MAX + 8]; /* its origin and "/mcp" */
     bool rotating; /* a new nonce for every request: never satisfied */
     pthread_mutex_t lock;
     int requests, refused;
@@ -40,26 +39,6 @@ typedef struct server {
     char last_auth[128];      /* the last Authorization header, or "" */
     char last_dpop[256];      /* the last DPoP header, or "" */
 } server_t;
-
-typedef struct upload {
-    char body[4096];
-    size_t len;
-} upload_t;
-
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *json,
-                             const char *challenge, const char *nonce)
-{
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(json), (void *)json, MHD_RESPMEM_MUST_COPY);
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    if (challenge)
-        MHD_add_response_header(r, "WWW-Authenticate", challenge);
-    if (nonce)
-        MHD_add_response_header(r, "DPoP-Nonce", nonce);
-    enum MHD_Result rc = MHD_queue_response(conn, status, r);
-    MHD_destroy_response(r);
-    return rc;
-}
 
 /* The JSON-RPC answer: a DiscoverResult for the probe, an empty tool list
  * for tools/list. */
@@ -82,28 +61,13 @@ static char *rpc_answer(const char *body)
     return text;
 }
 
-static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
-                             const char *method, const char *version, const char *data,
-                             size_t *data_size, void **req_cls)
+static enum MHD_Result route(void *user, struct MHD_Connection *conn, const char *url,
+                             const char *method, const char *body)
 {
-    server_t *s = cls;
-    upload_t *up = *req_cls;
+    server_t *s = user;
     (void)url;
-    (void)version;
-    if (!up) {
-        *req_cls = calloc(1, sizeof *up);
-        return MHD_YES;
-    }
-    if (*data_size) {
-        size_t room = sizeof up->body - 1 - up->len;
-        size_t n = *data_size < room ? *data_size : room;
-        memcpy(up->body + up->len, data, n);
-        up->len += n;
-        *data_size = 0;
-        return MHD_YES;
-    }
     if (strcmp(method, "POST") != 0)
-        return reply(conn, 405, "{}", NULL, NULL);
+        return oauth_fixture_answer(conn, 405, "{}");
     const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     const char *dpop = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "DPoP");
     pthread_mutex_lock(&s->lock);
@@ -122,24 +86,16 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char 
         s->refused++;
     pthread_mutex_unlock(&s->lock);
     if (!authorized)
-        return reply(conn, 401, "{}", "DPoP resource_metadata=\"http://127.0.0.1/prm\"", NULL);
+        return oauth_fixture_reply(conn, 401, "{}",
+                                   "DPoP resource_metadata=\"http://127.0.0.1/prm\"", NULL);
     if (!nonce_ok)
-        return reply(conn, 401, "{\"error\":\"use_dpop_nonce\"}",
-                     "DPoP error=\"use_dpop_nonce\", error_description=\"nonce\"", nonce);
-    char *answer = rpc_answer(up->body);
-    enum MHD_Result rc = reply(conn, 200, answer, NULL, NULL);
+        return oauth_fixture_reply(conn, 401, "{\"error\":\"use_dpop_nonce\"}",
+                                   "DPoP error=\"use_dpop_nonce\", error_description=\"nonce\"",
+                                   nonce);
+    char *answer = rpc_answer(body);
+    enum MHD_Result rc = oauth_fixture_answer(conn, 200, answer);
     free(answer);
     return rc;
-}
-
-static void request_done(void *cls, struct MHD_Connection *conn, void **req_cls,
-                         enum MHD_RequestTerminationCode why)
-{
-    (void)cls;
-    (void)conn;
-    (void)why;
-    free(*req_cls);
-    *req_cls = NULL;
 }
 
 /* ---- the fake token source ---- */
@@ -194,15 +150,9 @@ static int setup(void **state)
     assert_non_null(f);
     pthread_mutex_init(&f->server.lock, NULL);
     snprintf(f->server.nonce, sizeof f->server.nonce, "rs-1");
-    struct sockaddr_in addr = {.sin_family = AF_INET};
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    f->server.daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, serve,
-                                        &f->server, MHD_OPTION_SOCK_ADDR,
-                                        (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED,
-                                        request_done, NULL, MHD_OPTION_END);
-    assert_non_null(f->server.daemon);
-    snprintf(f->server.url, sizeof f->server.url, "http://127.0.0.1:%u/mcp",
-             MHD_get_daemon_info(f->server.daemon, MHD_DAEMON_INFO_BIND_PORT)->port);
+    char origin[OAUTH_FIXTURE_ORIGIN_MAX];
+    f->server.http = oauth_fixture_start(route, &f->server, origin);
+    snprintf(f->server.url, sizeof f->server.url, "%s/mcp", origin);
     mcp_error_t err = {0};
     f->client = mcp_client_new(&(mcp_client_options_t){.name = "dpop-test", .version = "1",
                                                        .era = MCP_CLIENT_ERA_MODERN},
@@ -216,7 +166,7 @@ static int teardown(void **state)
 {
     fixture_t *f = *state;
     mcp_client_free(f->client);
-    MHD_stop_daemon(f->server.daemon);
+    oauth_fixture_stop(f->server.http);
     pthread_mutex_destroy(&f->server.lock);
     free(f);
     return 0;

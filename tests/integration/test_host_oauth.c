@@ -9,8 +9,6 @@
  */
 #define _GNU_SOURCE
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +22,7 @@
 #include <microhttpd.h>
 
 #include "mcp/mcp.h"
+#include "oauth_fixture.h"
 
 #define TOKEN "granted-token"
 #define CODE "the-code"
@@ -31,103 +30,55 @@
 /* ---- the authorization server ---- */
 
 typedef struct as {
-    struct MHD_Daemon *daemon;
-    unsigned port;
-    char issuer[64];
+    oauth_fixture_t *http;
+    char issuer[OAUTH_FIXTURE_ORIGIN_MAX];
     char resource[64];
     pthread_mutex_t lock;
     int registrations, token_requests;
     char last_token_form[2048];
 } as_t;
 
-typedef struct upload {
-    char body[2048];
-    size_t len;
-} upload_t;
-
-static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, const char *json)
+static enum MHD_Result route(void *user, struct MHD_Connection *conn, const char *url,
+                             const char *method, const char *body)
 {
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(json), (void *)json, MHD_RESPMEM_MUST_COPY);
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    enum MHD_Result rc = MHD_queue_response(conn, status, r);
-    MHD_destroy_response(r);
-    return rc;
-}
-
-static enum MHD_Result serve(void *cls, struct MHD_Connection *conn, const char *url,
-                             const char *method, const char *version, const char *data,
-                             size_t *data_size, void **req_cls)
-{
-    as_t *as = cls;
-    upload_t *up = *req_cls;
-    if (!up) { /* headers: a body may follow */
-        *req_cls = calloc(1, sizeof *up);
-        return MHD_YES;
-    }
-    if (*data_size) {
-        size_t n = *data_size < sizeof up->body - 1 - up->len ? *data_size
-                                                              : sizeof up->body - 1 - up->len;
-        memcpy(up->body + up->len, data, n);
-        up->len += n;
-        *data_size = 0;
-        return MHD_YES;
-    }
-    char doc[1024];
-    enum MHD_Result rc;
-    if (strcmp(url, "/prm") == 0) {
-        snprintf(doc, sizeof doc, "{\"resource\":\"%s\",\"authorization_servers\":[\"%s\"]}",
-                 as->resource, as->issuer);
-        rc = answer(conn, 200, doc);
-    } else if (strcmp(url, "/.well-known/oauth-authorization-server") == 0) {
-        snprintf(doc, sizeof doc,
-                 "{\"issuer\":\"%s\",\"authorization_endpoint\":\"%s/authorize\","
-                 "\"token_endpoint\":\"%s/token\",\"registration_endpoint\":\"%s/register\","
+    as_t *as = user;
+    if (strcmp(url, "/prm") == 0)
+        return oauth_fixture_answer_resource_metadata(conn, as->resource, "", as->issuer, NULL);
+    if (strcmp(url, "/.well-known/oauth-authorization-server") == 0) {
+        char extra[1024];
+        snprintf(extra, sizeof extra,
+                 "\"authorization_endpoint\":\"%s/authorize\","
+                 "\"registration_endpoint\":\"%s/register\","
                  "\"code_challenge_methods_supported\":[\"S256\"],"
-                 "\"authorization_response_iss_parameter_supported\":true}",
-                 as->issuer, as->issuer, as->issuer, as->issuer);
-        rc = answer(conn, 200, doc);
-    } else if (strcmp(url, "/register") == 0 && strcmp(method, "POST") == 0) {
+                 "\"authorization_response_iss_parameter_supported\":true",
+                 as->issuer, as->issuer);
+        return oauth_fixture_answer_as_metadata(conn, as->issuer, extra);
+    }
+    if (strcmp(url, "/register") == 0 && strcmp(method, "POST") == 0) {
         pthread_mutex_lock(&as->lock);
         as->registrations++;
         pthread_mutex_unlock(&as->lock);
-        rc = answer(conn, 201, "{\"client_id\":\"host-client\"}");
-    } else if (strcmp(url, "/token") == 0 && strcmp(method, "POST") == 0) {
+        return oauth_fixture_answer(conn, 201, "{\"client_id\":\"host-client\"}");
+    }
+    if (strcmp(url, "/token") == 0 && strcmp(method, "POST") == 0) {
         pthread_mutex_lock(&as->lock);
         as->token_requests++;
-        snprintf(as->last_token_form, sizeof as->last_token_form, "%s", up->body);
+        snprintf(as->last_token_form, sizeof as->last_token_form, "%s", body);
         pthread_mutex_unlock(&as->lock);
-        bool good = strstr(up->body, "code=" CODE) && strstr(up->body, "code_verifier=") &&
-                    strstr(up->body, "client_id=host-client");
-        rc = good ? answer(conn, 200,
-                           "{\"access_token\":\"" TOKEN "\",\"token_type\":\"Bearer\","
-                           "\"expires_in\":3600}")
-                  : answer(conn, 400, "{\"error\":\"invalid_grant\"}");
-    } else {
-        rc = answer(conn, 404, "{}");
+        bool good = strstr(body, "code=" CODE) && strstr(body, "code_verifier=") &&
+                    strstr(body, "client_id=host-client");
+        return good ? oauth_fixture_answer(conn, 200,
+                                           "{\"access_token\":\"" TOKEN "\",\"token_type\":"
+                                           "\"Bearer\",\"expires_in\":3600}")
+                    : oauth_fixture_answer(conn, 400, "{\"error\":\"invalid_grant\"}");
     }
-    return rc;
-}
-
-static void request_done(void *cls, struct MHD_Connection *conn, void **req_cls,
-                         enum MHD_RequestTerminationCode why)
-{
-    free(*req_cls);
-    *req_cls = NULL;
+    return oauth_fixture_answer(conn, 404, "{}");
 }
 
 static void as_start(as_t *as)
 {
-    struct sockaddr_in addr = {.sin_family = AF_INET};
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     pthread_mutex_init(&as->lock, NULL);
-    as->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, serve, as,
-                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-                                  MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
-                                  MHD_OPTION_END);
-    assert_non_null(as->daemon);
-    as->port = MHD_get_daemon_info(as->daemon, MHD_DAEMON_INFO_BIND_PORT)->port;
-    snprintf(as->issuer, sizeof as->issuer, "http://127.0.0.1:%u", as->port);
+    as->http = oauth_fixture_start(route, as, as->issuer);
 }
 
 /* ---- the MCP server: admits TOKEN only ---- */
@@ -234,7 +185,7 @@ static void test_host_signs_in_once(void **state)
     json_decref(saved);
     mcp_http_server_stop(http);
     mcp_server_free(srv);
-    MHD_stop_daemon(as.daemon);
+    oauth_fixture_stop(as.http);
     pthread_mutex_destroy(&as.lock);
 }
 
