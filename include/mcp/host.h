@@ -92,6 +92,10 @@ typedef struct mcp_server_config {
      * private key read from "privateKeyFile" (PEM text, or NULL). */
     mcp_oauth_grant_t oauth_grant;
     char *oauth_private_key_pem;
+    /* "dpop": true: tokens bound to a key (DPoP, RFC 9449) wherever the
+     * authorization server offers it (mcp_oauth_options_t.dpop); the
+     * connection then sends proofs (mcp_server_connect_options_t). */
+    bool oauth_dpop;
 } mcp_server_config_t;
 
 typedef struct mcp_server_configs {
@@ -169,6 +173,9 @@ typedef struct mcp_server_connect_options {
      * token. NULL: the config's token, if any. */
     mcp_token_fn token;
     void *token_user;
+    /* HTTP, with `token`: DPoP proofs for its tokens (mcp_oauth_proof with
+     * the same mcp_oauth_t), or NULL. */
+    mcp_token_proof_fn token_proof;
 } mcp_server_connect_options_t;
 
 /*

@@ -293,6 +293,10 @@ static int read_oauth(const where_t *w, const json_t *entry, bool http, mcp_serv
                 else if (!grant || strcmp(grant, "authorization_code") != 0)
                     return fail(w, MCP_EINVAL, "\"oauth\": \"grant\" must be "
                                                "\"authorization_code\" or \"client_credentials\"");
+            } else if (strcmp(key, "dpop") == 0) {
+                if (!json_is_boolean(value))
+                    return fail(w, MCP_EINVAL, "\"oauth\": \"dpop\" must be true or false");
+                out->oauth_dpop = json_is_true(value);
             } else if (strcmp(key, "privateKeyFile") == 0) {
                 if (read_key_file(w, value, &out->oauth_private_key_pem) != MCP_OK)
                     return MCP_EINVAL;
@@ -674,6 +678,7 @@ int host_config_copy(mcp_server_config_t *to, const mcp_server_config_t *from)
         .oauth_client_metadata_url = str_copy(from->oauth_client_metadata_url, &ok),
         .oauth_grant = from->oauth_grant,
         .oauth_private_key_pem = str_copy(from->oauth_private_key_pem, &ok),
+        .oauth_dpop = from->oauth_dpop,
     };
     if (ok)
         return MCP_OK;

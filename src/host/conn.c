@@ -173,7 +173,10 @@ int host_conn_open(host_server_t *s, host_conn_t **out, mcp_error_t *err)
                                            .on_stderr = h->client.log ? on_stderr : NULL,
                                            .stderr_user = conn,
                                            .token = s->oauth ? mcp_oauth_token : NULL,
-                                           .token_user = s->oauth},
+                                           .token_user = s->oauth,
+                                           .token_proof = s->oauth && s->config.oauth_dpop
+                                                              ? mcp_oauth_proof
+                                                              : NULL},
                                        err);
     if (rc != MCP_OK) {
         /* A verdict that no longer fits (the server changed era) would

@@ -42,6 +42,7 @@ int mcp_server_config_connect(const mcp_server_config_t *config, mcp_client_t *c
             .bearer_token = opts->token ? NULL : config->token,
             .token = opts->token,
             .token_user = opts->token_user,
+            .token_proof = opts->token ? opts->token_proof : NULL,
             .connect_timeout_ms = opts->connect_timeout_ms,
             .insecure = opts->insecure,
         }, err);

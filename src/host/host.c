@@ -242,6 +242,7 @@ static host_server_t *server_new(mcp_host_t *h, const mcp_server_config_t *confi
             .client_secret = c->oauth_client_secret,
             .client_metadata_url = c->oauth_client_metadata_url,
             .client_name = h->client.name,
+            .dpop = c->oauth_dpop,
         }, &err);
         mcp_error_clear(&err);
         if (!s->oauth) { /* the options were checked: memory ran out */

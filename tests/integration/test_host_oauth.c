@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,6 +37,8 @@ typedef struct as {
     pthread_mutex_t lock;
     int registrations, token_requests;
     char last_token_form[2048];
+    bool dpop;             /* offer DPoP-bound tokens (ES256 proofs) */
+    int proofs_received;   /* token requests that carried a DPoP proof */
 } as_t;
 
 static enum MHD_Result route(void *user, struct MHD_Connection *conn, const char *url,
@@ -50,8 +53,9 @@ static enum MHD_Result route(void *user, struct MHD_Connection *conn, const char
                  "\"authorization_endpoint\":\"%s/authorize\","
                  "\"registration_endpoint\":\"%s/register\","
                  "\"code_challenge_methods_supported\":[\"S256\"],"
-                 "\"authorization_response_iss_parameter_supported\":true",
-                 as->issuer, as->issuer);
+                 "\"authorization_response_iss_parameter_supported\":true%s",
+                 as->issuer, as->issuer,
+                 as->dpop ? ",\"dpop_signing_alg_values_supported\":[\"ES256\"]" : "");
         return oauth_fixture_answer_as_metadata(conn, as->issuer, extra);
     }
     if (strcmp(url, "/register") == 0 && strcmp(method, "POST") == 0) {
@@ -61,15 +65,20 @@ static enum MHD_Result route(void *user, struct MHD_Connection *conn, const char
         return oauth_fixture_answer(conn, 201, "{\"client_id\":\"host-client\"}");
     }
     if (strcmp(url, "/token") == 0 && strcmp(method, "POST") == 0) {
+        bool proof = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "DPoP") != NULL;
         pthread_mutex_lock(&as->lock);
         as->token_requests++;
+        as->proofs_received += proof;
         snprintf(as->last_token_form, sizeof as->last_token_form, "%s", body);
         pthread_mutex_unlock(&as->lock);
         bool good = strstr(body, "code=" CODE) && strstr(body, "code_verifier=") &&
                     strstr(body, "client_id=host-client");
+        bool bound = as->dpop && proof;
         return good ? oauth_fixture_answer(conn, 200,
-                                           "{\"access_token\":\"" TOKEN "\",\"token_type\":"
-                                           "\"Bearer\",\"expires_in\":3600}")
+                                           bound ? "{\"access_token\":\"" TOKEN "\",\"token_type\":"
+                                                   "\"DPoP\",\"expires_in\":3600}"
+                                                 : "{\"access_token\":\"" TOKEN "\",\"token_type\":"
+                                                   "\"Bearer\",\"expires_in\":3600}")
                     : oauth_fixture_answer(conn, 400, "{\"error\":\"invalid_grant\"}");
     }
     return oauth_fixture_answer(conn, 404, "{}");
@@ -84,6 +93,7 @@ static void as_start(as_t *as)
 /* ---- the MCP server: admits TOKEN only ---- */
 
 static char challenge[160];
+static atomic_int dpop_admitted; /* requests admitted with a DPoP token and proof */
 
 static int check_token(void *user, const mcp_headers_t *headers, char **principal,
                        char **www_authenticate)
@@ -91,6 +101,10 @@ static int check_token(void *user, const mcp_headers_t *headers, char **principa
     const char *auth = mcp_headers_get(headers, "Authorization");
     if (auth && strcmp(auth, "Bearer " TOKEN) == 0)
         return 0;
+    if (auth && strcmp(auth, "DPoP " TOKEN) == 0 && mcp_headers_get(headers, "DPoP")) {
+        atomic_fetch_add(&dpop_admitted, 1);
+        return 0;
+    }
     *www_authenticate = strdup(challenge);
     return 401;
 }
@@ -121,7 +135,7 @@ static int approve(void *user, const char *url, char **redirect_out)
                : 0;
 }
 
-static mcp_host_t *host_for(as_t *as, const char *url)
+static mcp_host_t *host_for_oauth(as_t *as, const char *url, const char *oauth)
 {
     mcp_error_t err = {0};
     mcp_host_t *host = mcp_host_new(&(mcp_host_options_t){
@@ -131,9 +145,15 @@ static mcp_host_t *host_for(as_t *as, const char *url)
         .oauth_authorize_user = as}, &err);
     assert_non_null(host);
     char doc[256];
-    snprintf(doc, sizeof doc, "{\"mcpServers\": {\"p\": {\"url\": \"%s\", \"oauth\": true}}}", url);
+    snprintf(doc, sizeof doc, "{\"mcpServers\": {\"p\": {\"url\": \"%s\", \"oauth\": %s}}}", url,
+             oauth);
     assert_int_equal(mcp_host_load_config(host, doc, strlen(doc), &err), MCP_OK);
     return host;
+}
+
+static mcp_host_t *host_for(as_t *as, const char *url)
+{
+    return host_for_oauth(as, url, "true");
 }
 
 static void test_host_signs_in_once(void **state)
@@ -189,6 +209,52 @@ static void test_host_signs_in_once(void **state)
     pthread_mutex_destroy(&as.lock);
 }
 
+/* "dpop": true in the config, and an authorization server that offers
+ * DPoP: the token is bound (a proof at the token endpoint) and every MCP
+ * request carries it as "DPoP" with a proof. The same server without
+ * "dpop" in the config gets plain Bearer requests. */
+static void test_host_dpop_when_configured(void **state)
+{
+    (void)state;
+    as_t as = {.dpop = true};
+    as_start(&as);
+    mcp_error_t err = {0};
+    mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){.name = "p", .version = "1"}, &err);
+    assert_non_null(srv);
+    assert_int_equal(mcp_server_add_tool(srv, &(mcp_tool_t){.name = "echo", .handler = echo}, &err),
+                     MCP_OK);
+    mcp_http_server_t *http = NULL;
+    assert_int_equal(mcp_http_server_start(srv,
+                                           &(mcp_http_options_t){.endpoint = {.auth = check_token}},
+                                           &http, &err),
+                     MCP_OK);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", (unsigned)mcp_http_server_port(http));
+    snprintf(as.resource, sizeof as.resource, "%s", url);
+    snprintf(challenge, sizeof challenge, "Bearer resource_metadata=\"%s/prm\"", as.issuer);
+
+    atomic_store(&dpop_admitted, 0);
+    mcp_host_t *host = host_for_oauth(&as, url, "{\"dpop\": true}");
+    assert_int_equal(mcp_host_connect(host, 10000), 1);
+    assert_int_equal(as.token_requests, 1);
+    assert_int_equal(as.proofs_received, 1);
+    assert_true(atomic_load(&dpop_admitted) >= 1); /* discover, tools/list... */
+    mcp_host_free(host);
+
+    atomic_store(&dpop_admitted, 0);
+    host = host_for(&as, url);
+    assert_int_equal(mcp_host_connect(host, 10000), 1);
+    assert_int_equal(as.token_requests, 2);
+    assert_int_equal(as.proofs_received, 1); /* no proof: a Bearer token */
+    assert_int_equal(atomic_load(&dpop_admitted), 0);
+    mcp_host_free(host);
+
+    mcp_http_server_stop(http);
+    mcp_server_free(srv);
+    oauth_fixture_stop(as.http);
+    pthread_mutex_destroy(&as.lock);
+}
+
 /* Without oauth_authorize the host cannot sign in: the server connects
  * without a token and is refused; with one but no redirect URI, the host
  * is refused. */
@@ -215,6 +281,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_signs_in_once),
+        cmocka_unit_test(test_host_dpop_when_configured),
         cmocka_unit_test(test_host_without_sign_in),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,8 @@
 
 #include "mcp/host.h"
 #include "mcp/request.h"
+
+#include "host/host_internal.h"
 #include "test_keys.h"
 
 /* ------------------------------------------------------------------------
@@ -194,7 +196,7 @@ static void test_oauth(void **state)
         "\"off\": {\"url\": \"https://b/mcp\", \"oauth\": false},"
         "\"named\": {\"url\": \"https://c/mcp\", \"oauth\": {\"clientId\": \"cid\","
         " \"clientSecretEnv\": \"HOST_TEST_TOKEN\","
-        " \"clientMetadataUrl\": \"https://app/${HOST_TEST_BIN}.json\"}}}}";
+        " \"clientMetadataUrl\": \"https://app/${HOST_TEST_BIN}.json\", \"dpop\": true}}}}";
     mcp_server_configs_t configs;
     warnings_t w = {0};
     assert_int_equal(parse(text, &configs, &w, NULL), MCP_OK);
@@ -207,7 +209,13 @@ static void test_oauth(void **state)
     assert_string_equal(named->oauth_client_id, "cid");
     assert_string_equal(named->oauth_client_secret, "s3cret");
     assert_string_equal(named->oauth_client_metadata_url, "https://app//usr/bin/server.json");
+    assert_true(named->oauth_dpop);
+    assert_false(configs.items[0].oauth_dpop);
     assert_int_equal(w.count, 0);
+    mcp_server_config_t copy;
+    assert_int_equal(host_config_copy(&copy, named), MCP_OK);
+    assert_true(copy.oauth_dpop);
+    mcp_server_config_clear(&copy);
 
     /* A host keeps its own copy. */
     mcp_host_t *host = mcp_host_new(&(mcp_host_options_t){
@@ -260,6 +268,9 @@ static void test_oauth_client_credentials(void **state)
         {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": "
          "{\"grant\": \"client_credentials\", \"clientId\": \"c\", \"privateKeyFile\": \"%s\"}}}}",
          "\"privateKeyFile\": the private key is not PEM"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": {\"dpop\": \"yes\", "
+         "\"clientMetadataUrl\": \"https://x%s\"}}}}",
+         "\"dpop\" must be true or false"},
         {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": "
          "{\"clientId\": \"c\", \"privateKeyFile\": \"%s\"}}}}",
          "\"privateKeyFile\" is for \"grant\": \"client_credentials\""},

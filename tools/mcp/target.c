@@ -204,6 +204,7 @@ static int make_oauth(const cli_options_t *opt, struct target_state *st, const c
         .client_name = "mcp (libmcp command-line client)",
         .timeout_ms = st->timeout_ms,
         .insecure = opt->insecure,
+        .dpop = c->oauth_dpop,
     }, &err);
     int status = st->oauth ? CLI_EXIT_OK
                            : cli_fail(opt, CLI_EXIT_USAGE, NULL, "--oauth: %s", err.message);
@@ -235,6 +236,7 @@ static int connect_http(cli_session_t *s, const place_t *where)
         .bearer_token = token,
         .token = s->state->oauth ? mcp_oauth_token : NULL,
         .token_user = s->state->oauth,
+        .token_proof = s->state->oauth && s->state->config.oauth_dpop ? mcp_oauth_proof : NULL,
         .connect_timeout_ms = s->state->timeout_ms,
         .insecure = opt->insecure,
     }, &err);
