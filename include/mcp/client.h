@@ -18,10 +18,11 @@
  * completion automatically through the elicitation, sampling and roots
  * callbacks. With the option `tasks`, a server may answer tools/call with
  * a task (the Tasks extension), which mcp_client_call_tool() follows to its
- * end through the same callbacks (see "Tasks" below). In the default `auto` era the client first probes the server
- * with server/discover and falls back to the legacy protocol (initialize
- * handshake, 2025-11-25, 2025-06-18 or 2025-03-26) only when the server is
- * legacy; the calls below are the same for both eras. Over HTTP the legacy
+ * end through the same callbacks (see "Tasks" below). In the default
+ * `auto` era the client first probes the server with server/discover and
+ * falls back to the legacy protocol (initialize handshake, 2025-11-25,
+ * 2025-06-18 or 2025-03-26) only when the server is legacy; the calls
+ * below are the same for both eras. Over HTTP the legacy
  * fallback tries Streamable HTTP (with its session) first and then the
  * older HTTP+SSE transport (2024-11-05). The era decided at connect is
  * pinned for the connection: it is never downgraded later.
