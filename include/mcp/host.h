@@ -88,14 +88,19 @@ typedef struct mcp_server_config {
     char *oauth_client_secret;
     char *oauth_client_metadata_url;
     /* "grant": the authorization code grant (a user signs in; the
-     * default) or client credentials, with the secret above or the
-     * private key read from "privateKeyFile" (PEM text, or NULL). */
+     * default), client credentials, with the secret above or the private
+     * key read from "privateKeyFile" (PEM text, or NULL), or the JWT
+     * bearer grant with "assertionFile" (below). */
     mcp_oauth_grant_t oauth_grant;
     char *oauth_private_key_pem;
     /* "dpop": true: tokens bound to a key (DPoP, RFC 9449) wherever the
      * authorization server offers it (mcp_oauth_options_t.dpop); the
      * connection then sends proofs (mcp_server_connect_options_t). */
     bool oauth_dpop;
+    /* "grant": "jwt_bearer" (workload identity): the file whose JWT is
+     * the grant, read at each grant ("assertionFile";
+     * mcp_oauth_assertion_from_file), or NULL. */
+    char *oauth_assertion_file;
 } mcp_server_config_t;
 
 typedef struct mcp_server_configs {

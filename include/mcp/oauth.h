@@ -137,6 +137,18 @@ typedef int (*mcp_oauth_authorize_fn)(void *user, const char *authorization_url,
  */
 typedef int (*mcp_oauth_assertion_fn)(void *user, const char *audience, char **assertion_out);
 
+/*
+ * An mcp_oauth_assertion_fn that reads the JWT from a file at each grant:
+ * `path` (const char *, borrowed for as long as the token source lives) is
+ * the file, e.g. a Kubernetes projected service account token, which the
+ * platform rewrites before it expires. The file must be a regular file of
+ * at most 64 KiB; surrounding whitespace is dropped. Errors: MCP_EIO (it
+ * cannot be opened or read, or is not such a file), MCP_EINVAL (empty, or
+ * holding a NUL byte), MCP_ENOMEM. Thread-safe.
+ */
+MCP_API int mcp_oauth_assertion_from_file(void *path, const char *audience,
+                                          char **assertion_out);
+
 /* How the token source gets its tokens. */
 typedef enum {
     /* A user authorizes in a browser (the authorization code grant). */

@@ -248,6 +248,9 @@ static int check_oauth_client(const where_t *w, const mcp_server_config_t *c)
 {
     if (c->oauth_client_secret && !c->oauth_client_id)
         return fail(w, MCP_EINVAL, "\"oauth\": a client secret needs its \"clientId\"");
+    if ((c->oauth_grant == MCP_OAUTH_JWT_BEARER) != (c->oauth_assertion_file != NULL))
+        return fail(w, MCP_EINVAL, "\"oauth\": \"assertionFile\" goes with \"grant\": "
+                                   "\"jwt_bearer\", and that grant needs it");
     if (c->oauth_grant != MCP_OAUTH_CLIENT_CREDENTIALS) {
         return c->oauth_private_key_pem
                    ? fail(w, MCP_EINVAL, "\"oauth\": \"privateKeyFile\" is for \"grant\": "
@@ -283,6 +286,7 @@ static int read_oauth(const where_t *w, const json_t *entry, bool http, mcp_serv
         json_object_foreach((json_t *)oauth, key, value) {
             char **slot = strcmp(key, "clientId") == 0            ? &out->oauth_client_id
                           : strcmp(key, "clientMetadataUrl") == 0 ? &out->oauth_client_metadata_url
+                          : strcmp(key, "assertionFile") == 0     ? &out->oauth_assertion_file
                                                                   : NULL;
             if (slot && !(*slot = string_of(w, key, value)))
                 return MCP_EINVAL;
@@ -290,9 +294,12 @@ static int read_oauth(const where_t *w, const json_t *entry, bool http, mcp_serv
                 const char *grant = json_string_value(value);
                 if (grant && strcmp(grant, "client_credentials") == 0)
                     out->oauth_grant = MCP_OAUTH_CLIENT_CREDENTIALS;
+                else if (grant && strcmp(grant, "jwt_bearer") == 0)
+                    out->oauth_grant = MCP_OAUTH_JWT_BEARER;
                 else if (!grant || strcmp(grant, "authorization_code") != 0)
                     return fail(w, MCP_EINVAL, "\"oauth\": \"grant\" must be "
-                                               "\"authorization_code\" or \"client_credentials\"");
+                                               "\"authorization_code\", \"client_credentials\" or "
+                                               "\"jwt_bearer\"");
             } else if (strcmp(key, "dpop") == 0) {
                 if (!json_is_boolean(value))
                     return fail(w, MCP_EINVAL, "\"oauth\": \"dpop\" must be true or false");
@@ -617,6 +624,7 @@ void mcp_server_config_clear(mcp_server_config_t *config)
         explicit_bzero(config->oauth_client_secret, strlen(config->oauth_client_secret));
     free(config->oauth_client_secret);
     free(config->oauth_client_metadata_url);
+    free(config->oauth_assertion_file);
     if (config->oauth_private_key_pem)
         explicit_bzero(config->oauth_private_key_pem, strlen(config->oauth_private_key_pem));
     free(config->oauth_private_key_pem);
@@ -679,6 +687,7 @@ int host_config_copy(mcp_server_config_t *to, const mcp_server_config_t *from)
         .oauth_grant = from->oauth_grant,
         .oauth_private_key_pem = str_copy(from->oauth_private_key_pem, &ok),
         .oauth_dpop = from->oauth_dpop,
+        .oauth_assertion_file = str_copy(from->oauth_assertion_file, &ok),
     };
     if (ok)
         return MCP_OK;

@@ -227,8 +227,10 @@ static host_server_t *server_new(mcp_host_t *h, const mcp_server_config_t *confi
         free(s);
         return NULL;
     }
-    /* Client credentials need no user: no authorize callback either. */
-    bool machine = config->oauth_grant == MCP_OAUTH_CLIENT_CREDENTIALS;
+    /* Client credentials and JWT bearer need no user: no authorize
+     * callback either. */
+    bool machine = config->oauth_grant == MCP_OAUTH_CLIENT_CREDENTIALS ||
+                   config->oauth_grant == MCP_OAUTH_JWT_BEARER;
     if (config->oauth && (h->oauth_authorize || machine)) {
         mcp_error_t err = {0};
         const mcp_server_config_t *c = &s->config;
@@ -243,6 +245,8 @@ static host_server_t *server_new(mcp_host_t *h, const mcp_server_config_t *confi
             .client_metadata_url = c->oauth_client_metadata_url,
             .client_name = h->client.name,
             .dpop = c->oauth_dpop,
+            .assertion = c->oauth_assertion_file ? mcp_oauth_assertion_from_file : NULL,
+            .assertion_user = c->oauth_assertion_file,
         }, &err);
         mcp_error_clear(&err);
         if (!s->oauth) { /* the options were checked: memory ran out */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -282,6 +283,41 @@ static void test_jwt_bearer_grant_alone(void **state)
     as_stop(as);
 }
 
+/* The token in a file, as platforms mount it (mcp_oauth_assertion_from_file):
+ * read at each grant, so the rotated token goes with the next one. */
+static void test_jwt_bearer_assertion_from_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/mcp-wif-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "  token-one\n", 12), 12);
+    close(fd);
+    as_t *as = as_start(WIF_METADATA);
+    as->expires_in = 1;
+    mcp_oauth_t *o = make(&(mcp_oauth_options_t){.grant = MCP_OAUTH_JWT_BEARER,
+                                                 .assertion = mcp_oauth_assertion_from_file,
+                                                 .assertion_user = path, .timeout_ms = 5000});
+    free(answer_challenge(o, as, NULL, MCP_OK, NULL));
+    char *resource = server_url(as);
+    expect_exact_form(&as->token, "grant_type", JWT_BEARER, "assertion", "token-one", "resource",
+                      resource, NULL);
+    /* The platform rotates the token; the renewal presents the new one. */
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("token-two\n", f);
+    fclose(f);
+    free(held_token(o, as, MCP_OK));
+    expect_exact_form(&as->token, "grant_type", JWT_BEARER, "assertion", "token-two", "resource",
+                      resource, NULL);
+    /* Gone: the renewal fails with the callback's code, and says so. */
+    unlink(path);
+    free(held_token(o, as, MCP_EIO));
+    free(resource);
+    mcp_oauth_free(o);
+    as_stop(as);
+}
+
 /* SEP-1933: invalid_grant, invalid_scope and unauthorized_client end the
  * attempt, with the server's words; the assertion is not presented again
  * and no other grant is tried. */
@@ -500,6 +536,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_jwt_bearer_grant),
         cmocka_unit_test(test_jwt_bearer_grant_alone),
+        cmocka_unit_test(test_jwt_bearer_assertion_from_file),
         cmocka_unit_test(test_jwt_bearer_refusals_reach_the_caller_once),
         cmocka_unit_test(test_jwt_bearer_renewal_refused),
         cmocka_unit_test(test_jwt_bearer_not_attempted),

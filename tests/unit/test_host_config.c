@@ -226,6 +226,47 @@ static void test_oauth(void **state)
     mcp_host_free(host);
 }
 
+/* "grant": "jwt_bearer" with the file the workload's token is mounted at
+ * (read at each grant, not now), and that file for nothing else. */
+static void test_oauth_jwt_bearer(void **state)
+{
+    (void)state;
+    const char *text = "{\"mcpServers\": {\"w\": {\"url\": \"https://a/mcp\", \"oauth\": "
+                       "{\"grant\": \"jwt_bearer\", \"assertionFile\": "
+                       "\"/var/run/secrets/${HOST_TEST_BIN}/token\"}}}}";
+    mcp_server_configs_t configs;
+    warnings_t w = {0};
+    mcp_error_t err = {0};
+    assert_int_equal(parse(text, &configs, &w, &err), MCP_OK);
+    const mcp_server_config_t *c = &configs.items[0];
+    assert_int_equal(c->oauth_grant, MCP_OAUTH_JWT_BEARER);
+    assert_string_equal(c->oauth_assertion_file, "/var/run/secrets//usr/bin/server/token");
+    assert_int_equal(w.count, 0);
+    mcp_server_config_t copy;
+    assert_int_equal(host_config_copy(&copy, c), MCP_OK);
+    assert_string_equal(copy.oauth_assertion_file, c->oauth_assertion_file);
+    mcp_server_config_clear(&copy);
+    /* No user signs in: the host makes its token source without an
+     * authorize callback. */
+    mcp_host_t *host = mcp_host_new(&(mcp_host_options_t){
+        .client = {.name = "t", .version = "1"}}, NULL);
+    assert_int_equal(mcp_host_add_server(host, c, NULL), MCP_OK);
+    assert_non_null(mcp_host_server_oauth(host, "w"));
+    mcp_host_free(host);
+    mcp_server_configs_clear(&configs);
+
+    static const char *const bad[] = {
+        "{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": {\"grant\": \"jwt_bearer\"}}}}",
+        "{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": {\"assertionFile\": \"/t\"}}}}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mcp_error_clear(&err);
+        assert_int_equal(parse(bad[i], &configs, &w, &err), MCP_EINVAL);
+        assert_non_null(strstr(err.message, "\"assertionFile\" goes with"));
+    }
+    mcp_error_clear(&err);
+}
+
 /* "grant": "client_credentials", with a secret or a key file (read and
  * checked at once), and the key file for nothing else. */
 static void test_oauth_client_credentials(void **state)
@@ -657,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_document_order_and_other_keys),
         cmocka_unit_test(test_oauth),
         cmocka_unit_test(test_oauth_client_credentials),
+        cmocka_unit_test(test_oauth_jwt_bearer),
         cmocka_unit_test(test_unknown_keys_warned),
         cmocka_unit_test(test_rejected_documents),
         cmocka_unit_test(test_load_files),

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <microhttpd.h>
@@ -597,6 +598,35 @@ static void test_use_dpop_nonce_keeps_the_token(void **state)
     mcp_oauth_free(o);
 }
 
+/* mcp_oauth_assertion_from_file: the token, trimmed; what is not a small
+ * regular file with something in it is refused. */
+static void test_assertion_from_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/mcp-assertion-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "\n\t eyJ.a.b \r\n", 13), 13);
+    close(fd);
+    char *jwt = NULL;
+    assert_int_equal(mcp_oauth_assertion_from_file(path, "https://as", &jwt), MCP_OK);
+    assert_string_equal(jwt, "eyJ.a.b");
+    free(jwt);
+    FILE *f = fopen(path, "w");
+    fputs(" \n", f);
+    fclose(f);
+    assert_int_equal(mcp_oauth_assertion_from_file(path, NULL, &jwt), MCP_EINVAL);
+    assert_null(jwt);
+    f = fopen(path, "w");
+    fwrite("eyJ\0x", 1, 5, f);
+    fclose(f);
+    assert_int_equal(mcp_oauth_assertion_from_file(path, NULL, &jwt), MCP_EINVAL);
+    unlink(path);
+    assert_int_equal(mcp_oauth_assertion_from_file(path, NULL, &jwt), MCP_EIO);
+    assert_int_equal(mcp_oauth_assertion_from_file("/tmp", NULL, &jwt), MCP_EIO);
+    assert_int_equal(mcp_oauth_assertion_from_file(NULL, NULL, &jwt), MCP_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -612,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_dpop_token_restored_with_its_key),
         cmocka_unit_test(test_dpop_state_refuses_malformed),
         cmocka_unit_test(test_use_dpop_nonce_keeps_the_token),
+        cmocka_unit_test(test_assertion_from_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

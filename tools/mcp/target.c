@@ -205,6 +205,8 @@ static int make_oauth(const cli_options_t *opt, struct target_state *st, const c
         .timeout_ms = st->timeout_ms,
         .insecure = opt->insecure,
         .dpop = c->oauth_dpop,
+        .assertion = c->oauth_assertion_file ? mcp_oauth_assertion_from_file : NULL,
+        .assertion_user = c->oauth_assertion_file,
     }, &err);
     int status = st->oauth ? CLI_EXIT_OK
                            : cli_fail(opt, CLI_EXIT_USAGE, NULL, "--oauth: %s", err.message);

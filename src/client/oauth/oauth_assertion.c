@@ -19,8 +19,12 @@
  * error goes to the caller (RFC 7523 §3.1 and SEP-1933 ask the client to
  * give up on invalid_grant, invalid_scope and unauthorized_client).
  */
+#include <ctype.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -218,4 +222,49 @@ int oauth_enterprise_grant(mcp_oauth_t *o, const char *scope)
     char *jag = NULL;
     rc = exchange_for_id_jag(o, scope, &jag);
     return rc == MCP_OK ? present(o, jag, scope) : rc;
+}
+
+/* ------------------------------------------------------------------------
+ * An assertion kept in a file
+ * ------------------------------------------------------------------------ */
+
+#define ASSERTION_FILE_MAX (64 * 1024)
+
+int mcp_oauth_assertion_from_file(void *path, const char *audience, char **assertion_out)
+{
+    (void)audience; /* the platform minted the token for its audience */
+    if (!path || !assertion_out)
+        return MCP_EINVAL;
+    *assertion_out = NULL;
+    /* Non-blocking: a FIFO or a device named by mistake must not hang the
+     * request; only a small regular file is read. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > ASSERTION_FILE_MAX) {
+        if (fd >= 0)
+            close(fd);
+        return MCP_EIO;
+    }
+    char *text = malloc((size_t)st.st_size + 1);
+    ssize_t n = text ? read(fd, text, (size_t)st.st_size) : -1;
+    close(fd);
+    if (!text)
+        return MCP_ENOMEM;
+    if (n != (ssize_t)st.st_size) {
+        free(text);
+        return MCP_EIO;
+    }
+    size_t start = 0, end = (size_t)n;
+    while (start < end && isspace((unsigned char)text[start]))
+        start++;
+    while (end > start && isspace((unsigned char)text[end - 1]))
+        end--;
+    if (start == end || memchr(text + start, '\0', end - start)) {
+        free(text); /* nothing there, or not text */
+        return MCP_EINVAL;
+    }
+    memmove(text, text + start, end - start);
+    text[end - start] = '\0';
+    *assertion_out = text;
+    return MCP_OK;
 }
