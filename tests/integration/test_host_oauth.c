@@ -156,25 +156,43 @@ static mcp_host_t *host_for(as_t *as, const char *url)
     return host_for_oauth(as, url, "true");
 }
 
+/* The MCP server that admits TOKEN only, with its challenge naming the
+ * authorization server's resource metadata; its URL into url[64]. */
+static mcp_server_t *protected_server_start(as_t *as, mcp_http_server_t **http, char url[64])
+{
+    mcp_error_t err = {0};
+    mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){.name = "p", .version = "1"}, &err);
+    assert_non_null(srv);
+    assert_int_equal(mcp_server_add_tool(srv, &(mcp_tool_t){.name = "echo", .handler = echo}, &err),
+                     MCP_OK);
+    assert_int_equal(mcp_http_server_start(srv,
+                                           &(mcp_http_options_t){.endpoint = {.auth = check_token}},
+                                           http, &err),
+                     MCP_OK);
+    snprintf(url, 64, "http://127.0.0.1:%u/mcp", (unsigned)mcp_http_server_port(*http));
+    snprintf(as->resource, sizeof as->resource, "%s", url);
+    snprintf(challenge, sizeof challenge, "Bearer resource_metadata=\"%s/prm\"", as->issuer);
+    return srv;
+}
+
+/* Stops what protected_server_start and as_start started. */
+static void protected_server_stop(as_t *as, mcp_http_server_t *http, mcp_server_t *srv)
+{
+    mcp_http_server_stop(http);
+    mcp_server_free(srv);
+    oauth_fixture_stop(as->http);
+    pthread_mutex_destroy(&as->lock);
+}
+
 static void test_host_signs_in_once(void **state)
 {
     (void)state;
     as_t as = {0};
     as_start(&as);
     mcp_error_t err = {0};
-    mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){.name = "p", .version = "1"}, &err);
-    assert_non_null(srv);
-    assert_int_equal(mcp_server_add_tool(srv, &(mcp_tool_t){.name = "echo", .handler = echo}, &err),
-                     MCP_OK);
     mcp_http_server_t *http = NULL;
-    assert_int_equal(mcp_http_server_start(srv,
-                                           &(mcp_http_options_t){.endpoint = {.auth = check_token}},
-                                           &http, &err),
-                     MCP_OK);
     char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", (unsigned)mcp_http_server_port(http));
-    snprintf(as.resource, sizeof as.resource, "%s", url);
-    snprintf(challenge, sizeof challenge, "Bearer resource_metadata=\"%s/prm\"", as.issuer);
+    mcp_server_t *srv = protected_server_start(&as, &http, url);
 
     /* The first host: the user is asked once, and the tools are there. */
     mcp_host_t *host = host_for(&as, url);
@@ -203,10 +221,7 @@ static void test_host_signs_in_once(void **state)
     mcp_host_free(host);
 
     json_decref(saved);
-    mcp_http_server_stop(http);
-    mcp_server_free(srv);
-    oauth_fixture_stop(as.http);
-    pthread_mutex_destroy(&as.lock);
+    protected_server_stop(&as, http, srv);
 }
 
 /* "dpop": true in the config, and an authorization server that offers
@@ -218,20 +233,9 @@ static void test_host_dpop_when_configured(void **state)
     (void)state;
     as_t as = {.dpop = true};
     as_start(&as);
-    mcp_error_t err = {0};
-    mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){.name = "p", .version = "1"}, &err);
-    assert_non_null(srv);
-    assert_int_equal(mcp_server_add_tool(srv, &(mcp_tool_t){.name = "echo", .handler = echo}, &err),
-                     MCP_OK);
     mcp_http_server_t *http = NULL;
-    assert_int_equal(mcp_http_server_start(srv,
-                                           &(mcp_http_options_t){.endpoint = {.auth = check_token}},
-                                           &http, &err),
-                     MCP_OK);
     char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", (unsigned)mcp_http_server_port(http));
-    snprintf(as.resource, sizeof as.resource, "%s", url);
-    snprintf(challenge, sizeof challenge, "Bearer resource_metadata=\"%s/prm\"", as.issuer);
+    mcp_server_t *srv = protected_server_start(&as, &http, url);
 
     atomic_store(&dpop_admitted, 0);
     mcp_host_t *host = host_for_oauth(&as, url, "{\"dpop\": true}");
@@ -249,10 +253,7 @@ static void test_host_dpop_when_configured(void **state)
     assert_int_equal(atomic_load(&dpop_admitted), 0);
     mcp_host_free(host);
 
-    mcp_http_server_stop(http);
-    mcp_server_free(srv);
-    oauth_fixture_stop(as.http);
-    pthread_mutex_destroy(&as.lock);
+    protected_server_stop(&as, http, srv);
 }
 
 /* Without oauth_authorize the host cannot sign in: the server connects
