@@ -37,6 +37,7 @@
 #include "mcp/request.h"
 #include "mcp/server_core.h"
 #include "server/aead_codec.h"
+#include "support/fuzz_sink.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -197,46 +198,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* ------------------------------------------------------------------------
- * Sinks
- * ------------------------------------------------------------------------ */
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t released = PTHREAD_COND_INITIALIZER;
-static int pending;
-
-typedef struct fuzz_sink {
-    mcp_sink_t sink;
-    bool answered; /* a response or ACCEPTED was sent */
-    bool done;     /* released */
-} fuzz_sink_t;
-
-static int sink_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, int status)
-{
-    fuzz_sink_t *s = (fuzz_sink_t *)sink;
-    pthread_mutex_lock(&lock);
-    if (s->done || s->answered || (kind == MCP_OUT_ACCEPTED) != (msg == NULL))
-        __builtin_trap();
-    if (kind != MCP_OUT_NOTIFICATION && kind != MCP_OUT_REQUEST)
-        s->answered = true;
-    pthread_mutex_unlock(&lock);
-    /* What a transport would do with it. */
-    free(mcp_json_dump(msg, NULL));
-    return 0;
-}
-
-static void sink_release(mcp_sink_t *sink)
-{
-    fuzz_sink_t *s = (fuzz_sink_t *)sink;
-    pthread_mutex_lock(&lock);
-    if (s->done)
-        __builtin_trap();
-    s->done = true;
-    pending--;
-    pthread_cond_broadcast(&released);
-    pthread_mutex_unlock(&lock);
-}
-
-/* ------------------------------------------------------------------------
  * HTTP headers a conforming client would send for a message
  * ------------------------------------------------------------------------ */
 
@@ -311,24 +272,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             .headers = http ? &h.list : NULL,
             .principal = flags & 2 ? "fuzzer" : NULL,
         };
-        sinks[n] = (fuzz_sink_t){.sink = {.send = sink_send, .release = sink_release}};
-        pthread_mutex_lock(&lock);
-        pending++;
-        pthread_mutex_unlock(&lock);
-        if (mcp_server_submit(server, conn, text, len, &ctx, &sinks[n].sink, NULL) != MCP_OK) {
-            pthread_mutex_lock(&lock);
-            pending--;
-            pthread_mutex_unlock(&lock);
-        }
+        fuzz_sink_init(&sinks[n]);
+        if (mcp_server_submit(server, conn, text, len, &ctx, &sinks[n].sink, NULL) != MCP_OK)
+            fuzz_sink_abandon(&sinks[n]);
         headers_clear(&h);
         text += nl ? len + 1 : len;
         left -= nl ? len + 1 : len;
     }
 
-    pthread_mutex_lock(&lock);
-    while (pending > 0)
-        pthread_cond_wait(&released, &lock);
-    pthread_mutex_unlock(&lock);
+    fuzz_sinks_wait_all();
     mcp_conn_free(conn);
     return 0;
 }

@@ -29,6 +29,7 @@
 
 #include "mcp/request.h"
 #include "mcp/server_core.h"
+#include "support/fuzz_sink.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -94,45 +95,18 @@ static mcp_server_t *new_server(void)
 }
 
 /* ------------------------------------------------------------------------
- * Sinks: they remember the newest task id they were sent
+ * The newest task id any sink was sent (fuzz_sink.h's observer)
  * ------------------------------------------------------------------------ */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t released = PTHREAD_COND_INITIALIZER;
-static int pending;
 static char last_task[64];
 
-typedef struct fuzz_sink {
-    mcp_sink_t sink;
-    bool answered;
-    bool done;
-} fuzz_sink_t;
-
-static int sink_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, int status)
+static void remember_task(const json_t *msg)
 {
-    fuzz_sink_t *s = (fuzz_sink_t *)sink;
-    pthread_mutex_lock(&lock);
-    if (s->done || s->answered || (kind == MCP_OUT_ACCEPTED) != (msg == NULL))
-        __builtin_trap();
-    if (kind != MCP_OUT_NOTIFICATION && kind != MCP_OUT_REQUEST)
-        s->answered = true;
     const char *id = json_string_value(json_object_get(json_object_get(msg, "result"), "taskId"));
+    pthread_mutex_lock(&lock);
     if (id && strlen(id) < sizeof last_task)
         strcpy(last_task, id);
-    pthread_mutex_unlock(&lock);
-    free(mcp_json_dump(msg, NULL));
-    return 0;
-}
-
-static void sink_release(mcp_sink_t *sink)
-{
-    fuzz_sink_t *s = (fuzz_sink_t *)sink;
-    pthread_mutex_lock(&lock);
-    if (s->done)
-        __builtin_trap();
-    s->done = true;
-    pending--;
-    pthread_cond_broadcast(&released);
     pthread_mutex_unlock(&lock);
 }
 
@@ -176,7 +150,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t left = size - 1;
     mcp_conn_t *conn = mcp_conn_new(srv, MCP_TRANSPORT_STDIO);
     fuzz_sink_t sinks[MAX_MESSAGES];
+    fuzz_sink_observe(remember_task);
+    pthread_mutex_lock(&lock);
     last_task[0] = '\0';
+    pthread_mutex_unlock(&lock);
 
     for (int n = 0; n < MAX_MESSAGES && left > 0; n++) {
         const char *nl = memchr(text, '\n', left);
@@ -186,21 +163,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* Later messages speak as another principal when asked to. */
         const char *principal = (flags & 2) && n >= 2 ? "other" : flags & 1 ? "fuzzer" : NULL;
         mcp_request_context_t ctx = {.transport = MCP_TRANSPORT_STDIO, .principal = principal};
-        sinks[n] = (fuzz_sink_t){.sink = {.send = sink_send, .release = sink_release}};
-        pthread_mutex_lock(&lock);
-        pending++;
-        pthread_mutex_unlock(&lock);
+        fuzz_sink_init(&sinks[n]);
         bool stream = msg && memmem(msg, msg_len, "subscriptions/listen", 20);
-        bool submitted =
-            msg && mcp_server_submit(srv, conn, msg, msg_len, &ctx, &sinks[n].sink, NULL) == MCP_OK;
-        pthread_mutex_lock(&lock);
-        if (!submitted)
-            pending--;
+        if (!msg || mcp_server_submit(srv, conn, msg, msg_len, &ctx, &sinks[n].sink, NULL) != MCP_OK)
+            fuzz_sink_abandon(&sinks[n]);
         /* Each answer (a task id among them) is in before the next
          * message, except for listen streams, which stay open. */
-        while (submitted && !stream && !sinks[n].done)
-            pthread_cond_wait(&released, &lock);
-        pthread_mutex_unlock(&lock);
+        else if (!stream)
+            fuzz_sink_wait(&sinks[n]);
         free(msg);
         text += nl ? len + 1 : len;
         left -= nl ? len + 1 : len;
@@ -210,9 +180,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * by mcp_server_free, as are the tasks still waiting or running. */
     mcp_conn_free(conn);
     mcp_server_free(srv);
-    pthread_mutex_lock(&lock);
-    while (pending > 0)
-        pthread_cond_wait(&released, &lock);
-    pthread_mutex_unlock(&lock);
+    fuzz_sinks_wait_all();
     return 0;
 }
