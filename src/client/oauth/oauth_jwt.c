@@ -18,7 +18,6 @@
 #include <nettle/ecc-curve.h>
 #include <nettle/ecc.h>
 #include <nettle/ecdsa.h>
-#include <nettle/sha2.h>
 
 #include "client/oauth/oauth_jwt.h"
 #include "client/oauth/oauth_parse.h"
@@ -38,9 +37,6 @@ static struct {
     __typeof__(nettle_mpz_init_set_str_256_u) *mpz_from_bytes;
     __typeof__(nettle_mpz_get_str_256) *mpz_to_bytes;
     __typeof__(__gmpz_clear) *mpz_clear;
-    __typeof__(nettle_sha256_init) *sha256_init;
-    __typeof__(nettle_sha256_update) *sha256_update;
-    __typeof__(nettle_sha256_digest) *sha256_digest;
     __typeof__(nettle_ecc_point_init) *point_init;
     __typeof__(nettle_ecc_point_clear) *point_clear;
     __typeof__(nettle_ecc_point_mul_g) *point_mul_g;
@@ -62,9 +58,6 @@ static void hogweed_load(void)
         {"nettle_mpz_init_set_str_256_u", &hogweed.mpz_from_bytes},
         {"nettle_mpz_get_str_256", &hogweed.mpz_to_bytes},
         {"__gmpz_clear", &hogweed.mpz_clear},
-        {"nettle_sha256_init", &hogweed.sha256_init},
-        {"nettle_sha256_update", &hogweed.sha256_update},
-        {"nettle_sha256_digest", &hogweed.sha256_digest},
         {"nettle_ecc_point_init", &hogweed.point_init},
         {"nettle_ecc_point_clear", &hogweed.point_clear},
         {"nettle_ecc_point_mul_g", &hogweed.point_mul_g},
@@ -114,11 +107,9 @@ int oauth_es256_sign(const uint8_t key[OAUTH_ES256_KEY_SIZE], const void *msg, s
     int rc = mcp_lazy_once(&hogweed_loaded, hogweed_load, err);
     if (rc != MCP_OK)
         return rc;
-    struct sha256_ctx sha;
-    uint8_t digest[SHA256_DIGEST_SIZE];
-    hogweed.sha256_init(&sha);
-    hogweed.sha256_update(&sha, len, msg);
-    hogweed.sha256_digest(&sha, sizeof digest, digest);
+    uint8_t digest[OAUTH_SHA256_SIZE];
+    if ((rc = oauth_sha256(msg, len, digest, err)) != MCP_OK)
+        return rc;
 
     struct ecc_scalar scalar;
     if ((rc = load_scalar(key, &scalar, err)) != MCP_OK)
@@ -213,17 +204,5 @@ int oauth_es256_public_key(const uint8_t key[OAUTH_ES256_KEY_SIZE],
     hogweed.mpz_clear(py);
     hogweed.point_clear(&point);
     hogweed.scalar_clear(&scalar);
-    return MCP_OK;
-}
-
-int oauth_sha256(const void *msg, size_t len, uint8_t digest[OAUTH_SHA256_SIZE], mcp_error_t *err)
-{
-    int rc = mcp_lazy_once(&hogweed_loaded, hogweed_load, err);
-    if (rc != MCP_OK)
-        return rc;
-    struct sha256_ctx sha;
-    hogweed.sha256_init(&sha);
-    hogweed.sha256_update(&sha, len, msg);
-    hogweed.sha256_digest(&sha, OAUTH_SHA256_SIZE, digest);
     return MCP_OK;
 }

@@ -69,12 +69,6 @@ int oauth_es256_public_key(const uint8_t key[OAUTH_ES256_KEY_SIZE],
                            uint8_t x[OAUTH_ES256_KEY_SIZE], uint8_t y[OAUTH_ES256_KEY_SIZE],
                            mcp_error_t *err);
 
-#define OAUTH_SHA256_SIZE 32
-
-/* SHA-256 of `msg` (Nettle's, through libhogweed). MCP_OK or
- * MCP_EUNSUPPORTED. */
-int oauth_sha256(const void *msg, size_t len, uint8_t digest[OAUTH_SHA256_SIZE], mcp_error_t *err);
-
 /* How long a client assertion is valid: long enough for a slow token
  * request, short enough that a stolen one is soon useless. */
 #define OAUTH_ASSERTION_LIFETIME_S 300

@@ -887,22 +887,30 @@ static void sha256_load(void)
         {"nettle_sha256_update", &sha256.update},
         {"nettle_sha256_digest", &sha256.digest},
     };
-    sha256_loaded.rc = mcp_lazy_open(MCP_NETTLE_SONAME, "OAuth (PKCE)", symbols,
+    sha256_loaded.rc = mcp_lazy_open(MCP_NETTLE_SONAME, "OAuth (SHA-256)", symbols,
                                      sizeof symbols / sizeof symbols[0], &sha256_loaded.err);
+}
+
+int oauth_sha256(const void *msg, size_t len, uint8_t digest[OAUTH_SHA256_SIZE], mcp_error_t *err)
+{
+    int rc = mcp_lazy_once(&sha256_loaded, sha256_load, err);
+    if (rc != MCP_OK)
+        return rc;
+    struct sha256_ctx ctx;
+    sha256.init(&ctx);
+    sha256.update(&ctx, len, msg);
+    sha256.digest(&ctx, OAUTH_SHA256_SIZE, digest);
+    return MCP_OK;
 }
 
 int oauth_pkce_s256(const char *verifier, char out[44])
 {
-    int rc = mcp_lazy_once(&sha256_loaded, sha256_load, NULL);
+    uint8_t digest[OAUTH_SHA256_SIZE];
+    int rc = oauth_sha256(verifier, strlen(verifier), digest, NULL);
     if (rc != MCP_OK) {
         out[0] = '\0';
         return rc;
     }
-    struct sha256_ctx ctx;
-    uint8_t digest[SHA256_DIGEST_SIZE];
-    sha256.init(&ctx);
-    sha256.update(&ctx, strlen(verifier), (const uint8_t *)verifier);
-    sha256.digest(&ctx, sizeof digest, digest);
     mcp_base64url_encode(digest, sizeof digest, out);
     return MCP_OK;
 }
