@@ -19,8 +19,6 @@
 /* Out-of-range scalars (zero, or at least the group order) are about one
  * draw in 2^32: a few draws always suffice unless the source is broken. */
 #define KEY_DRAWS 8
-/* Random jti characters: 32 of 6 bits each, far past any collision. */
-#define JTI_LEN 32
 
 int oauth_dpop_key_from_private(oauth_dpop_key_t *key, const uint8_t d[OAUTH_ES256_KEY_SIZE],
                                 mcp_error_t *err)
@@ -59,25 +57,6 @@ bool oauth_dpop_nonce_valid(const char *nonce)
     return true;
 }
 
-/* base64url of `n` bytes, malloc'd. */
-static char *base64url(const void *bytes, size_t n)
-{
-    char *out = malloc(mcp_base64url_encoded_len(n) + 1);
-    if (out)
-        mcp_base64url_encode(bytes, n, out);
-    return out;
-}
-
-/* base64url of a JSON value's compact text, malloc'd; `value` is taken. */
-static char *base64url_json(json_t *value)
-{
-    char *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
-    json_decref(value);
-    char *out = text ? base64url(text, strlen(text)) : NULL;
-    free(text);
-    return out;
-}
-
 /* The header: the type, the algorithm, and the public key to check the
  * signature with (RFC 7518 §6.2.1). */
 static json_t *proof_header(const oauth_dpop_key_t *key)
@@ -114,8 +93,8 @@ int oauth_dpop_proof(const oauth_dpop_key_t *key, const char *method, const char
     *out = NULL;
     if (nonce && !oauth_dpop_nonce_valid(nonce))
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the server's DPoP nonce is malformed");
-    char jti[JTI_LEN + 1];
-    int rc = oauth_random_string(jti, JTI_LEN);
+    char jti[OAUTH_JTI_LEN + 1];
+    int rc = oauth_random_string(jti, OAUTH_JTI_LEN);
     if (rc != MCP_OK)
         return mcp_error_set(err, rc, 0, NULL, "no random bytes for the DPoP proof's jti");
     char ath[64] = "";
@@ -125,25 +104,7 @@ int oauth_dpop_proof(const oauth_dpop_key_t *key, const char *method, const char
             return rc;
         mcp_base64url_encode(digest, sizeof digest, ath);
     }
-    char *header64 = base64url_json(proof_header(key));
-    char *claims64 =
-        base64url_json(proof_claims(method, url, access_token ? ath : NULL, nonce, now_s, jti));
-    char *signing_input = NULL, *sig64 = NULL;
-    uint8_t sig[OAUTH_ES256_SIG_SIZE];
-    if (!header64 || !claims64 || asprintf(&signing_input, "%s.%s", header64, claims64) < 0) {
-        signing_input = NULL;
-        rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-    } else if ((rc = oauth_es256_sign(key->d, signing_input, strlen(signing_input), sig, err)) ==
-               MCP_OK) {
-        if (!(sig64 = base64url(sig, sizeof sig)) ||
-            asprintf(out, "%s.%s", signing_input, sig64) < 0) {
-            *out = NULL;
-            rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-        }
-    }
-    free(header64);
-    free(claims64);
-    free(signing_input);
-    free(sig64);
-    return rc;
+    return oauth_es256_jws(key->d, proof_header(key),
+                           proof_claims(method, url, access_token ? ath : NULL, nonce, now_s, jti),
+                           out, err);
 }

@@ -140,29 +140,26 @@ static char *base64url(const void *bytes, size_t n)
     return out;
 }
 
-/* A random jti: 32 characters from 6 bits each, far past any collision. */
-#define JTI_LEN 32
+/* base64url of a JSON value's compact text, malloc'd; `value` is taken. */
+static char *base64url_json(json_t *value)
+{
+    char *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
+    json_decref(value);
+    char *out = text ? base64url(text, strlen(text)) : NULL;
+    free(text);
+    return out;
+}
 
-int oauth_client_assertion(const uint8_t key[OAUTH_ES256_KEY_SIZE], const char *client_id,
-                           const char *audience, int64_t now_s, char **out, mcp_error_t *err)
+int oauth_es256_jws(const uint8_t key[OAUTH_ES256_KEY_SIZE], json_t *header_new,
+                    json_t *claims_new, char **out, mcp_error_t *err)
 {
     *out = NULL;
-    char jti[JTI_LEN + 1];
-    int rc = oauth_random_string(jti, JTI_LEN);
-    if (rc != MCP_OK)
-        return mcp_error_set(err, rc, 0, NULL, "no random bytes for the assertion's jti");
-    static const char header[] = "{\"alg\":\"ES256\",\"typ\":\"JWT\"}";
-    json_t *claims = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s}", "iss", client_id, "sub",
-                               client_id, "aud", audience, "iat", (json_int_t)now_s, "exp",
-                               (json_int_t)(now_s + OAUTH_ASSERTION_LIFETIME_S), "jti", jti);
-    char *payload = claims ? json_dumps(claims, JSON_COMPACT) : NULL;
-    json_decref(claims);
-    char *header64 = base64url(header, strlen(header));
-    char *payload64 = payload ? base64url(payload, strlen(payload)) : NULL;
+    char *header64 = base64url_json(header_new);
+    char *claims64 = base64url_json(claims_new);
     char *signing_input = NULL, *sig64 = NULL;
     uint8_t sig[OAUTH_ES256_SIG_SIZE];
-    free(payload);
-    if (!header64 || !payload64 || asprintf(&signing_input, "%s.%s", header64, payload64) < 0) {
+    int rc;
+    if (!header64 || !claims64 || asprintf(&signing_input, "%s.%s", header64, claims64) < 0) {
         signing_input = NULL;
         rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     } else if ((rc = oauth_es256_sign(key, signing_input, strlen(signing_input), sig, err)) ==
@@ -174,10 +171,25 @@ int oauth_client_assertion(const uint8_t key[OAUTH_ES256_KEY_SIZE], const char *
         }
     }
     free(header64);
-    free(payload64);
+    free(claims64);
     free(signing_input);
     free(sig64);
     return rc;
+}
+
+int oauth_client_assertion(const uint8_t key[OAUTH_ES256_KEY_SIZE], const char *client_id,
+                           const char *audience, int64_t now_s, char **out, mcp_error_t *err)
+{
+    *out = NULL;
+    char jti[OAUTH_JTI_LEN + 1];
+    int rc = oauth_random_string(jti, OAUTH_JTI_LEN);
+    if (rc != MCP_OK)
+        return mcp_error_set(err, rc, 0, NULL, "no random bytes for the assertion's jti");
+    json_t *header = json_pack("{s:s, s:s}", "alg", "ES256", "typ", "JWT");
+    json_t *claims = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s}", "iss", client_id, "sub",
+                               client_id, "aud", audience, "iat", (json_int_t)now_s, "exp",
+                               (json_int_t)(now_s + OAUTH_ASSERTION_LIFETIME_S), "jti", jti);
+    return oauth_es256_jws(key, header, claims, out, err);
 }
 
 int oauth_es256_public_key(const uint8_t key[OAUTH_ES256_KEY_SIZE],

@@ -73,6 +73,19 @@ int oauth_es256_public_key(const uint8_t key[OAUTH_ES256_KEY_SIZE],
  * request, short enough that a stolen one is soon useless. */
 #define OAUTH_ASSERTION_LIFETIME_S 300
 
+/* A random jti (JWT ID): 32 characters of 6 bits each, far past any
+ * collision. */
+#define OAUTH_JTI_LEN 32
+
+/*
+ * A compact JWS signed with ES256: base64url(header).base64url(claims).
+ * base64url(r || s), header_new and claims_new (both stolen; NULL counts
+ * as out of memory) serialised compactly. A malloc'd string in *out.
+ * MCP_OK, or oauth_es256_sign()'s errors, MCP_ENOMEM.
+ */
+int oauth_es256_jws(const uint8_t key[OAUTH_ES256_KEY_SIZE], json_t *header_new,
+                    json_t *claims_new, char **out, mcp_error_t *err);
+
 /*
  * A client assertion (RFC 7523 §3) as a compact JWS signed with ES256:
  * header {"alg":"ES256","typ":"JWT"}, claims iss = sub = client_id, aud =
