@@ -124,18 +124,13 @@ static bool has_string(const json_t *array, const char *s)
     return false;
 }
 
-static bool same_principal(const char *a, const char *b)
-{
-    return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
 static bool wants(const subscription_t *sub, const server_event_t *ev)
 {
     switch (ev->kind) {
     case SERVER_EVENT_TASK_CHANGED:
         /* A task is its principal's only, on a stream as on tasks/get. */
         return has_string(sub->task_ids, ev->task_id) &&
-               same_principal(sub->ex->principal, ev->principal);
+               task_principal_equal(sub->ex->principal, ev->principal);
     case SERVER_EVENT_TOOLS_CHANGED:
         return sub->tools;
     case SERVER_EVENT_PROMPTS_CHANGED:

@@ -458,6 +458,9 @@ void task_unref(struct task *t);
 void task_settle(mcp_call_t *call, int rc);
 /* Did the client declare the Tasks extension in these capabilities? */
 bool task_client_declares(const json_t *client_caps);
+/* Are two principals the same caller? NULL (unauthenticated) matches only
+ * NULL. A task belongs to the principal that started it. */
+bool task_principal_equal(const char *a, const char *b);
 /* Does a task of `id` exist that `principal` may see? */
 bool task_visible(mcp_server_t *srv, const char *id, const char *principal);
 /* Answers tasks/get, tasks/update or tasks/cancel for `principal`: the

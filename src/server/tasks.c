@@ -200,7 +200,7 @@ static void insert_locked(struct task_store *s, struct task *t)
     s->count++;
 }
 
-static bool same_principal(const char *a, const char *b)
+bool task_principal_equal(const char *a, const char *b)
 {
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
@@ -214,7 +214,7 @@ static struct task *find_locked(struct task_store *s, const char *id, const char
 {
     for (struct task *t = s->buckets[bucket_of(id, s->n_buckets)]; t; t = t->next)
         if (strcmp(t->id, id) == 0)
-            return same_principal(t->principal, principal) ? t : NULL;
+            return task_principal_equal(t->principal, principal) ? t : NULL;
     return NULL;
 }
 
