@@ -421,9 +421,7 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
     /* The tasks methods are for clients that declared the extension on
      * the request: others get -32021 naming it, whatever the task id (the
      * spec's MUST). */
-    json_t *needs_tasks =
-        is_task_method(method) ? json_pack("{s:{s:{}}}", "extensions", MCP_EXTENSION_TASKS)
-                               : NULL;
+    json_t *needs_tasks = is_task_method(method) ? task_required_capabilities() : NULL;
     size_t n_versions;
     const char *const *versions = mcp_protocol_versions_modern(&n_versions);
     mcp_request_check_t check = {

@@ -412,8 +412,7 @@ void listen_open(mcp_server_t *srv, mcp_exchange_t *ex)
         /* The extension's MUST: task notifications for declaring clients
          * only. (A server without tasks ignores the member, as any other
          * it does not know.) */
-        mcp_error_missing_capability(&err,
-                                     json_pack("{s:{s:{}}}", "extensions", MCP_EXTENSION_TASKS));
+        mcp_error_missing_capability(&err, task_required_capabilities());
         goto fail;
     }
     json_t *ack_params = tagged_params(ex);

@@ -380,7 +380,7 @@ static bool refuse_legacy_task(mcp_exchange_t *ex, mcp_error_t *err)
     if (ex->era != MCP_ERA_LEGACY || ex->entry->kind != ENTRY_TOOL ||
         ex->entry->tasks != MCP_TASKS_REQUIRED)
         return false;
-    mcp_error_missing_capability(err, json_pack("{s:{s:{}}}", "extensions", MCP_EXTENSION_TASKS));
+    mcp_error_missing_capability(err, task_required_capabilities());
     snprintf(err->message, sizeof err->message,
              "Tool %s runs only as a task (the io.modelcontextprotocol/tasks extension of "
              "2026-07-28)",

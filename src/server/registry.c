@@ -323,7 +323,7 @@ static int require_tasks_extension(mcp_task_support_t tasks, json_t **required_c
 {
     if (tasks != MCP_TASKS_REQUIRED)
         return MCP_OK;
-    json_t *need = json_pack("{s:{s:{}}}", "extensions", MCP_EXTENSION_TASKS);
+    json_t *need = task_required_capabilities();
     if (!need)
         return MCP_ENOMEM;
     if (!*required_caps) {

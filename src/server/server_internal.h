@@ -456,6 +456,10 @@ void task_unref(struct task *t);
 /* A handler run of the task `call->task` returned `rc`: the task takes the
  * outcome (result, failure, input requests or cancellation). */
 void task_settle(mcp_call_t *call, int rc);
+/* What a client must declare for tasks: {"extensions": {"io.
+ * modelcontextprotocol/tasks": {}}} (new; NULL when out of memory), as
+ * -32021 names it. */
+json_t *task_required_capabilities(void);
 /* Did the client declare the Tasks extension in these capabilities? */
 bool task_client_declares(const json_t *client_caps);
 /* Are two principals the same caller? NULL (unauthenticated) matches only

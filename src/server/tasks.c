@@ -349,6 +349,11 @@ static void task_publish(struct task *t)
  * Starting a task
  * ------------------------------------------------------------------------ */
 
+json_t *task_required_capabilities(void)
+{
+    return json_pack("{s:{s:{}}}", "extensions", MCP_EXTENSION_TASKS);
+}
+
 bool task_client_declares(const json_t *caps)
 {
     return json_is_object(json_object_get(json_object_get(caps, "extensions"),
