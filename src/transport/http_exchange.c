@@ -716,7 +716,8 @@ int mcp_http_end(mcp_http_exchange_t *x)
     x->body_len = x->body_cap = 0;
     pthread_mutex_unlock(&x->lock);
     /* Aborted while it was being submitted: the core must hear of it.
-     * (If it had simply finished, cancelling is harmless.) */
+     * (If it had simply finished, the core ignores the cancel: an
+     * answered request is over -- and a task it became goes on.) */
     if (over)
         mcp_exchange_cancel(core);
     return MCP_OK;
