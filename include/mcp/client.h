@@ -579,6 +579,88 @@ MCP_API int mcp_client_task_cancel(mcp_client_t *client, const char *task_id,
                                    const mcp_request_options_t *opts, mcp_error_t *err);
 
 /* ------------------------------------------------------------------------
+ * Skills (the extension io.modelcontextprotocol/skills, SEP-2640)
+ *
+ * A server that declares the extension serves skills: directories of
+ * files, each with a SKILL.md that opens with YAML frontmatter (name,
+ * description, ...), read through resources/read under skill:// URIs. Its
+ * skills/list and skills/get answer with skill entries:
+ *
+ *   {"uri": "skill://pdf-processing/SKILL.md",
+ *    "frontmatter": {"name": "pdf-processing", "description": "..."},
+ *    "resources": [{"uri": "skill://pdf-processing/SKILL.md",
+ *                   "digest": "sha256:<64 lowercase hex>", "size": 1234},
+ *                  {"uri": "skill://pdf-processing/references/FORMS.md", ...}]}
+ *
+ * ("resources" may instead be the string "dynamic": the server publishes
+ * no manifest for that skill). The entry is the host's promise of what the
+ * files hold, so that a host can load a skill the user approved without
+ * trusting the bytes that arrive later:
+ *   - nothing of a skill is fetched before it is needed: listing fetches
+ *     no file, and a host fetches a file only when it loads the skill (or
+ *     the model asks for that file);
+ *   - every file fetched is checked against its manifest entry: its size,
+ *     then its SHA-256 digest; content that fails is never handed out;
+ *   - a SKILL.md's frontmatter is parsed and compared field by field with
+ *     the entry's frontmatter: any difference refuses the skill.
+ * mcp_client_read_skill_file() does the checking; a host uses nothing it
+ * did not return.
+ *
+ * These functions need a modern connection (MCP_EUNSUPPORTED on a legacy
+ * one). A result or entry without the extension's shape is MCP_EPROTO,
+ * as are content that fails verification and a SKILL.md whose frontmatter
+ * differs from the entry's; the message says which file and what. Other
+ * errors are those of a call (MCP_ERPC: -32601 when the server serves no
+ * skills, -32602 for a skill it does not know). Thread-safe like every
+ * call; arguments are borrowed; a NULL client, uri or skill is MCP_EINVAL.
+ * ------------------------------------------------------------------------ */
+
+/* One page of skills/list after `cursor` (NULL: the first page): the
+ * ListSkillsResult ({"skills": [entry...], "nextCursor"?}) in *result_out
+ * (new reference). Every entry has been checked: a uri, a frontmatter
+ * object with string name and description, the uri's last path segment
+ * before "/SKILL.md" equal to that name, and resources either "dynamic" or
+ * an array of {uri, digest "sha256:<hex>", size >= 0} that lists the
+ * SKILL.md itself, names each file once, and holds only files under the
+ * skill's directory. One bad entry fails the page (MCP_EPROTO). */
+MCP_API int mcp_client_list_skills(mcp_client_t *client, const char *cursor,
+                                   const mcp_request_options_t *opts, json_t **result_out,
+                                   mcp_error_t *err);
+
+/* Every page of skills/list: an array of skill entries in *skills_out. */
+MCP_API int mcp_client_list_skills_all(mcp_client_t *client, const mcp_request_options_t *opts,
+                                       json_t **skills_out, mcp_error_t *err);
+
+/* skills/get: the entry of the skill whose SKILL.md is `uri`, checked as
+ * by mcp_client_list_skills(), in *skill_out (new reference; the entry
+ * itself, not the GetSkillResult around it). An entry for another uri is
+ * MCP_EPROTO. */
+MCP_API int mcp_client_get_skill(mcp_client_t *client, const char *uri,
+                                 const mcp_request_options_t *opts, json_t **skill_out,
+                                 mcp_error_t *err);
+
+/*
+ * Fetches one file of a skill with resources/read and verifies it against
+ * `skill`, an entry from mcp_client_list_skills() or
+ * mcp_client_get_skill(): `file_uri` must be listed in its resources
+ * (MCP_ENOTFOUND otherwise, before anything is sent), and the bytes the
+ * server sends (a text content's UTF-8, or a blob's decoded bytes) must
+ * have the listed size and digest. For the skill's SKILL.md (its uri),
+ * the frontmatter is parsed and must equal the entry's. On success
+ * *content_out holds the verified bytes, NUL-terminated, with their length
+ * in *len_out; free them with free(). On any failure nothing is returned.
+ *
+ * A skill whose resources are "dynamic" has no manifest to check against:
+ * its files are returned as they come (only the SKILL.md frontmatter is
+ * still compared), and *verified_out, when not NULL, is false; it is true
+ * when size and digest were checked.
+ */
+MCP_API int mcp_client_read_skill_file(mcp_client_t *client, const json_t *skill,
+                                       const char *file_uri, const mcp_request_options_t *opts,
+                                       char **content_out, size_t *len_out, bool *verified_out,
+                                       mcp_error_t *err);
+
+/* ------------------------------------------------------------------------
  * Subscriptions (subscriptions/listen; resources/subscribe on legacy
  * servers)
  *

@@ -377,6 +377,78 @@ MCP_API int mcp_server_remove_resource_template(mcp_server_t *srv, const char *u
  */
 MCP_API int mcp_server_notify_resource_updated(mcp_server_t *srv, const char *uri);
 
+/* ------------------------------------------------------------------------
+ * Skills (the extension io.modelcontextprotocol/skills, SEP-2640)
+ *
+ * A skill is a directory: a SKILL.md that opens with YAML frontmatter
+ * (at least `name` and `description`, as the Agent Skills format asks),
+ * and any files beside it and below it (references/, scripts/, assets/).
+ * A server serves a skill it was given:
+ *   - skills/list (paginated, by name) and skills/get answer with its
+ *     entry: uri "skill://<name>/SKILL.md", the frontmatter as a JSON
+ *     object, and "resources", the manifest of every file: its uri, the
+ *     SHA-256 digest of its bytes ("sha256:<hex>") and its size, the
+ *     SKILL.md first;
+ *   - resources/read serves every file at its uri, skill://<name>/<path>
+ *     (path segments percent-encoded where URIs need it): as text when it
+ *     is UTF-8, else as a base64 blob, with a MIME type from its extension
+ *     (text/markdown for .md). Each SKILL.md is in resources/list, named
+ *     and described by its frontmatter; the other files are readable but
+ *     not listed, as the manifest names them;
+ *   - resources/directory/read lists a directory of a skill
+ *     (skill://<name> or skill://<name>/<dir>): its direct children,
+ *     subdirectories with mimeType "inode/directory"; any other uri is
+ *     -32602;
+ *   - server/discover declares the extension, with {"directoryRead":
+ *     true}, and the resources capability.
+ * The skills methods are answered to modern clients (2026-07-28); legacy
+ * clients have no way to declare or discover an extension, and get
+ * -32601, but may still read the files as resources.
+ *
+ * A skill is read once, when it is added: its files are held in memory
+ * and served as they were then, so what a client verified stays true.
+ * Add it again (after mcp_server_remove_skill) to serve a change.
+ * ------------------------------------------------------------------------ */
+
+/* At most this many files per skill (SKILL.md included) and this many
+ * bytes in all: the extension's limits for what a server serves. */
+#define MCP_SKILL_MAX_FILES 512
+#define MCP_SKILL_MAX_BYTES (16 * 1024 * 1024)
+
+/*
+ * Reads the skill in directory `dir` and serves it. Every regular file
+ * below `dir` is part of the skill, except those whose name starts with a
+ * dot (and everything in such directories); symbolic links are not
+ * followed. The frontmatter must parse (see src/skill_md.h for the YAML
+ * accepted), with a string `description` and a string `name` that is a
+ * valid skill name (1-64 lowercase letters, digits and single hyphens, not
+ * at either end); the name need not match the directory's.
+ *
+ * Errors (with the reason in *err; nothing is served then): MCP_EINVAL
+ * for a missing SKILL.md, a bad frontmatter or name; MCP_EEXIST when a
+ * skill of that name is served already; MCP_ELIMIT beyond
+ * MCP_SKILL_MAX_FILES or MCP_SKILL_MAX_BYTES; MCP_EIO when a file cannot
+ * be read; MCP_EUNSUPPORTED when libyaml cannot be loaded; MCP_ENOMEM.
+ * Publishes a resources list_changed event. Thread-safe.
+ */
+MCP_API int mcp_server_add_skill(mcp_server_t *srv, const char *dir, mcp_error_t *err);
+
+/*
+ * Adds every skill directly under `root`: each subdirectory that holds a
+ * SKILL.md (others, and dot-directories, are passed over), in name order.
+ * All or nothing: on the first error, the skills this call added are
+ * removed again and the error is that of mcp_server_add_skill(), its
+ * message naming the directory. *added_out (may be NULL) receives how many
+ * were added. MCP_EIO when `root` cannot be read.
+ */
+MCP_API int mcp_server_add_skills(mcp_server_t *srv, const char *root, size_t *added_out,
+                                  mcp_error_t *err);
+
+/* Stops serving the skill called `name` and its files (reads already
+ * running finish). MCP_ENOTFOUND when there is none. Publishes a resources
+ * list_changed event. Thread-safe. */
+MCP_API int mcp_server_remove_skill(mcp_server_t *srv, const char *name);
+
 /*
  * Ends every open subscriptions/listen stream gracefully: each listen
  * request receives its result ({"resultType":"complete"} with the
