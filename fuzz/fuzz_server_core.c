@@ -1,7 +1,8 @@
 /*
  * Fuzzes the server core end to end: every line of the input is one
  * message for mcp_server_submit(), on a server that offers tools (one of
- * them asks for input), resources, a template, a prompt and completion.
+ * them asks for input), resources, a template, a prompt, completion and a
+ * skill.
  * Parsing, the validation ladder, routing, the handlers' results, MRTR
  * with requestState, progress, logging and cancellation all run on
  * peer-controlled bytes.
@@ -194,6 +195,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
                                                   .handler = greet},
                           NULL);
     mcp_server_set_completion(server, complete, NULL);
+    /* The conformance fixture's skill: skills/list, skills/get,
+     * resources/directory/read and its files as resources. */
+    mcp_server_add_skills(server, FUZZ_SKILLS_DIR, NULL, NULL);
     return 0;
 }
 

@@ -38,6 +38,7 @@ int fixture_add_task_tools(mcp_server_t *srv, mcp_error_t *err);
 int fixture_add_resources(mcp_server_t *srv, mcp_error_t *err);
 int fixture_add_prompts(mcp_server_t *srv, mcp_error_t *err);
 int fixture_add_list_changes(mcp_server_t *srv, mcp_error_t *err);
+int fixture_add_skills(mcp_server_t *srv, mcp_error_t *err);
 
 /* JSON text to a value (new reference); the fixture's literals are valid. */
 static inline json_t *fixture_json(const char *text)

@@ -114,7 +114,7 @@ static mcp_server_t *build_server(mcp_legacy_mode_t legacy, mcp_error_t *err)
     if (set_fresh_codec(srv, err) != MCP_OK || fixture_add_tools(srv, err) != MCP_OK ||
         fixture_add_input_tools(srv, err) != MCP_OK || fixture_add_task_tools(srv, err) != MCP_OK ||
         fixture_add_resources(srv, err) != MCP_OK || fixture_add_prompts(srv, err) != MCP_OK ||
-        fixture_add_list_changes(srv, err) != MCP_OK) {
+        fixture_add_list_changes(srv, err) != MCP_OK || fixture_add_skills(srv, err) != MCP_OK) {
         mcp_server_free(srv);
         return NULL;
     }

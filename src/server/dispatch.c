@@ -197,6 +197,9 @@ method_id_t method_lookup(const char *method)
         {"tasks/get", METHOD_TASKS_GET},
         {"tasks/update", METHOD_TASKS_UPDATE},
         {"tasks/cancel", METHOD_TASKS_CANCEL},
+        {"skills/list", METHOD_SKILLS_LIST},
+        {"skills/get", METHOD_SKILLS_GET},
+        {"resources/directory/read", METHOD_RESOURCES_DIRECTORY_READ},
     };
     if (!method)
         return METHOD_UNKNOWN;
@@ -239,6 +242,10 @@ bool method_served(mcp_server_t *srv, method_id_t m)
     case METHOD_TASKS_UPDATE:
     case METHOD_TASKS_CANCEL:
         return atomic_load(&srv->tasks_offered);
+    case METHOD_SKILLS_LIST:
+    case METHOD_SKILLS_GET:
+    case METHOD_RESOURCES_DIRECTORY_READ:
+        return skills_offered(srv);
     case METHOD_UNKNOWN:
         break;
     }
@@ -470,6 +477,12 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
         /* A few lookups under a lock: answered here, like the lists. */
         answer_here(srv, &msg, task_method(srv, method, msg.params, ctx->principal, &err), &err,
                     era, sink);
+        goto done;
+    case METHOD_SKILLS_LIST:
+    case METHOD_SKILLS_GET:
+    case METHOD_RESOURCES_DIRECTORY_READ:
+        /* Lookups in what was loaded: answered here, like the lists. */
+        answer_here(srv, &msg, skills_method(srv, method, msg.params, &err), &err, era, sink);
         goto done;
     case METHOD_TOOLS_CALL:
     case METHOD_RESOURCES_READ:

@@ -28,6 +28,8 @@ static json_t *discover_result(mcp_server_t *srv)
     json_t *extensions = srv->extensions ? json_deep_copy(srv->extensions) : json_object();
     if (extensions && atomic_load(&srv->tasks_offered))
         json_object_set_new(extensions, MCP_EXTENSION_TASKS, json_object());
+    if (extensions && skills_offered(srv))
+        json_object_set_new(extensions, MCP_EXTENSION_SKILLS, skills_extension_settings());
     if (caps && json_object_size(extensions) > 0)
         json_object_set(caps, "extensions", extensions);
     json_decref(extensions);

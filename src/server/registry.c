@@ -32,10 +32,12 @@ void entry_unref(entry_t *e)
     mcp_param_headers_clear(&e->param_headers);
     json_decref(e->required_args);
     mcp_uri_template_free(e->tpl);
+    if (e->release)
+        e->release(e->user);
     free(e);
 }
 
-static entry_t *entry_new(entry_kind_t kind, const char *key, json_t *def_new, void *user)
+entry_t *entry_new(entry_kind_t kind, const char *key, json_t *def_new, void *user)
 {
     entry_t *e = calloc(1, sizeof *e);
     if (!e || !(e->key = strdup(key))) {
@@ -89,25 +91,17 @@ static const server_event_kind_t change_event[ENTRY_KIND_COUNT] = {
     [ENTRY_PROMPT] = SERVER_EVENT_PROMPTS_CHANGED,
 };
 
-int registry_add(mcp_server_t *srv, entry_t *e)
+int registry_insert_locked(mcp_server_t *srv, entry_t *e)
 {
-    /* Once unlocked, `e` belongs to the registry: another thread may remove
-     * and free it before we publish, so keep what we need. */
-    entry_kind_t kind = e->kind;
-    registry_t *r = &srv->reg[kind];
-    pthread_rwlock_wrlock(&srv->lock);
+    registry_t *r = &srv->reg[e->kind];
     size_t at = lower_bound(r, e->key, false);
-    if (at < r->count && strcmp(r->items[at]->key, e->key) == 0) {
-        pthread_rwlock_unlock(&srv->lock);
+    if (at < r->count && strcmp(r->items[at]->key, e->key) == 0)
         return MCP_EEXIST;
-    }
     if (r->count == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 16;
         entry_t **items = realloc(r->items, cap * sizeof *items);
-        if (!items) {
-            pthread_rwlock_unlock(&srv->lock);
+        if (!items)
             return MCP_ENOMEM;
-        }
         r->items = items;
         r->cap = cap;
     }
@@ -115,8 +109,34 @@ int registry_add(mcp_server_t *srv, entry_t *e)
     r->items[at] = e;
     r->count++;
     e->seq = srv->next_seq++;
+    return MCP_OK;
+}
+
+int registry_add(mcp_server_t *srv, entry_t *e)
+{
+    /* Once unlocked, `e` belongs to the registry: another thread may remove
+     * and free it before we publish, so keep what we need. */
+    entry_kind_t kind = e->kind;
+    pthread_rwlock_wrlock(&srv->lock);
+    int rc = registry_insert_locked(srv, e);
     pthread_rwlock_unlock(&srv->lock);
-    server_publish(srv, change_event[kind], NULL);
+    if (rc == MCP_OK)
+        server_publish(srv, change_event[kind], NULL);
+    return rc;
+}
+
+int registry_delete_locked(mcp_server_t *srv, entry_kind_t kind, const char *key)
+{
+    registry_t *r = &srv->reg[kind];
+    size_t at = lower_bound(r, key, false);
+    if (at == r->count || strcmp(r->items[at]->key, key) != 0)
+        return MCP_ENOTFOUND;
+    entry_t *e = r->items[at];
+    memmove(&r->items[at], &r->items[at + 1], (r->count - at - 1) * sizeof *r->items);
+    r->count--;
+    /* Entries do not call back into the server when freed (a release hook
+     * only drops references), so this is safe under the lock. */
+    entry_unref(e);
     return MCP_OK;
 }
 
@@ -124,20 +144,12 @@ int registry_remove(mcp_server_t *srv, entry_kind_t kind, const char *key)
 {
     if (!srv || !key)
         return MCP_EINVAL;
-    registry_t *r = &srv->reg[kind];
     pthread_rwlock_wrlock(&srv->lock);
-    size_t at = lower_bound(r, key, false);
-    if (at == r->count || strcmp(r->items[at]->key, key) != 0) {
-        pthread_rwlock_unlock(&srv->lock);
-        return MCP_ENOTFOUND;
-    }
-    entry_t *e = r->items[at];
-    memmove(&r->items[at], &r->items[at + 1], (r->count - at - 1) * sizeof *r->items);
-    r->count--;
+    int rc = registry_delete_locked(srv, kind, key);
     pthread_rwlock_unlock(&srv->lock);
-    entry_unref(e);
-    server_publish(srv, change_event[kind], NULL);
-    return MCP_OK;
+    if (rc == MCP_OK)
+        server_publish(srv, change_event[kind], NULL);
+    return rc;
 }
 
 entry_t *registry_find(mcp_server_t *srv, entry_kind_t kind, const char *key)
@@ -190,7 +202,7 @@ bool registry_has(mcp_server_t *srv, entry_kind_t kind)
 
 /* Cursors are "k" + the hex of the last key returned: opaque to clients,
  * trivially validated, and valid across registry changes. */
-static char *cursor_encode(const char *key)
+char *registry_cursor_encode(const char *key)
 {
     static const char hex[] = "0123456789abcdef";
     size_t n = strlen(key);
@@ -215,7 +227,7 @@ static int hex_value(char ch)
     return -1;
 }
 
-static char *cursor_decode(const char *cursor)
+char *registry_cursor_decode(const char *cursor)
 {
     size_t n = strlen(cursor);
     if (n < 3 || cursor[0] != 'k' || (n - 1) % 2 != 0)
@@ -240,7 +252,7 @@ int registry_page(mcp_server_t *srv, entry_kind_t kind, const char *cursor, json
                   char **next_cursor)
 {
     char *after = NULL;
-    if (cursor && !(after = cursor_decode(cursor)))
+    if (cursor && !(after = registry_cursor_decode(cursor)))
         return MCP_EINVAL;
     json_t *list = json_array();
     char *next = NULL;
@@ -248,12 +260,20 @@ int registry_page(mcp_server_t *srv, entry_kind_t kind, const char *cursor, json
 
     pthread_rwlock_rdlock(&srv->lock);
     size_t i = after ? lower_bound(r, after, true) : 0;
-    /* Counted from what is left, so a huge page_size cannot wrap around. */
-    size_t end = r->count - i > srv->page_size ? i + srv->page_size : r->count;
-    for (; i < end; i++)
+    size_t taken = 0;
+    const entry_t *last = NULL;
+    for (; i < r->count; i++) {
+        if (r->items[i]->unlisted)
+            continue;
+        if (taken == srv->page_size) {
+            /* One more listed entry: the page ends with a cursor. */
+            next = registry_cursor_encode(last->key);
+            break;
+        }
         json_array_append(list, r->items[i]->def);
-    if (end < r->count && end > 0)
-        next = cursor_encode(r->items[end - 1]->key);
+        last = r->items[i];
+        taken++;
+    }
     pthread_rwlock_unlock(&srv->lock);
 
     free(after);

@@ -258,6 +258,7 @@ void mcp_server_free(mcp_server_t *srv)
     pthread_mutex_destroy(&srv->session_lock);
     for (int r = 0; r < ENTRY_KIND_COUNT; r++)
         registry_clear(&srv->reg[r]);
+    skill_list_clear(&srv->skills);
     mcp_codec_free(srv->codec);
     json_decref(srv->impl);
     json_decref(srv->extensions);

@@ -23,6 +23,7 @@
 #include "mcp/server_core.h"
 #include "server/event_bus.h"
 #include "server/session.h"
+#include "server/skills.h"
 
 struct mcp_pool;
 struct mcp_uri_template;
@@ -59,6 +60,8 @@ typedef struct entry {
     json_t *required_args;        /* prompts: array of required argument names */
     bool run_inline;              /* the handler runs on the receiving thread */
     mcp_task_support_t tasks;     /* tools: may a call become a task */
+    bool unlisted;                /* resources: readable, but not in resources/list */
+    void (*release)(void *user);  /* called with `user` when the entry is freed, or NULL */
 } entry_t;
 
 void entry_ref(entry_t *e);
@@ -142,6 +145,9 @@ struct mcp_server {
     atomic_bool tasks_offered;
     int64_t task_ttl_ms;              /* < 0: no limit */
     int64_t task_poll_ms;
+
+    /* Skills (skills.c), under `lock` with the registries. */
+    skill_list_t skills;
 };
 
 /* Logs through the user's callback (no-op without one). */
@@ -174,6 +180,17 @@ void registry_clear(registry_t *r);
 /* Adds under srv->lock (write). MCP_EEXIST when the key is taken. Takes the
  * entry's reference on success only. */
 int registry_add(mcp_server_t *srv, entry_t *e);
+/* A new entry of `kind` (one reference) owning `def_new`; NULL when out of
+ * memory (def_new is released then too). */
+entry_t *entry_new(entry_kind_t kind, const char *key, json_t *def_new, void *user);
+/* registry_add and registry_remove for a caller that holds srv->lock for
+ * writing and publishes the change event itself, after unlocking. */
+int registry_insert_locked(mcp_server_t *srv, entry_t *e);
+int registry_delete_locked(mcp_server_t *srv, entry_kind_t kind, const char *key);
+/* Page cursors: "k" and the hex of the last key returned (malloc'd), and
+ * back (NULL for a cursor that is not one). */
+char *registry_cursor_encode(const char *key);
+char *registry_cursor_decode(const char *cursor);
 /* Removes by key under srv->lock (write). MCP_ENOTFOUND when absent. */
 int registry_remove(mcp_server_t *srv, entry_kind_t kind, const char *key);
 /* Finds by exact key; returns a new reference or NULL. */
@@ -366,7 +383,10 @@ typedef enum method_id {
     METHOD_LISTEN,
     METHOD_TASKS_GET,
     METHOD_TASKS_UPDATE,
-    METHOD_TASKS_CANCEL
+    METHOD_TASKS_CANCEL,
+    METHOD_SKILLS_LIST,
+    METHOD_SKILLS_GET,
+    METHOD_RESOURCES_DIRECTORY_READ
 } method_id_t;
 
 method_id_t method_lookup(const char *method);
@@ -471,5 +491,18 @@ bool task_visible(mcp_server_t *srv, const char *id, const char *principal);
  * result (new) or NULL with *err filled. */
 json_t *task_method(mcp_server_t *srv, method_id_t method, const json_t *params,
                     const char *principal, mcp_error_t *err);
+
+/* ------------------------------------------------------------------------
+ * Skills (skills.c; the loading in skill_load.c, see skills.h)
+ * ------------------------------------------------------------------------ */
+
+/* Whether any skill is served: the extension and its methods are offered. */
+bool skills_offered(mcp_server_t *srv);
+/* Answers skills/list, skills/get or resources/directory/read: the result
+ * (new) or NULL with *err filled. */
+json_t *skills_method(mcp_server_t *srv, method_id_t method, const json_t *params,
+                      mcp_error_t *err);
+/* The extension's settings in server/discover (new object). */
+json_t *skills_extension_settings(void);
 
 #endif /* MCP_SERVER_INTERNAL_H */
