@@ -148,5 +148,7 @@ int cmd_prompt(cli_session_t *s);
 int cmd_complete(cli_session_t *s);
 int cmd_listen(cli_session_t *s);
 int cmd_ping(cli_session_t *s);
+int cmd_skills(cli_session_t *s);
+int cmd_skill(cli_session_t *s);
 
 #endif /* MCP_CLI_H */

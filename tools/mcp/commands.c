@@ -89,6 +89,24 @@ static const cli_command_t listen = {
     "resources/subscribe and the server's own notifications.\n",
     0, 0, CLI_OPT_LISTEN, cmd_listen};
 
+static const cli_command_t skills = {
+    "skills", "", "list the skills",
+    "Lists the server's skills (the Skills extension): name, files and\n"
+    "description. With --json, every entry as the server gave it: the\n"
+    "frontmatter and the manifest of files with their digests.\n",
+    0, 0, 0, cmd_skills};
+
+static const cli_command_t skill = {
+    "skill", "NAME [FILE]", "print a skill's SKILL.md, or one of its files",
+    "Prints the SKILL.md of the skill NAME (its name, or the URI of its\n"
+    "SKILL.md), or its file FILE (a path inside the skill, such as\n"
+    "references/FORMS.md, or the file's URI). Only what the skill's manifest\n"
+    "vouches for is printed: the file's size and SHA-256 digest must match,\n"
+    "and a SKILL.md's frontmatter must be the one the server listed, else\n"
+    "the exit status is 3 and nothing is printed. Nothing of a skill is\n"
+    "fetched but the file asked for.\n",
+    1, 2, 0, cmd_skill};
+
 static const cli_command_t ping = {
     "ping", "", "check that the server answers",
     "Sends ping (legacy servers) and shows how long the answer took. Modern\n"
@@ -97,7 +115,7 @@ static const cli_command_t ping = {
 
 const cli_command_t *const cli_commands[] = {
     &info, &tools, &call, &resources, &templates, &read_cmd, &prompts, &prompt, &complete,
-    &listen, &ping, NULL};
+    &skills, &skill, &listen, &ping, NULL};
 
 const cli_command_t *cli_command_find(const char *name)
 {
