@@ -435,9 +435,24 @@ int client_rpc_error(const json_t *error, mcp_error_t *err);
  * the tool table. */
 int client_refresh_tools(mcp_client_t *c, const client_call_opts_t *o, mcp_error_t *err);
 
+/* One page of a paginated list `method` after `cursor` (NULL: the first
+ * page), calls.c: *result_out is its result. */
+int client_list_page(mcp_client_t *c, const char *method, const char *cursor,
+                     const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err);
+
+/* Checks one page (borrowed) of a list before its items are taken:
+ * MCP_OK, or an error with *err filled. */
+typedef int (*client_page_check_fn)(const json_t *page, mcp_error_t *err);
+
 /* Every page of a paginated list `method` (calls.c): the concatenated
- * arrays under `key` in *items_out. A cursor the server repeats is
- * MCP_EPROTO (it would never end). */
+ * arrays under `key` in *items_out, each page first passed to `check`
+ * (may be NULL), whose error ends the listing. A cursor the server repeats
+ * is MCP_EPROTO (it would never end). */
+int client_list_all_checked(mcp_client_t *c, const char *method, const char *key,
+                            client_page_check_fn check, const mcp_request_options_t *opts,
+                            json_t **items_out, mcp_error_t *err);
+
+/* client_list_all_checked() without a check. */
 int client_list_all(mcp_client_t *c, const char *method, const char *key,
                     const mcp_request_options_t *opts, json_t **items_out, mcp_error_t *err);
 
