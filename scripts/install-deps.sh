@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 what=${1:-build}
 
 build_pkgs=(build-essential cmake pkg-config libjansson-dev libmicrohttpd-dev
-            libcurl4-openssl-dev nettle-dev)
+            libcurl4-openssl-dev nettle-dev libyaml-dev)
 # libssl-dev: the HTTPS client tests make their certificates with OpenSSL.
 check_pkgs=(libcmocka-dev libssl-dev clang-14 libclang-rt-14-dev openssl curl nodejs npm)
 bench_pkgs=(wrk)

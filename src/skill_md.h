@@ -46,18 +46,21 @@
  * a first line "---", the YAML, and a closing line "---" (trailing spaces
  * or tabs allowed after either fence; "\n" or "\r\n" line ends; the
  * closing fence may end the text). The YAML must be one mapping; keys are
- * rendered as strings. On success *frontmatter_out is a new JSON object
- * (the caller owns it) and *body_offset_out, when not NULL, the offset of
- * the first byte after the closing fence's line.
+ * rendered as strings, as the `yaml` package's JavaScript objects have
+ * them ("1.0: x" and "0x1: x" have the key "1", "~: x" the key ""). On
+ * success *frontmatter_out is a new JSON object (the caller owns it) and
+ * *body_offset_out, when not NULL, the offset of the first byte after the
+ * closing fence's line.
  *
  * Refused with MCP_EINVAL and a message saying what and where: no
  * frontmatter block; a YAML syntax error; a document that is not a
  * mapping; a duplicate key; an alias or anchor (refused rather than
  * expanded, so no document can grow by reference); a tag other than the
  * core schema's own (!!str, !!int, !!float, !!bool, !!null, !!map, !!seq);
- * a value JSON cannot carry (.inf, .nan, an integer beyond int64); more
- * than MCP_SKILL_MD_MAX_FRONTMATTER bytes or MCP_SKILL_MD_MAX_DEPTH levels;
- * text that is not UTF-8. MCP_EUNSUPPORTED when libyaml cannot be loaded;
+ * a value JSON cannot carry (.inf, .nan, an integer beyond int64, a float
+ * beyond a double); more than MCP_SKILL_MD_MAX_FRONTMATTER bytes or
+ * MCP_SKILL_MD_MAX_DEPTH levels; a frontmatter that is not UTF-8 (the body
+ * is not read). MCP_EUNSUPPORTED when libyaml cannot be loaded;
  * MCP_ENOMEM. Thread-safe.
  */
 int mcp_skill_md_frontmatter(const char *text, size_t len, json_t **frontmatter_out,
