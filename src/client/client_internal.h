@@ -252,6 +252,21 @@ bool client_skill_contains(const client_skill_t *skill, const char *uri);
  * when the skill has no such file. */
 bool client_skill_file(const client_skill_t *skill, const char *uri, client_skill_file_t *out);
 
+/*
+ * Verifies a ReadResourceResult (borrowed) that answered resources/read of
+ * `file`, a file of `skill`: one content, for file->uri, with a text (its
+ * UTF-8 bytes) or a base64 blob (its decoded bytes); when the file has a
+ * manifest entry, those bytes have its size, then its digest; when it is
+ * the skill's SKILL.md, its frontmatter parses and equals the entry's. On
+ * MCP_OK *bytes_out is a malloc'd copy of the bytes, NUL-terminated, and
+ * *len_out their length. MCP_EPROTO with *err naming the file and the
+ * check that failed; MCP_EUNSUPPORTED when Nettle or libyaml cannot be
+ * loaded; MCP_ENOMEM.
+ */
+int client_skill_file_verify(const client_skill_t *skill, const client_skill_file_t *file,
+                             const json_t *result, char **bytes_out, size_t *len_out,
+                             mcp_error_t *err);
+
 /* ------------------------------------------------------------------------
  * Known tools and their x-mcp-header annotations (tool_headers.c)
  * ------------------------------------------------------------------------ */
