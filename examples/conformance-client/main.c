@@ -22,6 +22,15 @@
  * returns the redirect; none for the extensions' grants), then
  * the tools are listed and test-tool called.
  *
+ * The sep-2640-client-* scenarios test the Skills extension, which belongs
+ * to no revision: the suite names 2025-11-25 for them only for want of
+ * another, and its mock server speaks both eras. The client connects as a
+ * host would, letting server/discover decide (the extension needs the
+ * modern era), lists the skills and, but for no-prefetch, loads the first:
+ * its SKILL.md, then its other files, each verified against the entry. A
+ * file that fails verification refuses the skill: the client says why on
+ * stderr, reads nothing more and exits 1.
+ *
  * Adding a scenario: write `static int scenario_x(session_t *s)` and list it
  * in `scenarios[]` below.
  */
@@ -41,6 +50,7 @@ typedef struct session {
     const char *scenario;
     const char *url;
     const char *protocol_version;
+    bool discover_era;         /* connect in the era server/discover decides */
     const json_t *context;     /* MCP_CONFORMANCE_CONTEXT, or an empty object */
     mcp_client_t *client;
     mcp_oauth_t *oauth;        /* auth/ scenarios: the token source */
@@ -434,6 +444,81 @@ static int scenario_schema_preservation(session_t *s)
     return rc == MCP_OK ? 0 : 1;
 }
 
+/* Reads one file of a skill through mcp_client_read_skill_file(), which
+ * returns it only once verified (or, for a "dynamic" skill, frontmatter
+ * checked). */
+static int read_skill_file(session_t *s, const json_t *skill, const char *uri)
+{
+    char *content = NULL;
+    size_t len = 0;
+    bool verified = false;
+    mcp_error_t err = {0};
+    int rc = mcp_client_read_skill_file(s->client, skill, uri, NULL, &content, &len, &verified,
+                                        &err);
+    if (rc != MCP_OK)
+        failed(s, "read skill file", &err);
+    else
+        printf("%s: %zu bytes, %s\n", uri, len, verified ? "verified" : "not verifiable");
+    free(content);
+    mcp_error_clear(&err);
+    return rc;
+}
+
+/* Loads a skill the user approved: its SKILL.md first, then, only if that
+ * was accepted, every other file its entry lists (none for "dynamic"). */
+static int load_skill(session_t *s, const json_t *skill)
+{
+    const char *skill_md = json_string_value(json_object_get(skill, "uri"));
+    if (read_skill_file(s, skill, skill_md) != MCP_OK)
+        return wrong(s, skill_md, "skill refused");
+    size_t i;
+    json_t *file;
+    json_array_foreach(json_object_get(skill, "resources"), i, file) {
+        const char *uri = json_string_value(json_object_get(file, "uri"));
+        if (strcmp(uri, skill_md) != 0 && read_skill_file(s, skill, uri) != MCP_OK)
+            return wrong(s, skill_md, "skill refused");
+    }
+    printf("skill %s loaded\n", skill_md);
+    return 0;
+}
+
+static int list_skills(session_t *s, json_t **skills_out)
+{
+    mcp_error_t err = {0};
+    int rc = mcp_client_list_skills_all(s->client, NULL, skills_out, &err);
+    if (rc != MCP_OK) {
+        failed(s, "skills/list", &err);
+        mcp_error_clear(&err);
+        return rc;
+    }
+    printf("skills/list: %zu skill(s)\n", json_array_size(*skills_out));
+    return MCP_OK;
+}
+
+/* sep-2640-client-no-prefetch: list the skills and fetch none of their
+ * files: a host reads them only when it loads a skill. */
+static int scenario_skills_list_only(session_t *s)
+{
+    json_t *skills = NULL;
+    if (list_skills(s, &skills) != MCP_OK)
+        return 1;
+    json_decref(skills);
+    return 0;
+}
+
+/* sep-2640-client-verify-digest, -size, -frontmatter: load the first
+ * skill listed; the mock serves a SKILL.md that must be refused. */
+static int scenario_skills_load(session_t *s)
+{
+    json_t *skills = NULL;
+    if (list_skills(s, &skills) != MCP_OK)
+        return 1;
+    const json_t *skill = json_array_get(skills, 0);
+    int status = skill ? load_skill(s, skill) : wrong(s, "skills/list", "no skill to load");
+    json_decref(skills);
+    return status;
+}
+
 typedef struct scenario {
     const char *name;
     int (*run)(session_t *s);
@@ -453,15 +538,33 @@ static const scenario_t scenarios[] = {
     {"json-schema-2020-12-preservation", scenario_schema_preservation},
 };
 
+/* The scenarios of an extension that needs the modern era: they belong to
+ * no revision, and connect in the era server/discover decides. */
+static const scenario_t extension_scenarios[] = {
+    {"sep-2640-client-no-prefetch", scenario_skills_list_only},
+    {"sep-2640-client-verify-digest", scenario_skills_load},
+    {"sep-2640-client-verify-size", scenario_skills_load},
+    {"sep-2640-client-verify-frontmatter", scenario_skills_load},
+};
+
 /* Every auth/ scenario: the flow happens while connecting and calling;
  * the mock servers judge it. */
 static const scenario_t auth_scenario = {"auth/", scenario_auth};
 
-static const scenario_t *find_scenario(const char *name)
+/* The scenario called `name`, or NULL; *any_revision tells whether it is
+ * an extension's. */
+static const scenario_t *find_scenario(const char *name, bool *any_revision)
 {
+    *any_revision = false;
     for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
         if (strcmp(scenarios[i].name, name) == 0)
             return &scenarios[i];
+    for (size_t i = 0; i < sizeof extension_scenarios / sizeof extension_scenarios[0]; i++) {
+        if (strcmp(extension_scenarios[i].name, name) == 0) {
+            *any_revision = true;
+            return &extension_scenarios[i];
+        }
+    }
     if (strncmp(name, "auth/", 5) == 0)
         return &auth_scenario;
     return NULL;
@@ -574,16 +677,20 @@ static int make_oauth(session_t *s)
 }
 
 /* A client for the revision under test: a modern revision is spoken as is;
- * a legacy one through the initialize handshake. */
+ * a legacy one through the initialize handshake. Or, for an extension's
+ * scenario, whichever server/discover decides. */
 static int connect_client(session_t *s)
 {
     bool modern = mcp_version_era(s->protocol_version) == MCP_ERA_MODERN;
+    mcp_client_era_t era = s->discover_era ? MCP_CLIENT_ERA_AUTO
+                           : modern        ? MCP_CLIENT_ERA_MODERN
+                                           : MCP_CLIENT_ERA_LEGACY;
     mcp_oauth_grant_t grant = scenario_grant(s);
     mcp_error_t err = {0};
     s->client = mcp_client_new(&(mcp_client_options_t){
         .name = "libmcp-conformance-client", .version = MCP_LIB_VERSION,
-        .era = modern ? MCP_CLIENT_ERA_MODERN : MCP_CLIENT_ERA_LEGACY,
-        .protocol_version = modern ? s->protocol_version : NULL,
+        .era = era,
+        .protocol_version = era == MCP_CLIENT_ERA_MODERN ? s->protocol_version : NULL,
         /* The extension's client side declares it on every request. */
         .extensions = grant == MCP_OAUTH_CLIENT_CREDENTIALS
                           ? "{\"" MCP_EXTENSION_OAUTH_CLIENT_CREDENTIALS "\":{}}"
@@ -631,7 +738,7 @@ int main(int argc, char **argv)
     if (!s.protocol_version)
         s.protocol_version = mcp_protocol_versions(NULL)[0];
 
-    const scenario_t *scenario = find_scenario(s.scenario);
+    const scenario_t *scenario = find_scenario(s.scenario, &s.discover_era);
     if (!scenario) {
         fprintf(stderr, "conformance_client: no scenario \"%s\"\n", s.scenario);
         return 2;

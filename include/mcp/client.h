@@ -617,12 +617,15 @@ MCP_API int mcp_client_task_cancel(mcp_client_t *client, const char *task_id,
 
 /* One page of skills/list after `cursor` (NULL: the first page): the
  * ListSkillsResult ({"skills": [entry...], "nextCursor"?}) in *result_out
- * (new reference). Every entry has been checked: a uri, a frontmatter
- * object with string name and description, the uri's last path segment
- * before "/SKILL.md" equal to that name, and resources either "dynamic" or
- * an array of {uri, digest "sha256:<hex>", size >= 0} that lists the
- * SKILL.md itself, names each file once, and holds only files under the
- * skill's directory. One bad entry fails the page (MCP_EPROTO). */
+ * (new reference). Every entry has been checked: a uri
+ * "<scheme>://.../SKILL.md", a frontmatter object with a string name that
+ * is a valid skill name (1-64 lowercase letters, digits and single
+ * hyphens, not at either end) and a non-empty string description, the
+ * uri's last path segment before "/SKILL.md" equal to that name, and
+ * resources either "dynamic" or an array of {uri, digest "sha256:<64
+ * lowercase hex>", size >= 0} that lists the SKILL.md itself, names each
+ * file once, and holds only files under the skill's directory (no empty,
+ * "." or ".." path segment). One bad entry fails the page (MCP_EPROTO). */
 MCP_API int mcp_client_list_skills(mcp_client_t *client, const char *cursor,
                                    const mcp_request_options_t *opts, json_t **result_out,
                                    mcp_error_t *err);
@@ -642,18 +645,25 @@ MCP_API int mcp_client_get_skill(mcp_client_t *client, const char *uri,
 /*
  * Fetches one file of a skill with resources/read and verifies it against
  * `skill`, an entry from mcp_client_list_skills() or
- * mcp_client_get_skill(): `file_uri` must be listed in its resources
- * (MCP_ENOTFOUND otherwise, before anything is sent), and the bytes the
- * server sends (a text content's UTF-8, or a blob's decoded bytes) must
- * have the listed size and digest. For the skill's SKILL.md (its uri),
- * the frontmatter is parsed and must equal the entry's. On success
- * *content_out holds the verified bytes, NUL-terminated, with their length
- * in *len_out; free them with free(). On any failure nothing is returned.
+ * mcp_client_get_skill() (MCP_EINVAL when it is not a valid entry):
+ * `file_uri` must be listed in its resources, compared as exact strings
+ * (MCP_ENOTFOUND otherwise, before anything is sent). The server's answer
+ * must be one content for that uri, and its bytes (a text content's
+ * UTF-8, or a blob's decoded base64) must have the listed size, then the
+ * listed digest. For the skill's SKILL.md (its uri), the frontmatter is
+ * parsed and must equal the entry's. On success *content_out holds the
+ * verified bytes, NUL-terminated, with their length in *len_out; free
+ * them with free(). On any failure nothing is returned. A copy from the
+ * client's cache that fails is fetched once more from the server, which
+ * may have changed the skill since the copy was kept (the entry being
+ * newer). MCP_EUNSUPPORTED also when SHA-256 (Nettle) or the YAML reader
+ * (libyaml) cannot be loaded.
  *
  * A skill whose resources are "dynamic" has no manifest to check against:
- * its files are returned as they come (only the SKILL.md frontmatter is
- * still compared), and *verified_out, when not NULL, is false; it is true
- * when size and digest were checked.
+ * any file_uri under the skill's directory may be read, its content is
+ * returned as it comes (only the SKILL.md frontmatter is still compared),
+ * and *verified_out, when not NULL, is false; it is true when size and
+ * digest were checked.
  */
 MCP_API int mcp_client_read_skill_file(mcp_client_t *client, const json_t *skill,
                                        const char *file_uri, const mcp_request_options_t *opts,

@@ -6,9 +6,9 @@
  * said otherwise) and _meta["io.modelcontextprotocol/serverInfo"].
  * Request-scoped keys that a handler may have copied from the request's
  * _meta (protocolVersion, clientCapabilities, clientInfo, logLevel) are
- * removed from the result's _meta; its other keys stay. The six cacheable
- * results of kind "complete" get ttlMs and cacheScope unless the handler
- * set its own. Results of any other kind ("input_required", which only
+ * removed from the result's _meta; its other keys stay. The results of the
+ * cacheable methods, of kind "complete", get ttlMs and cacheScope unless
+ * the handler set its own. Results of any other kind ("input_required", which only
  * tools/call, prompts/get and resources/read may return, "task", extension
  * kinds) never carry cache hints.
  *
@@ -36,7 +36,8 @@ typedef struct mcp_result_shape {
 } mcp_result_shape_t;
 
 /* True for server/discover, tools/list, prompts/list, resources/list,
- * resources/templates/list and resources/read. */
+ * resources/templates/list and resources/read, and for the Skills
+ * extension's skills/list and skills/get. */
 MCP_API bool mcp_method_is_cacheable(const char *method);
 
 /* True for tools/call, prompts/get and resources/read: the only methods

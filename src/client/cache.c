@@ -93,13 +93,26 @@ static bool visible(const entry_t *e, uint64_t auth_context)
     return e->is_public || e->auth_context == auth_context;
 }
 
+static const entry_t *find_fresh(const client_cache_t *cache, const char *key,
+                                 uint64_t auth_context, int64_t now_ms)
+{
+    for (const entry_t *e = cache->head; e; e = e->next)
+        if (strcmp(e->key, key) == 0 && visible(e, auth_context) && now_ms < e->expires_ms)
+            return e;
+    return NULL;
+}
+
 json_t *client_cache_get(client_cache_t *cache, const char *key, uint64_t auth_context,
                          int64_t now_ms)
 {
-    for (entry_t *e = cache->head; e; e = e->next)
-        if (strcmp(e->key, key) == 0 && visible(e, auth_context) && now_ms < e->expires_ms)
-            return json_deep_copy(e->result);
-    return NULL;
+    const entry_t *e = find_fresh(cache, key, auth_context, now_ms);
+    return e ? json_deep_copy(e->result) : NULL;
+}
+
+bool client_cache_fresh(const client_cache_t *cache, const char *key, uint64_t auth_context,
+                        int64_t now_ms)
+{
+    return find_fresh(cache, key, auth_context, now_ms) != NULL;
 }
 
 /* Unlinks and frees the entries `drop` selects. */

@@ -2,7 +2,8 @@
  * The client's result cache (digest section 6).
  *
  * Results of the cacheable methods (server/discover, the four lists, one
- * entry per cursor page, resources/read per uri) are kept while fresh:
+ * entry per cursor page, resources/read per uri; skills/list and
+ * skills/get) are kept while fresh:
  * `now < received + ttlMs`. ttlMs absent, negative or not an integer counts
  * as 0 (immediately stale, so such a result is not stored at all).
  *
@@ -39,6 +40,10 @@ int64_t client_cache_ttl(const json_t *result);
  * result (the caller owns it), or NULL. */
 json_t *client_cache_get(client_cache_t *cache, const char *key, uint64_t auth_context,
                          int64_t now_ms);
+
+/* Would client_cache_get() find an entry? (Without copying it.) */
+bool client_cache_fresh(const client_cache_t *cache, const char *key, uint64_t auth_context,
+                        int64_t now_ms);
 
 /* Stores `result` (borrowed; deep-copied) of `method` under `key`, received
  * at now_ms by `auth_context`; `uri` (may be NULL) is the resource a

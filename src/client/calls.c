@@ -21,8 +21,7 @@ static json_t *cursor_params(const char *cursor)
     return cursor ? json_pack("{s:s}", "cursor", cursor) : json_object();
 }
 
-/* One page of a list method. */
-static int list_page(mcp_client_t *c, const char *method, const char *cursor,
+int client_list_page(mcp_client_t *c, const char *method, const char *cursor,
                      const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err)
 {
     CHECK_CALL(c, result_out, err);
@@ -34,8 +33,9 @@ static int list_page(mcp_client_t *c, const char *method, const char *cursor,
     return rc;
 }
 
-int client_list_all(mcp_client_t *c, const char *method, const char *key,
-                     const mcp_request_options_t *opts, json_t **items_out, mcp_error_t *err)
+int client_list_all_checked(mcp_client_t *c, const char *method, const char *key,
+                            client_page_check_fn check, const mcp_request_options_t *opts,
+                            json_t **items_out, mcp_error_t *err)
 {
     CHECK_CALL(c, items_out, err);
     json_t *items = json_array();
@@ -44,9 +44,13 @@ int client_list_all(mcp_client_t *c, const char *method, const char *key,
     int rc = items && seen ? MCP_OK : mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     while (rc == MCP_OK) {
         json_t *page = NULL;
-        rc = list_page(c, method, cursor, opts, &page, err);
-        if (rc != MCP_OK)
+        rc = client_list_page(c, method, cursor, opts, &page, err);
+        if (rc == MCP_OK && check)
+            rc = check(page, err);
+        if (rc != MCP_OK) {
+            json_decref(page);
             break;
+        }
         json_t *list = json_object_get(page, key);
         if (!json_is_array(list) || json_array_extend(items, list) != 0)
             rc = mcp_error_set(err, MCP_EPROTO, 0, NULL, "%s result has no %s array", method,
@@ -75,6 +79,12 @@ int client_list_all(mcp_client_t *c, const char *method, const char *key,
     return rc;
 }
 
+int client_list_all(mcp_client_t *c, const char *method, const char *key,
+                    const mcp_request_options_t *opts, json_t **items_out, mcp_error_t *err)
+{
+    return client_list_all_checked(c, method, key, NULL, opts, items_out, err);
+}
+
 int mcp_client_discover(mcp_client_t *client, const mcp_request_options_t *opts,
                         json_t **result_out, mcp_error_t *err)
 {
@@ -86,7 +96,7 @@ int mcp_client_list_tools(mcp_client_t *client, const char *cursor,
                           const mcp_request_options_t *opts, json_t **result_out,
                           mcp_error_t *err)
 {
-    return list_page(client, "tools/list", cursor, opts, result_out, err);
+    return client_list_page(client, "tools/list", cursor, opts, result_out, err);
 }
 
 int mcp_client_list_tools_all(mcp_client_t *client, const mcp_request_options_t *opts,
@@ -99,7 +109,7 @@ int mcp_client_list_resources(mcp_client_t *client, const char *cursor,
                               const mcp_request_options_t *opts, json_t **result_out,
                               mcp_error_t *err)
 {
-    return list_page(client, "resources/list", cursor, opts, result_out, err);
+    return client_list_page(client, "resources/list", cursor, opts, result_out, err);
 }
 
 int mcp_client_list_resources_all(mcp_client_t *client, const mcp_request_options_t *opts,
@@ -112,7 +122,7 @@ int mcp_client_list_resource_templates(mcp_client_t *client, const char *cursor,
                                        const mcp_request_options_t *opts, json_t **result_out,
                                        mcp_error_t *err)
 {
-    return list_page(client, "resources/templates/list", cursor, opts, result_out, err);
+    return client_list_page(client, "resources/templates/list", cursor, opts, result_out, err);
 }
 
 int mcp_client_list_resource_templates_all(mcp_client_t *client,
@@ -127,7 +137,7 @@ int mcp_client_list_prompts(mcp_client_t *client, const char *cursor,
                             const mcp_request_options_t *opts, json_t **result_out,
                             mcp_error_t *err)
 {
-    return list_page(client, "prompts/list", cursor, opts, result_out, err);
+    return client_list_page(client, "prompts/list", cursor, opts, result_out, err);
 }
 
 int mcp_client_list_prompts_all(mcp_client_t *client, const mcp_request_options_t *opts,

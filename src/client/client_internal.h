@@ -8,6 +8,9 @@
  *   input.c         answering MRTR input requests through the callbacks
  *   task_shape.c    reading a task the server sent (pure)
  *   tasks.c         following a task to its end; tasks/get, update, cancel
+ *   skill_shape.c   reading a skill entry the server sent (pure)
+ *   skills.c        skills/list, skills/get, reading and verifying skill files
+ *   sha256.c        SHA-256 (Nettle, loaded on first use), for OAuth and skills
  *   tool_headers.c  x-mcp-header annotations of known tools
  *   cache.c         the result cache (pure)
  *   calls.c         the public call functions
@@ -190,6 +193,79 @@ bool client_task_status_final(client_task_status_t status);
 int client_task_answered(mcp_client_t *c, const char *method, json_t *created,
                          const mcp_request_options_t *opts, json_t **result_out,
                          mcp_error_t *err);
+
+/* ------------------------------------------------------------------------
+ * Skills (skill_shape.c, pure; skills.c)
+ * ------------------------------------------------------------------------ */
+
+/* A skill entry as the server described it; the pointers borrow from the
+ * entry read. */
+typedef struct client_skill {
+    const char *uri;          /* its SKILL.md: "<scheme>://.../<name>/SKILL.md" */
+    size_t dir_len;           /* uri[0, dir_len) is the skill's directory */
+    const char *name;         /* frontmatter.name, the uri's last directory segment */
+    const json_t *frontmatter;
+    const json_t *files;      /* the manifest (an array), or NULL: "dynamic" */
+} client_skill_t;
+
+/* One file of a skill: its manifest entry, or only its uri when the
+ * skill's resources are "dynamic". */
+typedef struct client_skill_file {
+    const char *uri;
+    const char *digest;       /* "sha256:" and 64 lowercase hex digits; NULL: dynamic */
+    json_int_t size;          /* >= 0, when digest is set */
+} client_skill_file_t;
+
+/*
+ * Reads `entry` (borrowed) as a skill entry and fills *out:
+ *   uri          a string "<scheme>://<path>/SKILL.md";
+ *   frontmatter  an object with a string name, a valid skill name
+ *                (mcp_skill_name_valid) equal to the uri's segment before
+ *                "/SKILL.md", and a non-empty string description;
+ *   resources    "dynamic", or an array of {uri, digest, size}: each uri
+ *                the skill's SKILL.md or a path below its directory (no
+ *                empty, "." or ".." segment), listed once, the SKILL.md
+ *                among them; digest "sha256:<64 lowercase hex>"; size an
+ *                integer >= 0.
+ * Strings holding a NUL byte are refused. Returns MCP_OK, MCP_EPROTO with
+ * *err saying what is wrong (and in which entry), or MCP_ENOMEM.
+ */
+int client_skill_read(const json_t *entry, client_skill_t *out, mcp_error_t *err);
+
+/* A ListSkillsResult (borrowed): a skills array of entries that
+ * client_skill_read() accepts, and a nextCursor that is a string when
+ * present. MCP_OK, MCP_EPROTO (the first bad entry fails the page),
+ * MCP_ENOMEM. */
+int client_skill_list_read(const json_t *result, mcp_error_t *err);
+
+/* A GetSkillResult (borrowed) that answered skills/get of `uri`: its skill
+ * member, an entry client_skill_read() accepts whose uri is `uri`, in
+ * *entry_out (borrowed from result). MCP_OK, MCP_EPROTO, MCP_ENOMEM. */
+int client_skill_get_read(const json_t *result, const char *uri, const json_t **entry_out,
+                          mcp_error_t *err);
+
+/* Is `uri` the skill's SKILL.md or a file below its directory? */
+bool client_skill_contains(const client_skill_t *skill, const char *uri);
+
+/* The file `uri` of `skill` in *out: its manifest entry, or for a
+ * "dynamic" skill any uri client_skill_contains() (digest NULL). False
+ * when the skill has no such file. */
+bool client_skill_file(const client_skill_t *skill, const char *uri, client_skill_file_t *out);
+
+/*
+ * Verifies a ReadResourceResult (borrowed) that answered resources/read of
+ * `file`, a file of `skill`: one content, for file->uri, with a text (its
+ * UTF-8 bytes) or a base64 blob (its decoded bytes); when the file has a
+ * manifest entry, those bytes have its size, then its digest; when it is
+ * the skill's SKILL.md, its frontmatter parses and equals the entry's. On
+ * MCP_OK *bytes_out is a malloc'd copy of the bytes, NUL-terminated, and
+ * *len_out their length. MCP_EPROTO with *err naming the file and the
+ * check that failed; MCP_EUNSUPPORTED when Nettle or libyaml cannot be
+ * loaded; MCP_ENOMEM.
+ */
+int client_skill_file_verify(const client_skill_t *skill, const client_skill_file_t *file,
+                             const json_t *result, char **bytes_out, size_t *len_out,
+                             mcp_error_t *err);
 
 /* ------------------------------------------------------------------------
  * Known tools and their x-mcp-header annotations (tool_headers.c)
@@ -435,9 +511,24 @@ int client_rpc_error(const json_t *error, mcp_error_t *err);
  * the tool table. */
 int client_refresh_tools(mcp_client_t *c, const client_call_opts_t *o, mcp_error_t *err);
 
+/* One page of a paginated list `method` after `cursor` (NULL: the first
+ * page), calls.c: *result_out is its result. */
+int client_list_page(mcp_client_t *c, const char *method, const char *cursor,
+                     const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err);
+
+/* Checks one page (borrowed) of a list before its items are taken:
+ * MCP_OK, or an error with *err filled. */
+typedef int (*client_page_check_fn)(const json_t *page, mcp_error_t *err);
+
 /* Every page of a paginated list `method` (calls.c): the concatenated
- * arrays under `key` in *items_out. A cursor the server repeats is
- * MCP_EPROTO (it would never end). */
+ * arrays under `key` in *items_out, each page first passed to `check`
+ * (may be NULL), whose error ends the listing. A cursor the server repeats
+ * is MCP_EPROTO (it would never end). */
+int client_list_all_checked(mcp_client_t *c, const char *method, const char *key,
+                            client_page_check_fn check, const mcp_request_options_t *opts,
+                            json_t **items_out, mcp_error_t *err);
+
+/* client_list_all_checked() without a check. */
 int client_list_all(mcp_client_t *c, const char *method, const char *key,
                     const mcp_request_options_t *opts, json_t **items_out, mcp_error_t *err);
 

@@ -67,6 +67,10 @@ void client_invalidate_for(mcp_client_t *c, const char *method, const json_t *pa
     } else if (strcmp(method, "notifications/resources/list_changed") == 0) {
         client_cache_invalidate_method(c->cache, "resources/list");
         client_cache_invalidate_method(c->cache, "resources/templates/list");
+        /* A skill's files are resources: a server announces a change of
+         * its skills as one of its resource list (libmcp's server does). */
+        client_cache_invalidate_method(c->cache, "skills/list");
+        client_cache_invalidate_method(c->cache, "skills/get");
     } else if (strcmp(method, "notifications/resources/updated") == 0) {
         const char *uri = json_string_value(json_object_get(params, "uri"));
         if (uri)

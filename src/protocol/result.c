@@ -26,7 +26,8 @@ bool mcp_method_is_cacheable(const char *method)
     static const char *const cacheable[] = {
         "server/discover", "tools/list", "prompts/list",
         "resources/list", "resources/templates/list", "resources/read",
-        /* The Skills extension's, listings and a listing's entry. */
+        /* The Skills extension (SEP-2640): its results are CacheableResults,
+         * and a directory's listing is a list like resources/list. */
         "skills/list", "skills/get", "resources/directory/read",
     };
     return method_in(method, cacheable, sizeof cacheable / sizeof cacheable[0]);

@@ -53,6 +53,8 @@ static void test_method_tables(void **state)
         {"resources/list", true, false},
         {"resources/templates/list", true, false},
         {"resources/read", true, true},
+        {"skills/list", true, false},
+        {"skills/get", true, false},
         {"tools/call", false, true},
         {"prompts/get", false, true},
         {"completion/complete", false, false},

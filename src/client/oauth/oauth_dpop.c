@@ -13,6 +13,7 @@
 
 #include "client/oauth/oauth_dpop.h"
 #include "client/oauth/oauth_parse.h"
+#include "client/sha256.h"
 #include "protocol/base64.h"
 #include "random.h"
 
@@ -99,8 +100,8 @@ int oauth_dpop_proof(const oauth_dpop_key_t *key, const char *method, const char
         return mcp_error_set(err, rc, 0, NULL, "no random bytes for the DPoP proof's jti");
     char ath[64] = "";
     if (access_token) {
-        uint8_t digest[OAUTH_SHA256_SIZE];
-        if ((rc = oauth_sha256(access_token, strlen(access_token), digest, err)) != MCP_OK)
+        uint8_t digest[CLIENT_SHA256_SIZE];
+        if ((rc = client_sha256(access_token, strlen(access_token), digest, err)) != MCP_OK)
             return rc;
         mcp_base64url_encode(digest, sizeof digest, ath);
     }

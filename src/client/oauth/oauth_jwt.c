@@ -21,6 +21,7 @@
 
 #include "client/oauth/oauth_jwt.h"
 #include "client/oauth/oauth_parse.h"
+#include "client/sha256.h"
 #include "lazy_library.h"
 #include "protocol/base64.h"
 #include "random.h"
@@ -107,8 +108,8 @@ int oauth_es256_sign(const uint8_t key[OAUTH_ES256_KEY_SIZE], const void *msg, s
     int rc = mcp_lazy_once(&hogweed_loaded, hogweed_load, err);
     if (rc != MCP_OK)
         return rc;
-    uint8_t digest[OAUTH_SHA256_SIZE];
-    if ((rc = oauth_sha256(msg, len, digest, err)) != MCP_OK)
+    uint8_t digest[CLIENT_SHA256_SIZE];
+    if ((rc = client_sha256(msg, len, digest, err)) != MCP_OK)
         return rc;
 
     struct ecc_scalar scalar;

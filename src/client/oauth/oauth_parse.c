@@ -15,10 +15,9 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <nettle/sha2.h>
 
 #include "client/oauth/oauth_parse.h"
-#include "lazy_library.h"
+#include "client/sha256.h"
 #include "protocol/base64.h"
 #include "random.h"
 
@@ -869,44 +868,10 @@ int oauth_random_string(char *out, size_t len)
     return MCP_OK;
 }
 
-/* SHA-256 from Nettle, loaded on first use (lazy_library.h): the client
- * needs it only once it authorizes. The members take their types from
- * Nettle's own declarations, so the table matches the headers built
- * against. */
-static struct {
-    __typeof__(nettle_sha256_init) *init;
-    __typeof__(nettle_sha256_update) *update;
-    __typeof__(nettle_sha256_digest) *digest;
-} sha256;
-static mcp_lazy_once_t sha256_loaded = MCP_LAZY_ONCE_INIT;
-
-static void sha256_load(void)
-{
-    const mcp_lazy_symbol_t symbols[] = {
-        {"nettle_sha256_init", &sha256.init},
-        {"nettle_sha256_update", &sha256.update},
-        {"nettle_sha256_digest", &sha256.digest},
-    };
-    sha256_loaded.rc = mcp_lazy_open(MCP_NETTLE_SONAME, "OAuth (SHA-256)", symbols,
-                                     sizeof symbols / sizeof symbols[0], &sha256_loaded.err);
-}
-
-int oauth_sha256(const void *msg, size_t len, uint8_t digest[OAUTH_SHA256_SIZE], mcp_error_t *err)
-{
-    int rc = mcp_lazy_once(&sha256_loaded, sha256_load, err);
-    if (rc != MCP_OK)
-        return rc;
-    struct sha256_ctx ctx;
-    sha256.init(&ctx);
-    sha256.update(&ctx, len, msg);
-    sha256.digest(&ctx, OAUTH_SHA256_SIZE, digest);
-    return MCP_OK;
-}
-
 int oauth_pkce_s256(const char *verifier, char out[44])
 {
-    uint8_t digest[OAUTH_SHA256_SIZE];
-    int rc = oauth_sha256(verifier, strlen(verifier), digest, NULL);
+    uint8_t digest[CLIENT_SHA256_SIZE];
+    int rc = client_sha256(verifier, strlen(verifier), digest, NULL);
     if (rc != MCP_OK) {
         out[0] = '\0';
         return rc;

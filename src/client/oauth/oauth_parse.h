@@ -174,17 +174,10 @@ int oauth_token_error(const char *body, size_t len, char **out);
  */
 int oauth_random_string(char *out, size_t len);
 
-#define OAUTH_SHA256_SIZE 32
-
-/* SHA-256 of `msg`, from Nettle, which the client does not link: it is
- * loaded on the first call (PKCE, signatures, DPoP's ath). MCP_OK, or
- * MCP_EUNSUPPORTED with *err (may be NULL) when Nettle cannot be loaded. */
-int oauth_sha256(const void *msg, size_t len, uint8_t digest[OAUTH_SHA256_SIZE], mcp_error_t *err);
-
 /*
  * The S256 code challenge of a verifier: BASE64URL(SHA-256(verifier)),
- * no padding: 43 characters and a NUL. SHA-256 comes from Nettle, which
- * the client does not link: it is loaded on the first call. MCP_OK, or
+ * no padding: 43 characters and a NUL. SHA-256 comes from Nettle, loaded
+ * on the first call (client/sha256.h). MCP_OK, or
  * MCP_EUNSUPPORTED when Nettle cannot be loaded (then out is "").
  */
 int oauth_pkce_s256(const char *verifier, char out[44]);
