@@ -37,7 +37,7 @@ typedef struct mcp_result_shape {
 
 /* True for server/discover, tools/list, prompts/list, resources/list,
  * resources/templates/list and resources/read, and for the Skills
- * extension's skills/list and skills/get. */
+ * extension's skills/list, skills/get and resources/directory/read. */
 MCP_API bool mcp_method_is_cacheable(const char *method);
 
 /* True for tools/call, prompts/get and resources/read: the only methods

@@ -55,6 +55,7 @@ static void test_method_tables(void **state)
         {"resources/read", true, true},
         {"skills/list", true, false},
         {"skills/get", true, false},
+        {"resources/directory/read", true, false},
         {"tools/call", false, true},
         {"prompts/get", false, true},
         {"completion/complete", false, false},
