@@ -10,8 +10,6 @@
  * with the scalars resolved by the YAML 1.2 core schema, as the npm `yaml`
  * package does by default.
  */
-#include <errno.h>
-#include <langinfo.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -24,6 +22,7 @@
 
 #include "lazy_library.h"
 #include "mcp/canonical_json.h"
+#include "protocol/json_reader.h"
 #include "skill_md.h"
 
 /* The soname the build compiled against (CMakeLists.txt reads it from the
@@ -410,38 +409,6 @@ static bool integer_value(const char *s, size_t n, int base, json_int_t *out)
     return true;
 }
 
-/* The double of a float's text, whatever the locale's decimal point
- * (setlocale(LC_NUMERIC) is the application's business): the '.' gives way
- * to it before strtod() reads the text. False when it overflows; underflow
- * to zero or a subnormal is accepted. */
-static bool float_value(const char *s, size_t n, double *out, bool *no_memory)
-{
-    const char *radix = nl_langinfo(RADIXCHAR);
-    size_t radix_len = strlen(radix);
-    char small[64], *text = small;
-    size_t size = n + radix_len; /* the '.' gives way to the radix; + NUL */
-    if (size > sizeof small && !(text = malloc(size))) {
-        *no_memory = true;
-        return false;
-    }
-    char *t = text;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '.') {
-            memcpy(t, radix, radix_len);
-            t += radix_len;
-        } else {
-            *t++ = s[i];
-        }
-    }
-    *t = '\0';
-    errno = 0;
-    double value = strtod(text, NULL);
-    bool overflow = errno == ERANGE && (value == HUGE_VAL || value == -HUGE_VAL);
-    if (text != small)
-        free(text);
-    *out = value;
-    return !overflow;
-}
 
 /* The kind a tag asks for; false for a tag outside the core schema.
  * Untagged scalars have tag NULL; "!", the non-specific tag, makes a
@@ -511,7 +478,7 @@ static int scalar_value(const yaml_event_t *event, json_t **out, mcp_error_t *er
 
     json_int_t integer;
     double real;
-    bool no_memory = false;
+    int rc;
     switch (kind) {
     case SCALAR_NULL:
         *out = json_null();
@@ -526,11 +493,10 @@ static int scalar_value(const yaml_event_t *event, json_t **out, mcp_error_t *er
         *out = json_integer(integer);
         break;
     case SCALAR_FLOAT:
-        if (!float_value(s, n, &real, &no_memory)) {
-            if (no_memory)
-                return out_of_memory(err);
+        if ((rc = mcp_real_from_text(s, n, &real)) == MCP_ENOMEM)
+            return out_of_memory(err);
+        if (rc != MCP_OK)
             return fail_at(err, at, "the number %.*s is too large for JSON", quotable(s, n), s);
-        }
         *out = json_real(real);
         break;
     case SCALAR_NONFINITE:

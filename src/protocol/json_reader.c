@@ -522,22 +522,14 @@ static bool is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
-/*
- * Converts the real number text [s, s + n) with strtod(), which reads the
- * decimal point of the locale (setlocale(LC_NUMERIC) is the application's
- * business): the '.' is swapped for it first, as jansson does. False when
- * the number overflows; underflow to zero or a subnormal is accepted.
- */
-static bool convert_real(struct reader *r, const char *s, size_t n, double *out)
+int mcp_real_from_text(const char *s, size_t n, double *out)
 {
     const char *radix = nl_langinfo(RADIXCHAR);
     size_t radix_len = strlen(radix);
     char small[64], *text = small;
     size_t size = n + radix_len; /* the '.' gives way to the radix; + NUL */
-    if (size > sizeof small && !(text = allocate(size))) {
-        fail_out_of_memory(r);
-        return false;
-    }
+    if (size > sizeof small && !(text = malloc(size)))
+        return MCP_ENOMEM;
     char *t = text;
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '.') {
@@ -553,13 +545,21 @@ static bool convert_real(struct reader *r, const char *s, size_t n, double *out)
     double value = strtod(text, NULL);
     bool overflow = errno == ERANGE && (value == HUGE_VAL || value == -HUGE_VAL);
     if (text != small)
-        release(text);
-    if (overflow) {
-        fail_here(r, json_error_numeric_overflow, "real number overflow");
-        return false;
-    }
+        free(text);
+    if (overflow)
+        return MCP_ELIMIT;
     *out = value;
-    return true;
+    return MCP_OK;
+}
+
+static bool convert_real(struct reader *r, const char *s, size_t n, double *out)
+{
+    int rc = mcp_real_from_text(s, n, out);
+    if (rc == MCP_ENOMEM)
+        fail_out_of_memory(r);
+    else if (rc != MCP_OK)
+        fail_here(r, json_error_numeric_overflow, "real number overflow");
+    return rc == MCP_OK;
 }
 
 /*

@@ -63,4 +63,14 @@ json_t *json_read(const char *buf, size_t len, json_error_t *err);
 json_t *json_read_nested(const char *buf, size_t len, int max_nesting, bool *too_deep,
                          json_error_t *err);
 
+/*
+ * Converts the real number text [s, s + n) ("-1.5e-3": strtod() syntax
+ * with '.' for the decimal point) to a double, whatever the locale's
+ * decimal point (setlocale(LC_NUMERIC) is the application's business):
+ * the '.' is swapped for it first, as jansson does. MCP_OK; MCP_ELIMIT
+ * when the number overflows (underflow to zero or a subnormal is
+ * accepted); MCP_ENOMEM. The SKILL.md reader shares it (src/skill_md.c).
+ */
+int mcp_real_from_text(const char *s, size_t n, double *out);
+
 #endif /* MCP_PROTOCOL_JSON_READER_H */

@@ -239,6 +239,26 @@ json_t *fake_error(const json_t *request, int code, const char *message, json_t 
     return mcp_jsonrpc_error(json_object_get(request, "id"), code, message, data_new);
 }
 
+json_t *fake_requests_of(fake_transport_t *ft, const char *method)
+{
+    json_t *all = fake_requests(ft), *out = json_array();
+    size_t i;
+    json_t *r;
+    json_array_foreach(all, i, r)
+        if (strcmp(fake_method(r), method) == 0)
+            json_array_append(out, r);
+    json_decref(all);
+    return out;
+}
+
+size_t fake_count(fake_transport_t *ft, const char *method)
+{
+    json_t *r = fake_requests_of(ft, method);
+    size_t n = json_array_size(r);
+    json_decref(r);
+    return n;
+}
+
 const char *fake_method(const json_t *request)
 {
     return json_string_value(json_object_get(request, "method"));

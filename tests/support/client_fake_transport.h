@@ -42,6 +42,9 @@ json_t *fake_requests(fake_transport_t *ft);
 json_t *fake_hints(fake_transport_t *ft);
 json_t *fake_cancels(fake_transport_t *ft);
 json_t *fake_notes(fake_transport_t *ft);
+/* The requests of `method` only, in order (new reference), and how many. */
+json_t *fake_requests_of(fake_transport_t *ft, const char *method);
+size_t fake_count(fake_transport_t *ft, const char *method);
 /* Number of exchanges started and not yet released. */
 size_t fake_outstanding(fake_transport_t *ft);
 

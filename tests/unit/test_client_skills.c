@@ -181,27 +181,6 @@ static void serve(fixture_t *f, const char *uri, json_t *result_new)
     answer(f, key, result_new);
 }
 
-/* The requests of `method` sent so far, in order (new reference). */
-static json_t *requests_of(fixture_t *f, const char *method)
-{
-    json_t *all = fake_requests(f->ft), *out = json_array();
-    size_t i;
-    json_t *r;
-    json_array_foreach(all, i, r)
-        if (strcmp(fake_method(r), method) == 0)
-            json_array_append(out, r);
-    json_decref(all);
-    return out;
-}
-
-static size_t count(fixture_t *f, const char *method)
-{
-    json_t *r = requests_of(f, method);
-    size_t n = json_array_size(r);
-    json_decref(r);
-    return n;
-}
-
 static size_t sent(fixture_t *f)
 {
     json_t *all = fake_requests(f->ft);
@@ -236,7 +215,7 @@ static void test_list(void **state)
     json_decref(expected);
     json_decref(r);
 
-    json_t *lists = requests_of(f, "skills/list");
+    json_t *lists = fake_requests_of(f->ft, "skills/list");
     assert_int_equal(json_array_size(lists), 1);
     assert_null(json_object_get(fake_params(json_array_get(lists, 0)), "cursor"));
     json_decref(lists);
@@ -250,13 +229,13 @@ static void test_list(void **state)
     assert_int_equal(mcp_client_list_skills(f->c, "c1", NULL, &r, &err), MCP_OK);
     assert_int_equal(json_array_size(json_object_get(r, "skills")), 0);
     json_decref(r);
-    lists = requests_of(f, "skills/list");
+    lists = fake_requests_of(f->ft, "skills/list");
     assert_string_equal(json_string_value(json_object_get(fake_params(json_array_get(lists, 1)),
                                                           "cursor")),
                         "c1");
     json_decref(lists);
     /* Listing reads no file. */
-    assert_int_equal(count(f, "resources/read"), 0);
+    assert_int_equal(fake_count(f->ft, "resources/read"), 0);
 }
 
 /* One bad entry fails the page; a result without skills too. */
@@ -310,7 +289,7 @@ static void test_list_all(void **state)
     assert_non_null(strstr(err.message, "skill://forms/SKILL.md"));
     mcp_error_clear(&err);
     json_decref(other);
-    assert_int_equal(count(f, "resources/read"), 0);
+    assert_int_equal(fake_count(f->ft, "resources/read"), 0);
 }
 
 /* skills/list is cached while its ttlMs says; a change of the server's
@@ -325,11 +304,11 @@ static void test_list_cached(void **state)
         assert_int_equal(mcp_client_list_skills(f->c, NULL, NULL, &r, NULL), MCP_OK);
         json_decref(r);
     }
-    assert_int_equal(count(f, "skills/list"), 1);
+    assert_int_equal(fake_count(f->ft, "skills/list"), 1);
     client_invalidate_for(f->c, "notifications/resources/list_changed", NULL);
     assert_int_equal(mcp_client_list_skills(f->c, NULL, NULL, &r, NULL), MCP_OK);
     json_decref(r);
-    assert_int_equal(count(f, "skills/list"), 2);
+    assert_int_equal(fake_count(f->ft, "skills/list"), 2);
 }
 
 /* ------------------------------------------------------------------------
@@ -348,7 +327,7 @@ static void test_get(void **state)
     assert_true(json_equal(skill, expected)); /* the entry, not the result around it */
     json_decref(expected);
     json_decref(skill);
-    json_t *gets = requests_of(f, "skills/get");
+    json_t *gets = fake_requests_of(f->ft, "skills/get");
     assert_string_equal(json_string_value(json_object_get(fake_params(json_array_get(gets, 0)),
                                                           "uri")),
                         SKILL_URI);
@@ -356,7 +335,7 @@ static void test_get(void **state)
     json_t *hints = last_hints(f);
     assert_string_equal(json_string_value(json_object_get(hints, "method")), "skills/get");
     json_decref(hints);
-    assert_int_equal(count(f, "resources/read"), 0);
+    assert_int_equal(fake_count(f->ft, "resources/read"), 0);
 }
 
 static void test_get_refused(void **state)
@@ -439,7 +418,7 @@ static void test_read_verified(void **state)
     assert_true(r.verified);
     read_clear(&r);
     /* Through resources/read, named for the HTTP headers. */
-    json_t *reads = requests_of(f, "resources/read");
+    json_t *reads = fake_requests_of(f->ft, "resources/read");
     assert_int_equal(json_array_size(reads), 1);
     assert_string_equal(json_string_value(json_object_get(fake_params(json_array_get(reads, 0)),
                                                           "uri")),
@@ -498,7 +477,7 @@ static void test_read_size_mismatch(void **state)
     assert_int_equal(r.rc, MCP_EPROTO);
     assert_non_null(strstr(r.err.message, "size mismatch: 4 bytes"));
     read_clear(&r);
-    assert_int_equal(count(f, "resources/read"), 2);
+    assert_int_equal(fake_count(f->ft, "resources/read"), 2);
     json_decref(skill);
 }
 
@@ -685,7 +664,7 @@ static void test_read_stale_cache(void **state)
     r = read_file(f, old_entry, SKILL_URI, NULL);
     assert_int_equal(r.rc, MCP_OK);
     read_clear(&r);
-    assert_int_equal(count(f, "resources/read"), 1);
+    assert_int_equal(fake_count(f->ft, "resources/read"), 1);
 
     /* The skill changed; the new entry does not match the cached copy. */
     json_t *fresh = text_result(SKILL_URI, SKILL_MD);
@@ -695,24 +674,24 @@ static void test_read_stale_cache(void **state)
     assert_int_equal(r.rc, MCP_OK);
     assert_string_equal(r.bytes, SKILL_MD);
     read_clear(&r);
-    assert_int_equal(count(f, "resources/read"), 2);
+    assert_int_equal(fake_count(f->ft, "resources/read"), 2);
     /* The fresh copy replaced the stale one in the cache. */
     r = read_file(f, new_entry, SKILL_URI, NULL);
     assert_int_equal(r.rc, MCP_OK);
     read_clear(&r);
-    assert_int_equal(count(f, "resources/read"), 2);
+    assert_int_equal(fake_count(f->ft, "resources/read"), 2);
 
     /* A server that keeps sending what fails: asked once more, no more. */
     r = read_file(f, old_entry, SKILL_URI, NULL);
     assert_int_equal(r.rc, MCP_EPROTO);
     read_clear(&r);
-    assert_int_equal(count(f, "resources/read"), 3);
+    assert_int_equal(fake_count(f->ft, "resources/read"), 3);
     /* A caller that bypasses the cache gets one request. */
     serve(f, SKILL_URI, text_result(SKILL_URI, SKILL_MD_EVIL_BODY));
     r = read_file(f, new_entry, SKILL_URI, &(mcp_request_options_t){.bypass_cache = true});
     assert_int_equal(r.rc, MCP_EPROTO);
     read_clear(&r);
-    assert_int_equal(count(f, "resources/read"), 4);
+    assert_int_equal(fake_count(f->ft, "resources/read"), 4);
     json_decref(old_entry);
     json_decref(new_entry);
 }

@@ -118,27 +118,6 @@ static int teardown(void **state)
     return 0;
 }
 
-/* The requests of `method`, in order (new reference). */
-static json_t *requests_of(fixture_t *f, const char *method)
-{
-    json_t *all = fake_requests(f->ft), *out = json_array();
-    size_t i;
-    json_t *r;
-    json_array_foreach(all, i, r)
-        if (strcmp(fake_method(r), method) == 0)
-            json_array_append(out, r);
-    json_decref(all);
-    return out;
-}
-
-static size_t count(fixture_t *f, const char *method)
-{
-    json_t *r = requests_of(f, method);
-    size_t n = json_array_size(r);
-    json_decref(r);
-    return n;
-}
-
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -252,7 +231,7 @@ static void test_followed_to_completion(void **state)
     json_decref(expected);
     json_decref(r);
 
-    json_t *polls = requests_of(f, "tasks/get");
+    json_t *polls = fake_requests_of(f->ft, "tasks/get");
     assert_int_equal(json_array_size(polls), 3);
     size_t i;
     json_t *p;
@@ -268,7 +247,7 @@ static void test_followed_to_completion(void **state)
     assert_string_equal(json_string_value(json_object_get(last, "method")), "tasks/get");
     assert_string_equal(json_string_value(json_object_get(last, "name")), "t-1");
     json_decref(hints);
-    assert_int_equal(count(f, "tasks/cancel"), 0);
+    assert_int_equal(fake_count(f->ft, "tasks/cancel"), 0);
     assert_int_equal(fake_outstanding(f->ft), 0);
 }
 
@@ -345,7 +324,7 @@ static void test_inputs_answered_once(void **state)
     assert_int_equal(json_integer_value(json_object_get(f->user.messages, "Your name?")), 1);
     assert_int_equal(json_integer_value(json_object_get(f->user.messages, "Your city?")), 1);
 
-    json_t *updates = requests_of(f, "tasks/update");
+    json_t *updates = fake_requests_of(f->ft, "tasks/update");
     assert_int_equal(json_array_size(updates), 2);
     json_t *first = json_object_get(fake_params(json_array_get(updates, 0)), "inputResponses");
     json_t *second = json_object_get(fake_params(json_array_get(updates, 1)), "inputResponses");
@@ -377,8 +356,8 @@ static void test_input_limit(void **state)
     assert_int_equal(call(f, NULL, &r, &err), MCP_ELIMIT);
     assert_null(r);
     assert_int_equal(f->user.asked, 2);
-    assert_int_equal(count(f, "tasks/update"), 2);
-    assert_int_equal(count(f, "tasks/cancel"), 1);
+    assert_int_equal(fake_count(f->ft, "tasks/update"), 2);
+    assert_int_equal(fake_count(f->ft, "tasks/cancel"), 1);
     mcp_error_clear(&err);
 }
 
@@ -393,8 +372,8 @@ static void test_undeclared_input_abandons(void **state)
     json_t *r = NULL;
     assert_int_equal(call(f, NULL, &r, &err), MCP_EPROTO);
     assert_non_null(strstr(err.message, "sampling/createMessage"));
-    assert_int_equal(count(f, "tasks/update"), 0);
-    json_t *cancels = requests_of(f, "tasks/cancel");
+    assert_int_equal(fake_count(f->ft, "tasks/update"), 0);
+    json_t *cancels = fake_requests_of(f->ft, "tasks/cancel");
     assert_int_equal(json_array_size(cancels), 1);
     assert_string_equal(json_string_value(json_object_get(
                             fake_params(json_array_get(cancels, 0)), "taskId")),
@@ -417,7 +396,7 @@ static void test_failed_task(void **state)
     assert_int_equal(err.code, -32042);
     assert_string_equal(err.message, "Quota exceeded");
     assert_int_equal(json_integer_value(json_object_get(err.data, "left")), 0);
-    assert_int_equal(count(f, "tasks/cancel"), 0); /* over: nothing to cancel */
+    assert_int_equal(fake_count(f->ft, "tasks/cancel"), 0); /* over: nothing to cancel */
     mcp_error_clear(&err);
 }
 
@@ -430,7 +409,7 @@ static void test_cancelled_by_the_server(void **state)
     json_t *r = NULL;
     assert_int_equal(call(f, NULL, &r, &err), MCP_ECANCELED);
     assert_non_null(strstr(err.message, "shutting down"));
-    assert_int_equal(count(f, "tasks/cancel"), 0);
+    assert_int_equal(fake_count(f->ft, "tasks/cancel"), 0);
     mcp_error_clear(&err);
 }
 
@@ -472,8 +451,8 @@ static void test_cancel_while_following(void **state)
         assert_true(now_ms() - t0 < 5000);
         pthread_join(th, NULL);
         mcp_cancel_free(cancel);
-        assert_int_equal(count(f, "tasks/cancel"), (size_t)in_flight + 1);
-        assert_int_equal(count(f, "tasks/get"), (size_t)in_flight);
+        assert_int_equal(fake_count(f->ft, "tasks/cancel"), (size_t)in_flight + 1);
+        assert_int_equal(fake_count(f->ft, "tasks/get"), (size_t)in_flight);
         assert_int_equal(fake_outstanding(f->ft), 0);
         mcp_error_clear(&err);
     }
@@ -500,7 +479,7 @@ static void test_timeout_per_request(void **state)
     f->server.hang_polls = true;
     mcp_error_t err = {0};
     assert_int_equal(call(f, &opts, &r, &err), MCP_ETIMEDOUT);
-    assert_int_equal(count(f, "tasks/cancel"), 1);
+    assert_int_equal(fake_count(f->ft, "tasks/cancel"), 1);
     assert_int_equal(fake_outstanding(f->ft), 0);
     mcp_error_clear(&err);
 }
@@ -525,13 +504,13 @@ static void test_invalid_states(void **state)
     for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) {
         f->server.states[0] = states[i];
         f->server.polls = 0;
-        size_t cancels = count(f, "tasks/cancel");
+        size_t cancels = fake_count(f->ft, "tasks/cancel");
         mcp_error_t err = {0};
         json_t *r = NULL;
         assert_int_equal(call(f, NULL, &r, &err), MCP_EPROTO);
         assert_null(r);
         assert_int_equal(err.code, 0);
-        assert_int_equal(count(f, "tasks/cancel"), cancels + 1);
+        assert_int_equal(fake_count(f->ft, "tasks/cancel"), cancels + 1);
         mcp_error_clear(&err);
     }
 }
@@ -552,7 +531,7 @@ static void test_invalid_created(void **state)
         assert_int_equal(call(f, NULL, &r, NULL), MCP_EPROTO);
         assert_null(r);
     }
-    assert_int_equal(count(f, "tasks/get"), 0);
+    assert_int_equal(fake_count(f->ft, "tasks/get"), 0);
 }
 
 /* Without the option, resultType "task" is an invalid response; with it,
@@ -572,11 +551,11 @@ static void test_task_where_none_may_be(void **state)
     assert_int_equal(call(&off, NULL, &r, &err), MCP_EPROTO);
     assert_null(r);
     assert_non_null(strstr(err.message, "did not declare the Tasks extension"));
-    assert_int_equal(count(&off, "tasks/get"), 0);
-    assert_int_equal(count(&off, "tasks/cancel"), 0);
+    assert_int_equal(fake_count(off.ft, "tasks/get"), 0);
+    assert_int_equal(fake_count(off.ft, "tasks/cancel"), 0);
     mcp_error_clear(&err);
     mcp_client_free(off.c);
-    assert_int_equal(count(f, "tasks/get"), 0);
+    assert_int_equal(fake_count(f->ft, "tasks/get"), 0);
 }
 
 /* ------------------------------------------------------------------------
@@ -592,7 +571,7 @@ static void test_keep_task(void **state)
     assert_true(json_equal(r, expected));
     json_decref(expected);
     json_decref(r);
-    assert_int_equal(count(f, "tasks/get"), 0);
+    assert_int_equal(fake_count(f->ft, "tasks/get"), 0);
 
     /* A result that is not a task is the result, keep_task or not. */
     f->server.created = "{\"resultType\":\"complete\",\"content\":[]}";
@@ -615,7 +594,8 @@ static void test_task_calls(void **state)
     json_t *answers = json_pack("{s:{s:s}}", "name", "action", "decline");
     assert_int_equal(mcp_client_task_update(f->c, "t-1", answers, NULL, NULL), MCP_OK);
     assert_int_equal(mcp_client_task_cancel(f->c, "t-1", NULL, NULL), MCP_OK);
-    json_t *update = requests_of(f, "tasks/update"), *cancel = requests_of(f, "tasks/cancel");
+    json_t *update = fake_requests_of(f->ft, "tasks/update");
+    json_t *cancel = fake_requests_of(f->ft, "tasks/cancel");
     json_t *up = fake_params(json_array_get(update, 0));
     assert_string_equal(json_string_value(json_object_get(up, "taskId")), "t-1");
     assert_true(json_equal(json_object_get(up, "inputResponses"), answers));
@@ -658,8 +638,8 @@ static void test_task_calls(void **state)
     assert_non_null(strstr(err.message, "option tasks"));
     assert_int_equal(mcp_client_task_update(off.c, "t-1", answers, NULL, NULL), MCP_ESTATE);
     assert_int_equal(mcp_client_task_cancel(off.c, "t-1", NULL, NULL), MCP_ESTATE);
-    assert_int_equal(count(&off, "tasks/get") + count(&off, "tasks/update") +
-                         count(&off, "tasks/cancel"),
+    assert_int_equal(fake_count(off.ft, "tasks/get") + fake_count(off.ft, "tasks/update") +
+                         fake_count(off.ft, "tasks/cancel"),
                      0);
     mcp_error_clear(&err);
     mcp_client_free(off.c);
