@@ -728,7 +728,7 @@ int mcp_skill_md_frontmatter(const char *text, size_t len, json_t **frontmatter_
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "no SKILL.md text or result pointer");
     *frontmatter_out = NULL;
 
-    fences_t fences;
+    fences_t fences = {0};
     int rc = split_fences(text, len, &fences, err);
     if (rc != MCP_OK)
         return rc;

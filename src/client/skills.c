@@ -217,8 +217,8 @@ int client_skill_file_verify(const client_skill_t *skill, const client_skill_fil
         strcmp(json_string_value(uri), file->uri) != 0)
         return failed(err, file->uri, "resources/read returned the content of another uri");
 
-    char *bytes;
-    size_t len;
+    char *bytes = NULL;
+    size_t len = 0;
     int rc = content_bytes(content, file->uri, &bytes, &len, err);
     if (rc != MCP_OK)
         return rc;
