@@ -642,6 +642,19 @@ MCP_API int mcp_client_get_skill(mcp_client_t *client, const char *uri,
                                  const mcp_request_options_t *opts, json_t **skill_out,
                                  mcp_error_t *err);
 
+/* resources/directory/read (servers whose skills settings say
+ * "directoryRead": true): one page, after `cursor` (NULL: the first), of
+ * the direct children of the directory `uri` (e.g. "skill://pdf-processing"
+ * or "skill://pdf-processing/references"), in *result_out (new reference):
+ * {"resources": [Resource...], "nextCursor"?}, subdirectories with mimeType
+ * "inode/directory". This is how a host finds the files of a skill whose
+ * resources are "dynamic"; what it then reads is unverified. A result
+ * without a resources array of objects with a string uri is MCP_EPROTO;
+ * -32602 (MCP_ERPC) for a uri that is not a directory. */
+MCP_API int mcp_client_read_directory(mcp_client_t *client, const char *uri, const char *cursor,
+                                      const mcp_request_options_t *opts, json_t **result_out,
+                                      mcp_error_t *err);
+
 /*
  * Fetches one file of a skill with resources/read and verifies it against
  * `skill`, an entry from mcp_client_list_skills() or

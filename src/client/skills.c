@@ -96,6 +96,52 @@ int mcp_client_get_skill(mcp_client_t *client, const char *uri,
     return rc;
 }
 
+int mcp_client_read_directory(mcp_client_t *client, const char *uri, const char *cursor,
+                              const mcp_request_options_t *opts, json_t **result_out,
+                              mcp_error_t *err)
+{
+    if (result_out)
+        *result_out = NULL;
+    if (!client || !uri || !result_out)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "client, uri and result_out are required");
+    int rc = check_call(client, err);
+    if (rc != MCP_OK)
+        return rc;
+    json_t *params = json_pack("{s:s}", "uri", uri);
+    if (params && cursor && json_object_set_new(params, "cursor", json_string(cursor)) != 0) {
+        json_decref(params);
+        params = NULL;
+    }
+    if (!params)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the uri or cursor is not UTF-8");
+    json_t *result = NULL;
+    rc = client_call(client, "resources/directory/read", params, opts, &result, err);
+    json_decref(params);
+    const json_t *children = json_object_get(result, "resources");
+    if (rc == MCP_OK && !json_is_array(children))
+        rc = mcp_error_set(err, MCP_EPROTO, 0, NULL,
+                           "resources/directory/read result has no resources array");
+    size_t i;
+    const json_t *child;
+    json_array_foreach(rc == MCP_OK ? children : NULL, i, child) {
+        if (!json_is_string(json_object_get(child, "uri"))) {
+            rc = mcp_error_set(err, MCP_EPROTO, 0, NULL,
+                               "resources/directory/read: child %zu has no string uri", i);
+            break;
+        }
+    }
+    const json_t *next = json_object_get(result, "nextCursor");
+    if (rc == MCP_OK && next && !json_is_string(next))
+        rc = mcp_error_set(err, MCP_EPROTO, 0, NULL,
+                           "resources/directory/read: nextCursor is not a string");
+    if (rc != MCP_OK) {
+        json_decref(result);
+        return rc;
+    }
+    *result_out = result;
+    return MCP_OK;
+}
+
 /* ------------------------------------------------------------------------
  * Verifying a file
  * ------------------------------------------------------------------------ */

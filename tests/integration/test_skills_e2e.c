@@ -162,6 +162,25 @@ static void test_every_file_verified(void **state)
                                &err),
                      MCP_ENOTFOUND);
     mcp_error_clear(&err);
+
+    /* The skill's directories, as the server lists them. */
+    json_t *dir = NULL;
+    assert_int_equal(mcp_client_read_directory(s.client, "skill://unit-conversion", NULL, NULL,
+                                               &dir, &err),
+                     MCP_OK);
+    const json_t *children = json_object_get(dir, "resources");
+    assert_int_equal(json_array_size(children), 3); /* SKILL.md, icon.bin, tables */
+    const json_t *tables = json_array_get(children, 2);
+    assert_string_equal(json_string_value(json_object_get(tables, "uri")),
+                        "skill://unit-conversion/tables");
+    assert_string_equal(json_string_value(json_object_get(tables, "mimeType")), "inode/directory");
+    json_decref(dir);
+    assert_int_equal(mcp_client_read_directory(s.client, "skill://unit-conversion/icon.bin", NULL,
+                                               NULL, &dir, &err),
+                     MCP_ERPC);
+    assert_int_equal(err.code, -32602);
+    mcp_error_clear(&err);
+
     json_decref(skill);
     unserve(&s);
 }

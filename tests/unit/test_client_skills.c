@@ -762,6 +762,9 @@ static void test_legacy(void **state)
     assert_int_equal(mcp_client_read_skill_file(f.c, skill, SKILL_URI, NULL, &bytes, &len, NULL,
                                                 &err),
                      MCP_EUNSUPPORTED);
+    assert_int_equal(mcp_client_read_directory(f.c, "skill://pdf-processing", NULL, NULL, &r,
+                                               &err),
+                     MCP_EUNSUPPORTED);
     assert_null(r);
     assert_null(bytes);
     assert_int_equal(sent(&f), before);
@@ -769,6 +772,65 @@ static void test_legacy(void **state)
     json_decref(skill);
     mcp_client_free(f.c);
     json_decref(f.server.answers);
+}
+
+static void test_read_directory(void **state)
+{
+    fixture_t *f = *state;
+    answer(f, "resources/directory/read@skill://pdf-processing",
+           json_loads("{\"resources\":[{\"uri\":\"skill://pdf-processing/SKILL.md\","
+                      "\"name\":\"SKILL.md\"},{\"uri\":\"skill://pdf-processing/references\","
+                      "\"name\":\"references\",\"mimeType\":\"inode/directory\"}],"
+                      "\"nextCursor\":\"c2\"}",
+                      0, NULL));
+    answer(f, "resources/directory/read@c2", json_pack("{s:[]}", "resources"));
+    json_t *r = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_read_directory(f->c, "skill://pdf-processing", NULL, NULL, &r,
+                                               &err),
+                     MCP_OK);
+    assert_int_equal(json_array_size(json_object_get(r, "resources")), 2);
+    assert_string_equal(json_string_value(json_object_get(r, "nextCursor")), "c2");
+    json_decref(r);
+    /* The cursor goes out with the uri. */
+    assert_int_equal(mcp_client_read_directory(f->c, "skill://pdf-processing", "c2", NULL, &r,
+                                               &err),
+                     MCP_OK);
+    json_t *reads = fake_requests_of(f->ft, "resources/directory/read");
+    const json_t *params = fake_params(json_array_get(reads, 1));
+    assert_string_equal(json_string_value(json_object_get(params, "uri")),
+                        "skill://pdf-processing");
+    assert_string_equal(json_string_value(json_object_get(params, "cursor")), "c2");
+    json_decref(reads);
+    json_decref(r);
+
+    /* Results without the shape of a listing. */
+    static const char *const bad[] = {
+        "{}",
+        "{\"resources\":{}}",
+        "{\"resources\":[{\"name\":\"no uri\"}]}",
+        "{\"resources\":[],\"nextCursor\":7}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char uri[64], key[128];
+        snprintf(uri, sizeof uri, "skill://bad-%zu", i);
+        snprintf(key, sizeof key, "resources/directory/read@%s", uri);
+        answer(f, key, json_loads(bad[i], 0, NULL));
+        r = NULL;
+        assert_int_equal(mcp_client_read_directory(f->c, uri, NULL, NULL, &r, &err), MCP_EPROTO);
+        assert_null(r);
+        mcp_error_clear(&err);
+    }
+    /* Not a directory: the server's -32602. */
+    answer(f, "resources/directory/read@skill://pdf-processing/SKILL.md",
+           json_pack("{s:i}", "$error", -32602));
+    assert_int_equal(mcp_client_read_directory(f->c, "skill://pdf-processing/SKILL.md", NULL,
+                                               NULL, &r, &err),
+                     MCP_ERPC);
+    assert_int_equal(err.code, -32602);
+    mcp_error_clear(&err);
+    assert_int_equal(mcp_client_read_directory(f->c, NULL, NULL, NULL, &r, &err), MCP_EINVAL);
+    mcp_error_clear(&err);
 }
 
 int main(void)
@@ -790,6 +852,7 @@ int main(void)
         T(test_read_dynamic),
         T(test_read_stale_cache),
         T(test_bad_arguments),
+        T(test_read_directory),
         cmocka_unit_test(test_legacy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
