@@ -300,9 +300,9 @@ typedef struct mcp_stdio_target {
  * initialize; a server that exits during the probe is started again and
  * sent initialize (RECONNECT_LEGACY). What the server wrote to stderr
  * during the probe ends up in the error message when connecting fails.
- * Errors: MCP_EIO (cannot start), MCP_ECLOSED (it exited), MCP_EPROTO,
- * MCP_ETIMEDOUT, MCP_ERPC, MCP_EUNSUPPORTED (no common version; or the era
- * option is modern and the server is legacy).
+ * Errors: MCP_EINVAL (no argv[0]), MCP_EIO (cannot start), MCP_ECLOSED (it
+ * exited), MCP_EPROTO, MCP_ETIMEDOUT, MCP_ERPC, MCP_EUNSUPPORTED (no common
+ * version; or the era option is modern and the server is legacy).
  */
 MCP_API int mcp_client_connect_stdio(mcp_client_t *client, const mcp_stdio_target_t *target,
                                      mcp_error_t *err);
@@ -358,8 +358,10 @@ typedef struct mcp_http_target {
  * which is asked again with the challenge before one more probe. 408, 429,
  * 5xx and network errors are retried (three attempts, with backoff) and
  * then fail: they are never taken for legacy.
- * Errors: MCP_EIO, MCP_EAUTH (401/403), MCP_EPROTO, MCP_ETIMEDOUT,
- * MCP_ERPC, MCP_EUNSUPPORTED (as for stdio).
+ * Errors: MCP_EINVAL (a target that is not one: not an http(s) URL,
+ * malformed headers, ...), MCP_EIO, MCP_EAUTH (401/403), MCP_EPROTO,
+ * MCP_ETIMEDOUT, MCP_ERPC, MCP_EUNSUPPORTED (as for stdio; or libcurl
+ * cannot be loaded).
  */
 MCP_API int mcp_client_connect_http(mcp_client_t *client, const mcp_http_target_t *target,
                                     mcp_error_t *err);

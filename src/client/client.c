@@ -400,8 +400,7 @@ static int restart_stdio(void *user, client_transport_t **out, mcp_error_t *err)
 {
     stdio_ctx_t *ctx = user;
     client_transport_hooks_t hooks = client_transport_hooks(ctx->client);
-    *out = client_stdio_new(ctx->target, &hooks, err);
-    return *out ? MCP_OK : MCP_EIO;
+    return client_stdio_new(ctx->target, &hooks, out, err);
 }
 
 int mcp_client_connect_stdio(mcp_client_t *client, const mcp_stdio_target_t *target,
@@ -423,9 +422,9 @@ int mcp_client_connect_stdio(mcp_client_t *client, const mcp_stdio_target_t *tar
                                                       ? target->probe_timeout_ms
                                                       : CLIENT_DEFAULT_PROBE_TIMEOUT_MS};
     client_transport_hooks_t hooks = client_transport_hooks(client);
-    client_transport_t *t = client_stdio_new(&tapped, &hooks, err);
-    if (!t)
-        return MCP_EIO;
+    client_transport_t *t = NULL;
+    if ((rc = client_stdio_new(&tapped, &hooks, &t, err)) != MCP_OK)
+        return rc;
     return client_connect_with(client, t, MCP_TRANSPORT_STDIO, &how, err);
 }
 
@@ -438,8 +437,7 @@ static int open_http_sse(void *user, client_transport_t **out, mcp_error_t *err)
 {
     http_ctx_t *ctx = user;
     client_transport_hooks_t hooks = client_transport_hooks(ctx->client);
-    *out = client_http_sse_new(ctx->target, &hooks, err);
-    return *out ? MCP_OK : MCP_EIO;
+    return client_http_sse_new(ctx->target, &hooks, out, err);
 }
 
 int mcp_client_connect_http(mcp_client_t *client, const mcp_http_target_t *target,
@@ -452,9 +450,9 @@ int mcp_client_connect_http(mcp_client_t *client, const mcp_http_target_t *targe
     client_connector_t how = {.open_sse = open_http_sse, .ctx = &ctx};
     client->reauthorizes = target->token != NULL;
     client_transport_hooks_t hooks = client_transport_hooks(client);
-    client_transport_t *t = client_http_new(target, &hooks, err);
-    if (!t)
-        return MCP_EIO;
+    client_transport_t *t = NULL;
+    if ((rc = client_http_new(target, &hooks, &t, err)) != MCP_OK)
+        return rc;
     return client_connect_with(client, t, MCP_TRANSPORT_HTTP, &how, err);
 }
 

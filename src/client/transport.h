@@ -204,23 +204,26 @@ void client_trace_json(const client_transport_t *t, mcp_trace_direction_t direct
 /*
  * The constructors. Each copies `hooks` (NULL: none; the caller's struct
  * is not kept) into the new transport before its threads start, so the
- * callbacks may run before it returns (see client_transport_hooks_t). On
- * failure: NULL and *err, and no on_closed.
+ * callbacks may run before it returns (see client_transport_hooks_t). They
+ * return MCP_OK with the transport in *out, or the error (MCP_EINVAL for a
+ * target that is not one, MCP_EUNSUPPORTED for a library that cannot be
+ * loaded, MCP_EIO, MCP_ENOMEM, ...) with *err filled, *out NULL and no
+ * on_closed.
  */
 
 /* The stdio transport: spawns target->argv. */
-client_transport_t *client_stdio_new(const mcp_stdio_target_t *target,
-                                     const client_transport_hooks_t *hooks, mcp_error_t *err);
+int client_stdio_new(const mcp_stdio_target_t *target, const client_transport_hooks_t *hooks,
+                     client_transport_t **out, mcp_error_t *err);
 
 /* The Streamable HTTP transport for target->url. */
-client_transport_t *client_http_new(const mcp_http_target_t *target,
-                                    const client_transport_hooks_t *hooks, mcp_error_t *err);
+int client_http_new(const mcp_http_target_t *target, const client_transport_hooks_t *hooks,
+                    client_transport_t **out, mcp_error_t *err);
 
 /* The HTTP+SSE transport of 2024-11-05 for target->url: GETs the URL, waits
  * for the `endpoint` event and POSTs every message there; answers come on
  * the event stream and are routed by id as on stdio. Fails when the stream
  * cannot be opened or names no endpoint within `connect_timeout_ms`. */
-client_transport_t *client_http_sse_new(const mcp_http_target_t *target,
-                                        const client_transport_hooks_t *hooks, mcp_error_t *err);
+int client_http_sse_new(const mcp_http_target_t *target, const client_transport_hooks_t *hooks,
+                        client_transport_t **out, mcp_error_t *err);
 
 #endif /* MCP_CLIENT_TRANSPORT_H */

@@ -776,22 +776,20 @@ static int start_thread(http_client_t *t)
     return rc;
 }
 
-client_transport_t *client_http_new_with_limits(const mcp_http_target_t *target,
-                                                const client_http_limits_t *limits,
-                                                const client_transport_hooks_t *hooks,
-                                                mcp_error_t *err)
+int client_http_new_with_limits(const mcp_http_target_t *target,
+                                const client_http_limits_t *limits,
+                                const client_transport_hooks_t *hooks, client_transport_t **out,
+                                mcp_error_t *err)
 {
-    if (!target) {
-        mcp_error_set(err, MCP_EINVAL, 0, NULL, "no HTTP target");
-        return NULL;
-    }
-    if (mcp_curl_load(err) != MCP_OK)
-        return NULL;
+    *out = NULL;
+    if (!target)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "no HTTP target");
+    int rc = mcp_curl_load(err);
+    if (rc != MCP_OK)
+        return rc;
     http_client_t *t = calloc(1, sizeof *t);
-    if (!t) {
-        mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-        return NULL;
-    }
+    if (!t)
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     pthread_mutex_init(&t->lock, NULL);
     t->base.ops = &http_ops;
     if (hooks)
@@ -803,25 +801,24 @@ client_transport_t *client_http_new_with_limits(const mcp_http_target_t *target,
     if (t->limits.notify_timeout_ms <= 0)
         t->limits.notify_timeout_ms = CLIENT_HTTP_DEFAULT_NOTIFY_TIMEOUT_MS;
 
-    if (http_target_init(&t->target, target, err) != MCP_OK) {
+    if ((rc = http_target_init(&t->target, target, err)) != MCP_OK) {
         destroy(t);
-        return NULL;
+        return rc;
     }
     if (!(t->multi = mcp_curl.multi_init())) {
-        mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
         destroy(t);
-        return NULL;
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     }
     if (start_thread(t) != 0) {
-        mcp_error_set(err, MCP_EIO, 0, NULL, "cannot start the HTTP client thread");
         destroy(t);
-        return NULL;
+        return mcp_error_set(err, MCP_EIO, 0, NULL, "cannot start the HTTP client thread");
     }
-    return &t->base;
+    *out = &t->base;
+    return MCP_OK;
 }
 
-client_transport_t *client_http_new(const mcp_http_target_t *target,
-                                    const client_transport_hooks_t *hooks, mcp_error_t *err)
+int client_http_new(const mcp_http_target_t *target, const client_transport_hooks_t *hooks,
+                    client_transport_t **out, mcp_error_t *err)
 {
-    return client_http_new_with_limits(target, NULL, hooks, err);
+    return client_http_new_with_limits(target, NULL, hooks, out, err);
 }

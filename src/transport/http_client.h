@@ -25,9 +25,9 @@ typedef struct client_http_limits {
 #define CLIENT_HTTP_DEFAULT_CONNECT_TIMEOUT_MS 10000
 
 /* client_http_new() with explicit limits (NULL: the defaults). */
-client_transport_t *client_http_new_with_limits(const mcp_http_target_t *target,
-                                                const client_http_limits_t *limits,
-                                                const client_transport_hooks_t *hooks,
-                                                mcp_error_t *err);
+int client_http_new_with_limits(const mcp_http_target_t *target,
+                                const client_http_limits_t *limits,
+                                const client_transport_hooks_t *hooks, client_transport_t **out,
+                                mcp_error_t *err);
 
 #endif /* MCP_TRANSPORT_HTTP_CLIENT_H */

@@ -308,14 +308,13 @@ static const client_transport_ops_t sse_ops = {
  * Creating the transport
  * ------------------------------------------------------------------------ */
 
-client_transport_t *client_http_sse_new(const mcp_http_target_t *target,
-                                        const client_transport_hooks_t *hooks, mcp_error_t *err)
+int client_http_sse_new(const mcp_http_target_t *target, const client_transport_hooks_t *hooks,
+                        client_transport_t **out, mcp_error_t *err)
 {
+    *out = NULL;
     sse_transport_t *t = calloc(1, sizeof *t);
-    if (!t) {
-        mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-        return NULL;
-    }
+    if (!t)
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     t->base.ops = &sse_ops;
     if (hooks)
         t->base.hooks = *hooks; /* before the reader thread, which reads them, starts */
@@ -326,14 +325,14 @@ client_transport_t *client_http_sse_new(const mcp_http_target_t *target,
     pthread_cond_init(&t->cond, &attr);
     pthread_condattr_destroy(&attr);
     message_channel_init(&t->channel, &t->base, post, t);
-    if (http_target_init(&t->target, target, err) != MCP_OK) {
+    int rc = http_target_init(&t->target, target, err);
+    if (rc != MCP_OK) {
         op_free(&t->base);
-        return NULL;
+        return rc;
     }
     if (pthread_create(&t->reader, NULL, read_stream, t) != 0) {
-        mcp_error_set(err, MCP_EIO, 0, NULL, "cannot start the event stream reader");
         op_free(&t->base);
-        return NULL;
+        return mcp_error_set(err, MCP_EIO, 0, NULL, "cannot start the event stream reader");
     }
     t->has_reader = true;
 
@@ -352,12 +351,12 @@ client_transport_t *client_http_sse_new(const mcp_http_target_t *target,
     char *endpoint = ready ? strdup(t->endpoint) : NULL;
     pthread_mutex_unlock(&t->lock);
     if (!ready) {
-        mcp_error_set(err, MCP_EPROTO, 0, NULL, "HTTP+SSE: %s", why);
         op_free(&t->base);
-        return NULL;
+        return mcp_error_set(err, MCP_EPROTO, 0, NULL, "HTTP+SSE: %s", why);
     }
     client_transport_log(&t->base, MCP_LOG_INFO, "HTTP+SSE endpoint: %s",
                          endpoint ? endpoint : "(out of memory)");
     free(endpoint);
-    return &t->base;
+    *out = &t->base;
+    return MCP_OK;
 }

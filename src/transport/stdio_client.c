@@ -620,18 +620,15 @@ static char **merge_env(const char *const *extra)
     return env;
 }
 
-client_transport_t *client_stdio_new(const mcp_stdio_target_t *target,
-                                     const client_transport_hooks_t *hooks, mcp_error_t *err)
+int client_stdio_new(const mcp_stdio_target_t *target, const client_transport_hooks_t *hooks,
+                     client_transport_t **out, mcp_error_t *err)
 {
-    if (!target || !target->argv || !target->argv[0]) {
-        mcp_error_set(err, MCP_EINVAL, 0, NULL, "the stdio target needs argv[0]");
-        return NULL;
-    }
+    *out = NULL;
+    if (!target || !target->argv || !target->argv[0])
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the stdio target needs argv[0]");
     stdio_transport_t *t = calloc(1, sizeof *t);
-    if (!t) {
-        mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-        return NULL;
-    }
+    if (!t)
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     t->base.ops = &stdio_ops;
     if (hooks)
         t->base.hooks = *hooks; /* before the I/O thread, which reads them, starts */
@@ -650,22 +647,22 @@ client_transport_t *client_stdio_new(const mcp_stdio_target_t *target,
     t->cwd = target->cwd ? strdup(target->cwd) : NULL;
     if (!t->argv || !t->envp || (target->cwd && !t->cwd) || !t->out_chunk ||
         pipe2(t->wake, O_CLOEXEC) != 0) {
-        mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
         op_free(&t->base);
-        return NULL;
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     }
-    if (child_spawn(&t->child, (const char *const *)t->argv, t->envp, t->cwd, err) != MCP_OK) {
+    int rc = child_spawn(&t->child, (const char *const *)t->argv, t->envp, t->cwd, err);
+    if (rc != MCP_OK) {
         op_free(&t->base);
-        return NULL;
+        return rc;
     }
     t->started_ms = mcp_clock_ms();
     t->state = RUNNING;
     if (pthread_create(&t->io_thread, NULL, io_main, t) != 0) {
-        mcp_error_set(err, MCP_ENOMEM, 0, NULL, "cannot start the stdio reader thread");
         child_stop(&t->child, STOP_GRACE_MS);
         op_free(&t->base);
-        return NULL;
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "cannot start the stdio reader thread");
     }
     t->has_io_thread = true;
-    return &t->base;
+    *out = &t->base;
+    return MCP_OK;
 }

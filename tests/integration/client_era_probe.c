@@ -457,6 +457,34 @@ static void test_http_transient(void **state)
     }
 }
 
+/* A target that is not one is the caller's mistake (MCP_EINVAL); a
+ * server that cannot be started, the system's (MCP_EIO). */
+static void test_bad_targets(void **state)
+{
+    (void)state;
+    static const char *const urls[] = {"not a url", "ftp://example.com/mcp", "http://"};
+    for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
+        mcp_client_t *c = client_new(MCP_CLIENT_ERA_AUTO, NULL);
+        mcp_error_t err = {0};
+        assert_int_equal(mcp_client_connect_http(c, &(mcp_http_target_t){.url = urls[i]}, &err),
+                         MCP_EINVAL);
+        assert_true(err.message[0] != '\0');
+        mcp_error_clear(&err);
+        mcp_client_free(c);
+    }
+    mcp_client_t *c = client_new(MCP_CLIENT_ERA_AUTO, NULL);
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_connect_stdio(
+                         c,
+                         &(mcp_stdio_target_t){.argv = (const char *const[]){
+                                                   "/nonexistent/mcp-server", NULL}},
+                         &err),
+                     MCP_EIO);
+    assert_non_null(strstr(err.message, "/nonexistent/mcp-server"));
+    mcp_error_clear(&err);
+    mcp_client_free(c);
+}
+
 static void test_http_legacy_session(void **state)
 {
     (void)state;
@@ -501,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_legacy_calls),
         cmocka_unit_test(test_http_401),
         cmocka_unit_test(test_http_transient),
+        cmocka_unit_test(test_bad_targets),
         cmocka_unit_test(test_http_legacy_session),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -105,8 +105,7 @@ static int setup(void **state)
                      MCP_OK);
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", (unsigned)mcp_http_server_port(f->http));
-    f->t = client_http_new(&(mcp_http_target_t){.url = url}, NULL, &err);
-    assert_non_null(f->t);
+    assert_int_equal(client_http_new(&(mcp_http_target_t){.url = url}, NULL, &f->t, &err), MCP_OK);
     atomic_store(&slow_started, 0);
     atomic_store(&slow_cancelled, 0);
     *state = f;

@@ -559,14 +559,22 @@ static json_t *tool_request(json_int_t id, const char *name)
 static const client_http_hints_t tool_hints = {
     .protocol_version = REVISION, .method = "tools/call", .name = "echo"};
 
+/* The transport for `target`, or NULL when client_http_new() refused it. */
+static client_transport_t *new_http(const mcp_http_target_t *target,
+                                    const client_transport_hooks_t *hooks, mcp_error_t *err)
+{
+    client_transport_t *t = NULL;
+    return client_http_new(target, hooks, &t, err) == MCP_OK ? t : NULL;
+}
+
 static client_transport_t *transport_hooked(const server_t *s, const client_http_limits_t *limits,
                                             const client_transport_hooks_t *hooks)
 {
     char *url = url_of(s);
     mcp_error_t err = {0};
-    client_transport_t *t =
-        client_http_new_with_limits(&(mcp_http_target_t){.url = url}, limits, hooks, &err);
-    if (!t)
+    client_transport_t *t = NULL;
+    if (client_http_new_with_limits(&(mcp_http_target_t){.url = url}, limits, hooks, &t, &err) !=
+        MCP_OK)
         fail_msg("client_http_new: %s", err.message);
     free(url);
     return t;
@@ -925,7 +933,7 @@ static void test_connection_refused(void **state)
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", ntohs(sa.sin_port));
     client_transport_t *t =
-        client_http_new(&(mcp_http_target_t){.url = url}, NULL, NULL);
+        new_http(&(mcp_http_target_t){.url = url}, NULL, NULL);
     assert_non_null(t);
     call_t c;
     call_tool(t, 1, &c);
@@ -1020,7 +1028,7 @@ static void test_cancel_never_answers(void **state)
     silent_start(&s);
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", s.port);
-    client_transport_t *t = client_http_new(&(mcp_http_target_t){.url = url}, NULL, NULL);
+    client_transport_t *t = new_http(&(mcp_http_target_t){.url = url}, NULL, NULL);
     assert_non_null(t);
 
     call_t c;
@@ -1253,7 +1261,7 @@ static void test_headers_sent(void **state)
     server_start(&s, &json);
     char *url = url_of(&s);
     const char *extra[] = {"X-Trace: abc-123", "X-Tenant:blue", NULL};
-    client_transport_t *t = client_http_new(
+    client_transport_t *t = new_http(
         &(mcp_http_target_t){.url = url, .headers = extra, .bearer_token = "tok-42"}, NULL, NULL);
     assert_non_null(t);
     free(url);
@@ -1318,7 +1326,7 @@ static void test_header_injection_refused(void **state)
 {
     (void)state;
     client_transport_t *t =
-        client_http_new(&(mcp_http_target_t){.url = "http://127.0.0.1:9/mcp"}, NULL, NULL);
+        new_http(&(mcp_http_target_t){.url = "http://127.0.0.1:9/mcp"}, NULL, NULL);
     assert_non_null(t);
     json_t *req = tool_request(1, "echo");
     call_t c;
@@ -1366,15 +1374,18 @@ static void test_bad_targets(void **state)
     };
     for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
         mcp_error_t err = {0};
-        client_transport_t *t = client_http_new(&targets[i], NULL, &err);
-        if (t)
-            fail_msg("target %zu was accepted", i);
+        client_transport_t *t = NULL;
+        int rc = client_http_new(&targets[i], NULL, &t, &err);
+        if (t || rc != MCP_EINVAL)
+            fail_msg("target %zu: rc %d, expected MCP_EINVAL", i, rc);
         assert_true(strlen(err.message) > 0);
         mcp_error_clear(&err);
     }
-    assert_null(client_http_new(NULL, NULL, NULL));
+    client_transport_t *none = NULL;
+    assert_int_equal(client_http_new(NULL, NULL, &none, NULL), MCP_EINVAL);
+    assert_null(none);
     /* Authorization is the user's when no token is configured. */
-    client_transport_t *t = client_http_new(
+    client_transport_t *t = new_http(
         &(mcp_http_target_t){.url = "HTTPS://example.com/mcp", .headers = auth}, NULL, NULL);
     assert_non_null(t);
     transport_free(t);
@@ -1450,7 +1461,7 @@ static void test_tls(void **state)
         {.url = url, .ca_file = ca_file} /* verified against our CA */
     };
     for (size_t i = 0; i < 3; i++) {
-        client_transport_t *t = client_http_new(&targets[i], NULL, NULL);
+        client_transport_t *t = new_http(&targets[i], NULL, NULL);
         assert_non_null(t);
         call_t c;
         call_tool(t, (json_int_t)i, &c);
@@ -1517,7 +1528,7 @@ static void test_token_callback_failures(void **state)
     int want[] = {MCP_EAUTH, MCP_EINVAL};
     for (size_t i = 0; i < 2; i++) {
         client_transport_t *t =
-            client_http_new(&(mcp_http_target_t){.url = url, .token = fns[i]}, NULL, NULL);
+            new_http(&(mcp_http_target_t){.url = url, .token = fns[i]}, NULL, NULL);
         assert_non_null(t);
         call_t c;
         call_init(&c);
@@ -1544,7 +1555,7 @@ static void test_token_callback(void **state)
     server_start(&s, &json);
     char *url = url_of(&s);
     token_source_t src = {0};
-    client_transport_t *t = client_http_new(
+    client_transport_t *t = new_http(
         &(mcp_http_target_t){.url = url, .token = next_token, .token_user = &src}, NULL, NULL);
     assert_non_null(t);
     free(url);

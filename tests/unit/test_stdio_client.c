@@ -127,8 +127,8 @@ static client_transport_t *spawn(const mcp_stdio_target_t *target, heard_t *h)
 {
     client_transport_hooks_t hooks = hooks_for(h);
     mcp_error_t err = {0};
-    client_transport_t *t = client_stdio_new(target, &hooks, &err);
-    if (!t)
+    client_transport_t *t = NULL;
+    if (client_stdio_new(target, &hooks, &t, &err) != MCP_OK)
         fail_msg("client_stdio_new: %s", err.message);
     return t;
 }
@@ -226,12 +226,16 @@ static void test_failed_constructor_reports_nothing(void **state)
     heard_init(&h);
     client_transport_hooks_t hooks = hooks_for(&h);
     mcp_error_t err = {0};
-    assert_null(client_stdio_new(
-        &(mcp_stdio_target_t){.argv = (const char *const[]){"/nonexistent/server", NULL}},
-        &hooks, &err));
+    client_transport_t *t = NULL;
+    assert_int_equal(client_stdio_new(&(mcp_stdio_target_t){.argv = (const char *const[]){
+                                          "/nonexistent/server", NULL}},
+                                      &hooks, &t, &err),
+                     MCP_EIO);
+    assert_null(t);
     assert_non_null(strstr(err.message, "nonexistent"));
     mcp_error_clear(&err);
-    assert_null(client_stdio_new(&(mcp_stdio_target_t){0}, &hooks, &err));
+    assert_int_equal(client_stdio_new(&(mcp_stdio_target_t){0}, &hooks, &t, &err), MCP_EINVAL);
+    assert_null(t);
     mcp_error_clear(&err);
     assert_int_equal(count(&h, &h.closed) + count(&h, &h.restarted) + count(&h, &h.unrouted), 0);
     heard_destroy(&h);
