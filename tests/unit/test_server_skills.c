@@ -12,7 +12,10 @@
  */
 #define _GNU_SOURCE /* mkdtemp, symlink */
 
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -729,6 +732,65 @@ static void test_add_skills_is_all_or_nothing(void **state)
     remove_tree(&t);
 }
 
+/* Readers on other threads while the skill is removed and added again,
+ * over and over: every answer is the file or "not found", never a torn
+ * or freed one (ThreadSanitizer and ASan watch the rest). */
+typedef struct reader {
+    mcp_server_t *srv;
+    atomic_bool stop;
+    atomic_int served; /* reads that found the file */
+    atomic_int torn;   /* reads that found something else */
+} reader_t;
+
+static void *read_forms(void *arg)
+{
+    reader_t *r = arg;
+    while (!atomic_load(&r->stop)) {
+        json_t *response = serve(
+            r->srv,
+            modern_request(1, "resources/read",
+                           uri_params("skill://pdf-processing/references/FORMS.md")),
+            NULL);
+        const json_t *result = json_object_get(response, "result");
+        if (result) {
+            const json_t *c = json_array_get(json_object_get(result, "contents"), 0);
+            const char *text = json_string_value(json_object_get(c, "text"));
+            atomic_fetch_add(text && strcmp(text, forms_md) == 0 ? &r->served : &r->torn, 1);
+        }
+        json_decref(response);
+    }
+    return NULL;
+}
+
+static void test_remove_while_reading(void **state)
+{
+    (void)state;
+    tree_t t;
+    make_tree(&t);
+    mcp_server_t *srv = new_server(0);
+    /* A resource of its own keeps resources/read a served method. */
+    static const mcp_resource_t mine = {.uri = "app://x", .name = "x", .handler = read_mine};
+    assert_int_equal(mcp_server_add_resource(srv, &mine, NULL), MCP_OK);
+    reader_t r = {.srv = srv};
+    atomic_init(&r.stop, false);
+    atomic_init(&r.served, 0);
+    atomic_init(&r.torn, 0);
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, read_forms, &r), 0);
+    for (int i = 0; i < 50; i++) {
+        assert_int_equal(mcp_server_add_skill(srv, path_in(&t, "pdf-processing"), NULL), MCP_OK);
+        assert_int_equal(mcp_server_remove_skill(srv, "pdf-processing"), MCP_OK);
+    }
+    assert_int_equal(mcp_server_add_skill(srv, path_in(&t, "pdf-processing"), NULL), MCP_OK);
+    while (atomic_load(&r.served) == 0)
+        sched_yield();
+    atomic_store(&r.stop, true);
+    pthread_join(thread, NULL);
+    assert_int_equal(atomic_load(&r.torn), 0);
+    mcp_server_free(srv);
+    remove_tree(&t);
+}
+
 static void test_legacy_clients(void **state)
 {
     (void)state;
@@ -773,6 +835,7 @@ int main(void)
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_names_and_clashes),
         cmocka_unit_test(test_add_skills_is_all_or_nothing),
+        cmocka_unit_test(test_remove_while_reading),
         cmocka_unit_test(test_legacy_clients),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
