@@ -5,9 +5,9 @@
  * to several servers. A host owns one client per server, connects them all
  * concurrently, keeps retrying the ones that fail, restarts stdio servers
  * that die, and presents one aggregated view: every tool, resource,
- * template and prompt, each naming its server, with collision-free tool
- * and prompt names ("notes__echo") that route calls back to the right
- * server.
+ * template, prompt and skill, each naming its server, with collision-free
+ * tool and prompt names ("notes__echo") that route calls back to the
+ * right server.
  *
  *     mcp_host_t *host = mcp_host_new(&(mcp_host_options_t){
  *         .client = {.name = "my-agent", .version = "1.0"}}, &err);
@@ -347,6 +347,22 @@ MCP_API json_t *mcp_host_resources(mcp_host_t *host);
 MCP_API json_t *mcp_host_resource_templates(mcp_host_t *host);
 MCP_API json_t *mcp_host_prompts(mcp_host_t *host);
 
+/*
+ * The skills of the ready servers (the Skills extension; see "Skills" in
+ * mcp/client.h), an aggregated view like those above: every page of
+ * skills/list of each server whose server/discover capabilities declare
+ * extensions["io.modelcontextprotocol/skills"], each entry the server's,
+ * as mcp_client_list_skills() checked it, plus "_meta":
+ * {"io.libmcp/server": "<server>"}. Servers that do not declare the
+ * extension, and legacy servers (whose protocol has no extensions), are
+ * not asked and contribute nothing; a server that refuses the listing, or
+ * lists a malformed entry, contributes nothing either (logged). Skills
+ * are resources: the view is refreshed with the resources, when a server
+ * connects and after its resources list_changed. Listing fetches no file
+ * of a skill. New reference (deep copy), NULL when out of memory.
+ */
+MCP_API json_t *mcp_host_skills(mcp_host_t *host);
+
 /* Splits an aggregated tool name into its server and the server's tool
  * name (malloc'd strings). MCP_ENOTFOUND when no ready server lists it. */
 MCP_API int mcp_host_resolve_tool(mcp_host_t *host, const char *aggregated, char **server,
@@ -381,6 +397,30 @@ MCP_API int mcp_host_read_resource(mcp_host_t *host, const char *server, const c
 MCP_API int mcp_host_get_prompt(mcp_host_t *host, const char *aggregated,
                                 const json_t *arguments, const mcp_request_options_t *opts,
                                 json_t **result_out, mcp_error_t *err);
+
+/*
+ * Fetches one file of a skill and verifies it, as
+ * mcp_client_read_skill_file() does, on the server that listed it:
+ * `skill` is an entry of mcp_host_skills() (borrowed), whose
+ * _meta["io.libmcp/server"] names the server, and `file_uri` one of its
+ * files (the skill's SKILL.md is its "uri"). On success *content_out holds
+ * the verified bytes, NUL-terminated (free them with free()), *len_out
+ * their length, and *verified_out (may be NULL) whether size and digest
+ * were checked (false only for a skill whose resources are "dynamic"); on
+ * any failure nothing is returned. Errors: MCP_EINVAL (a NULL argument,
+ * an entry without a string _meta["io.libmcp/server"], or one the client
+ * finds malformed), MCP_ENOTFOUND (no such server, or a file the entry
+ * does not list), MCP_ESTATE (the server is not ready; the message says
+ * why), MCP_EPROTO (the content failed verification: a size, digest or
+ * frontmatter mismatch), and the others of mcp_client_read_skill_file().
+ * A read that fails on the transport (MCP_EIO, MCP_ECLOSED,
+ * MCP_ETIMEDOUT) makes the host check the connection. Thread-safe; `opts`
+ * as for mcp_host_call_tool.
+ */
+MCP_API int mcp_host_read_skill_file(mcp_host_t *host, const json_t *skill,
+                                     const char *file_uri, const mcp_request_options_t *opts,
+                                     char **content_out, size_t *len_out, bool *verified_out,
+                                     mcp_error_t *err);
 
 /*
  * The client of a ready server, for anything the host does not wrap

@@ -9,7 +9,7 @@
  *   supervise.c   one thread per server: connect, watch, refresh, reconnect
  *   conn.c        one connection: a client with the host's callbacks
  *   views.c       each server's lists, decorated, and the aggregated views
- *   route.c       calls by aggregated name
+ *   route.c       calls by aggregated name (and skill files, by their entry)
  *
  * Threads: each server has a supervisor thread (started by
  * mcp_host_connect) that owns its connection attempts: it creates the
@@ -59,10 +59,16 @@ char *host_expand(const char *in, char *why, size_t why_size);
  * Lists (views.c)
  * ------------------------------------------------------------------------ */
 
-/* The kinds of list a server has, as bits. */
+/* The _meta key of every view entry that names its server. */
+#define HOST_META_SERVER "io.libmcp/server"
+
+/* The kinds of list a server has, as bits. Skills are resources (their
+ * files are read with resources/read), and a server tells of a change to
+ * them with a resources list_changed: they are fetched with the
+ * resources. */
 enum {
     HOST_LIST_TOOLS = 1u << 0,
-    HOST_LIST_RESOURCES = 1u << 1,    /* resources and resource templates */
+    HOST_LIST_RESOURCES = 1u << 1,    /* resources, resource templates and skills */
     HOST_LIST_PROMPTS = 1u << 2,
     HOST_LIST_ALL = HOST_LIST_TOOLS | HOST_LIST_RESOURCES | HOST_LIST_PROMPTS
 };
@@ -73,13 +79,17 @@ typedef struct host_lists {
     json_t *resources;
     json_t *templates;
     json_t *prompts;
+    json_t *skills;
 } host_lists_t;
 
 /*
  * Fetches the lists named by `which` (HOST_LIST_*) from the connection's
  * server into *lists, decorated for the views; the others are left as
- * they are. A kind the server's capabilities lack is empty; one the server
- * refuses (MCP_ERPC) is empty and logged. Any other failure is returned.
+ * they are. A kind the server's capabilities lack is empty (skills: a
+ * server that does not declare the extension, or a legacy one); one the
+ * server refuses (MCP_ERPC) is empty and logged, and so are skills the
+ * client finds malformed (MCP_EPROTO): one bad skill entry must not cost
+ * the server its tools. Any other failure is returned.
  */
 int host_lists_fetch(host_conn_t *conn, unsigned which, host_lists_t *lists, mcp_error_t *err);
 

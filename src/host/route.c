@@ -1,9 +1,10 @@
 /*
- * Calls by aggregated name: find the server, take a reference on its
- * connection (so that a reconnect meanwhile cannot free the client under
- * the call), make the call with the host's progress callback, and, when
- * the call failed on the transport, ask the server's supervisor to check
- * the connection.
+ * Calls by aggregated name (a skill's files: by the skill's entry, which
+ * names its server): find the server, take a reference on its connection
+ * (so that a reconnect meanwhile cannot free the client under the call),
+ * make the call with the host's progress callback, and, when the call
+ * failed on the transport, ask the server's supervisor to check the
+ * connection.
  */
 #include <string.h>
 
@@ -153,4 +154,35 @@ int mcp_host_read_resource(mcp_host_t *host, const char *server, const char *uri
         return rc;
     mcp_request_options_t o = host_conn_request_options(conn, opts);
     return finish(conn, mcp_client_read_resource(conn->client, uri, &o, result_out, err));
+}
+
+int mcp_host_read_skill_file(mcp_host_t *host, const json_t *skill, const char *file_uri,
+                             const mcp_request_options_t *opts, char **content_out,
+                             size_t *len_out, bool *verified_out, mcp_error_t *err)
+{
+    if (content_out)
+        *content_out = NULL;
+    if (len_out)
+        *len_out = 0;
+    if (verified_out)
+        *verified_out = false;
+    if (!host || !skill || !file_uri || !content_out || !len_out)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                             "host, skill, file_uri, content_out and len_out are required");
+    const json_t *server =
+        json_object_get(json_object_get(skill, "_meta"), HOST_META_SERVER);
+    if (!json_is_string(server))
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                             "the skill entry names no server (_meta \"" HOST_META_SERVER
+                             "\"): not an entry of mcp_host_skills()");
+    host_conn_t *conn;
+    int rc = route_to(host, json_string_value(server), json_string_length(server), &conn, err);
+    if (rc != MCP_OK)
+        return rc;
+    /* The entry goes to the client with the host's decoration: the client
+     * reads only its uri, frontmatter and resources, and a _meta is no
+     * part of what a file is verified against. */
+    mcp_request_options_t o = host_conn_request_options(conn, opts);
+    return finish(conn, mcp_client_read_skill_file(conn->client, skill, file_uri, &o,
+                                                   content_out, len_out, verified_out, err));
 }

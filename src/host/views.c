@@ -1,8 +1,9 @@
 /*
- * The aggregated views: each ready server's tools, resources, templates and
- * prompts, fetched by its supervisor and decorated with the server's name
- * (and, for tools and prompts, the aggregated name that routes back to the
- * server), then concatenated in the order the servers were added.
+ * The aggregated views: each ready server's tools, resources, templates,
+ * prompts and skills, fetched by its supervisor and decorated with the
+ * server's name (and, for tools and prompts, the aggregated name that
+ * routes back to the server), then concatenated in the order the servers
+ * were added.
  *
  * Aggregated names are "<server><separator><name>". A server's name never
  * contains the separator (mcp_host_add_server refuses it), so the first
@@ -15,9 +16,10 @@
 
 #include "host/host_internal.h"
 
-#define META_SERVER "io.libmcp/server"
 #define META_TOOL "io.libmcp/tool"
 #define META_PROMPT "io.libmcp/prompt"
+
+#define SKILLS_EXTENSION "io.modelcontextprotocol/skills"
 
 /* ------------------------------------------------------------------------
  * Fetching a server's lists
@@ -40,7 +42,7 @@ static json_t *decorate(const json_t *entry, const char *server, const char *sep
         if (json_object_set_new(copy, "_meta", meta) != 0)
             meta = NULL;
     }
-    bool ok = meta && json_object_set_new(meta, META_SERVER, json_string(server)) == 0;
+    bool ok = meta && json_object_set_new(meta, HOST_META_SERVER, json_string(server)) == 0;
     if (ok && own_key) {
         size_t len = strlen(server) + strlen(separator) + strlen(own) + 1;
         char *name = malloc(len);
@@ -60,16 +62,44 @@ static json_t *decorate(const json_t *entry, const char *server, const char *sep
 typedef int (*list_all_fn)(mcp_client_t *client, const mcp_request_options_t *opts,
                            json_t **items_out, mcp_error_t *err);
 
-/* One list of the server, decorated, into *out (replacing it). */
-static int fetch_one(host_conn_t *conn, const char *capability, list_all_fn list_all,
-                     const char *what, const char *own_key, json_t **out, mcp_error_t *err)
+/* Does the server's capabilities object have `capability`? */
+static bool offers(host_conn_t *conn, const char *capability)
+{
+    return json_object_get(mcp_client_server_capabilities(conn->client), capability) != NULL;
+}
+
+/* Does the server declare the Skills extension? Extensions are a notion
+ * of the modern protocol: whatever a legacy server's capabilities say, it
+ * has no skills/list to ask. */
+static bool offers_skills(host_conn_t *conn)
+{
+    const json_t *extensions =
+        json_object_get(mcp_client_server_capabilities(conn->client), "extensions");
+    return mcp_client_era(conn->client) == MCP_ERA_MODERN &&
+           json_object_get(extensions, SKILLS_EXTENSION) != NULL;
+}
+
+/* mcp_client_list_skills_all, with a listing the client refuses as
+ * malformed (MCP_EPROTO: one bad entry fails the page) counted as a
+ * refusal: the server keeps its tools, and its skills view is empty. */
+static int list_skills_all(mcp_client_t *client, const mcp_request_options_t *opts,
+                           json_t **items_out, mcp_error_t *err)
+{
+    int rc = mcp_client_list_skills_all(client, opts, items_out, err);
+    return rc == MCP_EPROTO ? MCP_ERPC : rc;
+}
+
+/* One list of the server, decorated, into *out (replacing it); asked for
+ * only when the server `offered` it. */
+static int fetch_one(host_conn_t *conn, bool offered, list_all_fn list_all, const char *what,
+                     const char *own_key, json_t **out, mcp_error_t *err)
 {
     mcp_host_t *h = conn->host;
     json_t *items = NULL, *decorated = json_array();
     if (!decorated)
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     int rc = MCP_OK;
-    if (json_object_get(mcp_client_server_capabilities(conn->client), capability)) {
+    if (offered) {
         mcp_error_t e = {0};
         rc = list_all(conn->client, &(mcp_request_options_t){.bypass_cache = true}, &items, &e);
         if (rc == MCP_ERPC) {
@@ -106,30 +136,35 @@ int host_lists_fetch(host_conn_t *conn, unsigned which, host_lists_t *lists, mcp
 {
     int rc = MCP_OK;
     if (which & HOST_LIST_TOOLS)
-        rc = fetch_one(conn, "tools", mcp_client_list_tools_all, "tools", META_TOOL,
-                       &lists->tools, err);
+        rc = fetch_one(conn, offers(conn, "tools"), mcp_client_list_tools_all, "tools",
+                       META_TOOL, &lists->tools, err);
     if (rc == MCP_OK && (which & HOST_LIST_RESOURCES))
-        rc = fetch_one(conn, "resources", mcp_client_list_resources_all, "resources", NULL,
-                       &lists->resources, err);
+        rc = fetch_one(conn, offers(conn, "resources"), mcp_client_list_resources_all,
+                       "resources", NULL, &lists->resources, err);
     if (rc == MCP_OK && (which & HOST_LIST_RESOURCES))
-        rc = fetch_one(conn, "resources", mcp_client_list_resource_templates_all,
+        rc = fetch_one(conn, offers(conn, "resources"), mcp_client_list_resource_templates_all,
                        "resource templates", NULL, &lists->templates, err);
+    if (rc == MCP_OK && (which & HOST_LIST_RESOURCES))
+        rc = fetch_one(conn, offers_skills(conn), list_skills_all, "skills", NULL,
+                       &lists->skills, err);
     if (rc == MCP_OK && (which & HOST_LIST_PROMPTS))
-        rc = fetch_one(conn, "prompts", mcp_client_list_prompts_all, "prompts", META_PROMPT,
-                       &lists->prompts, err);
+        rc = fetch_one(conn, offers(conn, "prompts"), mcp_client_list_prompts_all, "prompts",
+                       META_PROMPT, &lists->prompts, err);
     return rc;
 }
 
 host_lists_t host_lists_share(const host_lists_t *from)
 {
     return (host_lists_t){json_incref(from->tools), json_incref(from->resources),
-                          json_incref(from->templates), json_incref(from->prompts)};
+                          json_incref(from->templates), json_incref(from->prompts),
+                          json_incref(from->skills)};
 }
 
 bool host_lists_equal(const host_lists_t *a, const host_lists_t *b)
 {
     return json_equal(a->tools, b->tools) && json_equal(a->resources, b->resources) &&
-           json_equal(a->templates, b->templates) && json_equal(a->prompts, b->prompts);
+           json_equal(a->templates, b->templates) && json_equal(a->prompts, b->prompts) &&
+           json_equal(a->skills, b->skills);
 }
 
 void host_lists_clear(host_lists_t *lists)
@@ -138,6 +173,7 @@ void host_lists_clear(host_lists_t *lists)
     json_decref(lists->resources);
     json_decref(lists->templates);
     json_decref(lists->prompts);
+    json_decref(lists->skills);
     memset(lists, 0, sizeof *lists);
 }
 
@@ -145,7 +181,13 @@ void host_lists_clear(host_lists_t *lists)
  * The aggregated views
  * ------------------------------------------------------------------------ */
 
-typedef enum view { VIEW_TOOLS, VIEW_RESOURCES, VIEW_TEMPLATES, VIEW_PROMPTS } view_t;
+typedef enum view {
+    VIEW_TOOLS,
+    VIEW_RESOURCES,
+    VIEW_TEMPLATES,
+    VIEW_PROMPTS,
+    VIEW_SKILLS
+} view_t;
 
 static const json_t *list_of(const host_lists_t *lists, view_t view)
 {
@@ -158,6 +200,8 @@ static const json_t *list_of(const host_lists_t *lists, view_t view)
         return lists->templates;
     case VIEW_PROMPTS:
         return lists->prompts;
+    case VIEW_SKILLS:
+        return lists->skills;
     }
     return NULL;
 }
@@ -203,6 +247,11 @@ json_t *mcp_host_resource_templates(mcp_host_t *host)
 json_t *mcp_host_prompts(mcp_host_t *host)
 {
     return aggregate(host, VIEW_PROMPTS);
+}
+
+json_t *mcp_host_skills(mcp_host_t *host)
+{
+    return aggregate(host, VIEW_SKILLS);
 }
 
 int mcp_host_resolve_tool(mcp_host_t *host, const char *aggregated, char **server, char **tool)
