@@ -24,6 +24,7 @@ typedef struct recorder {
     int changed;          /* calls of `changed` */
     json_t *states;       /* [{"server","state","error"?}] in order */
     json_t *asked;        /* [{"callback","server"}]: elicit, sample, roots, progress, log */
+    json_t *logs;         /* the library's diagnostics (on_library_log), in order */
 } recorder_t;
 
 static inline void recorder_init(recorder_t *r)
@@ -32,12 +33,14 @@ static inline void recorder_init(recorder_t *r)
     r->changed = 0;
     r->states = json_array();
     r->asked = json_array();
+    r->logs = json_array();
 }
 
 static inline void recorder_clear(recorder_t *r)
 {
     json_decref(r->states);
     json_decref(r->asked);
+    json_decref(r->logs);
     pthread_mutex_destroy(&r->lock);
 }
 
@@ -116,6 +119,29 @@ static inline void on_server_state(void *user, const char *server, mcp_host_serv
     json_array_append_new(r->states, json_pack("{s:s, s:i, s:s?}", "server", server, "state",
                                                (int)state, "error", error));
     pthread_mutex_unlock(&r->lock);
+}
+
+/* The client option `log`, which also receives the host's diagnostics. */
+static inline void on_library_log(void *user, mcp_log_level_t level, const char *msg)
+{
+    recorder_t *r = user;
+    (void)level;
+    pthread_mutex_lock(&r->lock);
+    json_array_append_new(r->logs, json_string(msg));
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* How many diagnostics contain `needle`. */
+static inline int logged_count(recorder_t *r, const char *needle)
+{
+    int n = 0;
+    size_t i;
+    json_t *e;
+    pthread_mutex_lock(&r->lock);
+    json_array_foreach(r->logs, i, e)
+        n += strstr(json_string_value(e), needle) != NULL;
+    pthread_mutex_unlock(&r->lock);
+    return n;
 }
 
 /* ------------------------------------------------------------------------

@@ -1,7 +1,11 @@
 /*
  * A stdio MCP server for the host tests, whose lists change on request.
- * Every answer names the server's label (argv[1], "test" by default), so
- * a test can tell two instances apart.
+ *
+ *   host_test_server [LABEL] [--skills DIR]
+ *
+ * Every answer names the server's label (LABEL, "test" by default), so a
+ * test can tell two instances apart. With --skills it serves the skills
+ * under DIR (mcp_server_add_skills), and so declares the Skills extension.
  *
  * Tools:
  *   echo {text}          answers "<label>: <text>"
@@ -10,6 +14,9 @@
  *   remove_tool {name}   unregisters it
  *   pid                  answers the server's process id, so a test can kill it
  *   sleep {ms}           answers "<label> slept" after `ms` milliseconds
+ *   add_skill {dir}      serves the skill in directory `dir` (a resources
+ *                        list_changed event for listeners)
+ *   remove_skill {name}  stops serving it
  * Resources: test://<label> (answers the label), and the template
  * test://<label>/item/{id} (answers "item <id>").
  * Prompts: greet {who}.
@@ -77,6 +84,26 @@ static int sleep_tool(mcp_call_t *call, void *user)
     return mcp_call_add_textf(call, "%s slept", label);
 }
 
+static int add_skill(mcp_call_t *call, void *user)
+{
+    const char *dir = mcp_call_arg_string(call, "dir");
+    mcp_error_t err = {0};
+    int rc = dir ? mcp_server_add_skill(server, dir, &err) : MCP_EINVAL;
+    rc = rc == MCP_OK ? mcp_call_add_textf(call, "added the skill in %s", dir)
+                      : mcp_call_tool_error(call, "cannot add a skill: %s",
+                                            dir ? err.message : "dir is required");
+    mcp_error_clear(&err);
+    return rc;
+}
+
+static int remove_skill(mcp_call_t *call, void *user)
+{
+    const char *name = mcp_call_arg_string(call, "name");
+    if (!name || mcp_server_remove_skill(server, name) != MCP_OK)
+        return mcp_call_tool_error(call, "no skill %s", name ? name : "(null)");
+    return mcp_call_add_textf(call, "removed the skill %s", name);
+}
+
 static int read_label(mcp_call_t *call, const char *uri, void *user)
 {
     return mcp_call_add_resource_text(call, uri, "text/plain", label);
@@ -96,7 +123,7 @@ static int greet(mcp_call_t *call, void *user)
                                 mcp_content_textf("%s greets %s", label, who ? who : "you"));
 }
 
-static int setup(mcp_error_t *err)
+static int setup(const char *skills, mcp_error_t *err)
 {
     char uri[256], tpl[256];
     snprintf(uri, sizeof uri, "test://%s", label);
@@ -104,6 +131,9 @@ static int setup(mcp_error_t *err)
     static const char *const name_schema =
         "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}},"
         "\"required\":[\"name\"]}";
+    static const char *const dir_schema =
+        "{\"type\":\"object\",\"properties\":{\"dir\":{\"type\":\"string\"}},"
+        "\"required\":[\"dir\"]}";
     static const mcp_prompt_arg_t who[] = {{.name = "who"}};
     int rc;
     if ((rc = mcp_server_add_tool(server, &(mcp_tool_t){
@@ -119,6 +149,12 @@ static int setup(mcp_error_t *err)
              .name = "sleep",
              .input_schema = "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\"}}}",
              .handler = sleep_tool}, err)) ||
+        (rc = mcp_server_add_tool(server, &(mcp_tool_t){
+             .name = "add_skill", .input_schema = dir_schema, .handler = add_skill}, err)) ||
+        (rc = mcp_server_add_tool(server, &(mcp_tool_t){
+             .name = "remove_skill", .input_schema = name_schema, .handler = remove_skill},
+             err)) ||
+        (skills && (rc = mcp_server_add_skills(server, skills, NULL, err))) ||
         (rc = mcp_server_add_resource(server, &(mcp_resource_t){
              .uri = uri, .name = "label", .handler = read_label}, err)) ||
         (rc = mcp_server_add_resource_template(server, &(mcp_resource_template_t){
@@ -130,12 +166,17 @@ static int setup(mcp_error_t *err)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1)
-        label = argv[1];
+    const char *skills = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--skills") == 0 && i + 1 < argc)
+            skills = argv[++i];
+        else
+            label = argv[i];
+    }
     mcp_error_t err = {0};
     server = mcp_server_new(&(mcp_server_options_t){.name = "host-test-server", .version = "1.0"},
                             &err);
-    if (!server || setup(&err) != MCP_OK) {
+    if (!server || setup(skills, &err) != MCP_OK) {
         fprintf(stderr, "host_test_server: %s\n", err.message);
         mcp_error_clear(&err);
         mcp_server_free(server);

@@ -9,6 +9,10 @@
  *   ignore   ignores it (a silent legacy server: the probe times out)
  *   error    answers -32601
  *
+ * A second argument "skills" adds the Skills extension to the capabilities
+ * it declares, as a server written for both eras might: no legacy
+ * revision has extensions, so a client must not take it at its word.
+ *
  * After initialize it knows: ping, logging/setLevel, tools/list (echo and
  * ask), tools/call echo (text back, after a progress notification when
  * asked for progress) and ask (sends sampling/createMessage to the client
@@ -117,6 +121,7 @@ static void call_tool(json_t *id, json_t *params)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "error";
+    bool skills = argc > 2 && strcmp(argv[2], "skills") == 0;
     if (strcmp(mode, "silent") == 0) {
         /* Reads and never answers. */
         json_t *msg;
@@ -136,15 +141,20 @@ int main(int argc, char **argv)
         }
         if (strcmp(method, "initialize") == 0) {
             initialized = true;
-            result(id, json_pack("{s:s, s:{s:{}, s:{s:b}, s:{s:b, s:b}}, s:{s:s, s:s}}",
-                                 "protocolVersion", "2025-11-25", "capabilities", "logging",
-                                 "tools", "listChanged", 1, "resources", "subscribe", 1,
-                                 "listChanged", 0, "serverInfo", "name", "legacy-stdio",
+            json_t *caps = json_pack("{s:{}, s:{s:b}, s:{s:b, s:b}}", "logging", "tools",
+                                     "listChanged", 1, "resources", "subscribe", 1,
+                                     "listChanged", 0);
+            if (skills)
+                json_object_set_new(caps, "extensions",
+                                    json_pack("{s:{}}", "io.modelcontextprotocol/skills"));
+            result(id, json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", "2025-11-25",
+                                 "capabilities", caps, "serverInfo", "name", "legacy-stdio",
                                  "version", "1.0"));
         } else if (!initialized) {
             if (strcmp(mode, "exit") == 0) {
                 fprintf(stderr, "legacy_stdio_server: unknown method %s before initialize\n",
                         method);
+                json_decref(msg);
                 return 3;
             }
             if (strcmp(mode, "error") == 0)
