@@ -420,9 +420,9 @@ MCP_API int mcp_server_notify_resource_updated(mcp_server_t *srv, const char *ur
  * below `dir` is part of the skill, except those whose name starts with a
  * dot (and everything in such directories); symbolic links are not
  * followed. The frontmatter must parse (see src/skill_md.h for the YAML
- * accepted), with a string `description` and a string `name` that is a
- * valid skill name (1-64 lowercase letters, digits and single hyphens, not
- * at either end); the name need not match the directory's.
+ * accepted), with a non-empty string `description` and a string `name`
+ * that is a valid skill name (1-64 lowercase letters, digits and single
+ * hyphens, not at either end); the name need not match the directory's.
  *
  * Errors (with the reason in *err; nothing is served then): MCP_EINVAL
  * for a missing SKILL.md, a bad frontmatter or name; MCP_EEXIST when a

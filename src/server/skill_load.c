@@ -314,9 +314,10 @@ static int read_frontmatter(skill_t *skill, json_t **frontmatter_out, mcp_error_
                            "SKILL.md: name must be 1-64 lowercase letters, digits and single "
                            "hyphens, not at either end (got %s%s%s)",
                            name ? "\"" : "", name ? name : "none", name ? "\"" : "");
-    } else if (!json_is_string(json_object_get(fm, "description"))) {
+    } else if (json_string_length(json_object_get(fm, "description")) == 0) {
+        /* A string, and not empty: hosts refuse an entry without one. */
         rc = mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
-                           "SKILL.md: the frontmatter needs a string description");
+                           "SKILL.md: the frontmatter needs a description (a non-empty string)");
     } else if (!(skill->name = strdup(name))) {
         rc = mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
     }

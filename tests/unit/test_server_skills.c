@@ -615,6 +615,8 @@ static void test_what_a_skill_needs(void **state)
         {"---\nname: 42\ndescription: d\n---\n", "name"},
         {"---\nname: ok\n---\n", "description"},
         {"---\nname: ok\ndescription: [a]\n---\n", "description"},
+        {"---\nname: ok\ndescription: \"\"\n---\n", "description"},
+        {"---\nname: ok\ndescription:\n---\n", "description"},
         {"---\nname: ok\ndescription: d\nname: again\n---\n", ""},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
