@@ -9,15 +9,18 @@
  *              template note://{name} (one per note)
  *   prompts    summarize_notes, with a `style` argument
  *   completion values for the prompt's style and for note names
+ *   skills     with --skills DIR, the skills in DIR (examples/skills has
+ *              one: note-taking), for skills/list and skills/get
  *
- * Run it over stdio:   notes_server
+ * Run it over stdio:   notes_server [--skills DIR]
  * (an MCP client starts it and talks JSON-RPC on its stdin/stdout),
- * or over HTTP:        notes_server --http [PORT]
+ * or over HTTP:        notes_server [--skills DIR] --http [PORT]
  * (it prints its URL on stderr; PORT 0 or none picks a free one; Ctrl-C
  * stops it).
  */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,24 +289,38 @@ static int serve_http(uint16_t port)
 
 int main(int argc, char **argv)
 {
+    const char *skills = NULL;
+    bool http = false;
+    uint16_t port = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--skills") == 0 && i + 1 < argc) {
+            skills = argv[++i];
+        } else if (strcmp(argv[i], "--http") == 0) {
+            http = true;
+            if (i + 1 < argc && argv[i + 1][0] != '-')
+                port = (uint16_t)atoi(argv[++i]);
+        } else {
+            fprintf(stderr, "usage: notes_server [--skills DIR] [--http [PORT]]\n");
+            return 2;
+        }
+    }
+
     mcp_error_t err = {0};
     notes = json_pack("{s:s}", "welcome", "Notes live in memory while the server runs.");
     server = mcp_server_new(&(mcp_server_options_t){
         .name = "notes-server", .version = MCP_LIB_VERSION, .title = "Notes",
         .instructions = "Keeps short notes. Use add_note to save one; read note://{name}.",
         .log = mcp_log_stderr}, &err);
-    if (!server || add_everything(server, &err) != MCP_OK) {
+    /* Each subdirectory of DIR with a SKILL.md is a skill, read once. */
+    if (!server || add_everything(server, &err) != MCP_OK ||
+        (skills && mcp_server_add_skills(server, skills, NULL, &err) != MCP_OK)) {
         fprintf(stderr, "notes_server: %s\n", err.message);
         mcp_error_clear(&err);
         mcp_server_free(server);
         json_decref(notes);
         return 1;
     }
-    int rc;
-    if (argc > 1 && strcmp(argv[1], "--http") == 0)
-        rc = serve_http(argc > 2 ? (uint16_t)atoi(argv[2]) : 0);
-    else
-        rc = mcp_server_run_stdio(server, NULL);
+    int rc = http ? serve_http(port) : mcp_server_run_stdio(server, NULL);
     mcp_server_free(server);
     json_decref(notes);
     return rc == MCP_OK ? 0 : 1;

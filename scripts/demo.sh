@@ -5,14 +5,16 @@
 #
 # Starts the example server (examples/notes_server.c) over HTTP on a free
 # port and runs mcp against it: what the server is, its tools, a call with
-# a progress bar, a listener that receives an update, a tool that asks for
-# confirmation (answered with --yes); then the same server over stdio.
+# a progress bar, a listener that receives an update, its skill (verified),
+# a tool that asks for confirmation (answered with --yes); then the same
+# server over stdio.
 # Every step is bounded in time, the server is stopped at the end whatever
 # happens, and colour is used only on a terminal and never with NO_COLOR.
 set -euo pipefail
 build=${1:-build/release}
 mcp_bin="$build/tools/mcp/mcp"
 server="$build/examples/notes_server"
+skills="$(dirname "$0")/../examples/skills"
 for program in "$mcp_bin" "$server"; do
   if [[ ! -x $program ]]; then
     echo "demo: $program is missing; build first (make demo does)" >&2
@@ -80,7 +82,7 @@ say "mcp talks to any MCP server, over HTTP or stdio. (Here, mcp is $mcp_bin.)"
 
 # ---------------------------------------------------------------------------
 chapter "1. Over Streamable HTTP"
-"$server" --http 0 >"$tmp/server.log" 2>&1 &
+"$server" --skills "$skills" --http 0 >"$tmp/server.log" 2>&1 &
 server_pid=$!
 wait_for "$tmp/server.log" 10 'http://[0-9.]*:[0-9]*/mcp'
 url=$(grep -o 'http://[0-9.]*:[0-9]*/mcp' "$tmp/server.log" | head -n1)
@@ -112,6 +114,12 @@ say "${dim}The listener received:${reset}"
 sed 's/^/  /' "$tmp/listen.out"
 
 run "$url" read note://groceries
+
+say ""
+say "${dim}Skills are instructions for the model, with files beside them; mcp prints${reset}"
+say "${dim}a skill's SKILL.md only once its size, digest and frontmatter match the listing.${reset}"
+run "$url" skills
+run "$url" skill note-taking
 
 say ""
 say "${dim}delete_note asks the user to confirm first; --yes answers for a script.${reset}"

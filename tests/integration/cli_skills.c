@@ -124,9 +124,27 @@ static void test_errors(void **state)
     proc_result_free(&r);
 }
 
+/* The example server, with the example skill (make demo shows it). */
+static void test_notes_server_example(void **state)
+{
+    (void)state;
+    static const char *const notes[] = {MCP_NOTES_SERVER, "--skills", EXAMPLE_SKILLS_DIR, NULL};
+    const cli_target_t with_skills = {.server = notes};
+    proc_result_t r;
+    CLI(&r, &with_skills, "skills");
+    assert_status(&r, EXIT_OK);
+    assert_contains(r.out, "note-taking");
+    proc_result_free(&r);
+    CLI(&r, &with_skills, "skill", "note-taking", "templates/meeting.md");
+    assert_status(&r, EXIT_OK);
+    assert_contains(r.out, "## Decided");
+    proc_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_notes_server_example),
         cmocka_unit_test(test_list),
         cmocka_unit_test(test_files),
         cmocka_unit_test(test_errors),
