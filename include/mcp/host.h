@@ -35,7 +35,16 @@
  * client (its "clientId") gets tokens in its own name, authenticated by
  * its secret ("clientSecretEnv") or by its EC P-256 private key, a PKCS#8
  * PEM file ("privateKeyFile", read and checked when the document is
- * parsed; private_key_jwt with ES256). In every string value
+ * parsed; private_key_jwt with ES256). With "grant": "jwt_bearer" the
+ * workload presents the JWT its platform issued, read from
+ * "assertionFile" at each grant. With "grant": "enterprise" the user's
+ * enterprise IdP grants access (Enterprise-Managed Authorization): the
+ * user's ID token, read from "assertionFile" at each grant (kept fresh by
+ * an SSO agent, say), is exchanged at the IdP's token endpoint
+ * ("idpTokenEndpoint") by this client's registration there
+ * ("idpClientId", and "idpClientSecretEnv" for a confidential one) for
+ * an ID-JAG, presented to the server's authorization server as the
+ * client "clientId". In every string value
  * ${VAR} is replaced by the environment variable VAR (an error when it is
  * not set) and ${VAR:-default} by VAR, or the default when VAR is unset or
  * empty. Unknown keys of a server are ignored with a warning; other
@@ -98,9 +107,18 @@ typedef struct mcp_server_config {
      * connection then sends proofs (mcp_server_connect_options_t). */
     bool oauth_dpop;
     /* "grant": "jwt_bearer" (workload identity): the file whose JWT is
-     * the grant, read at each grant ("assertionFile";
+     * the grant; "grant": "enterprise": the file holding the user's ID
+     * token from the enterprise IdP. Read at each grant ("assertionFile";
      * mcp_oauth_assertion_from_file), or NULL. */
     char *oauth_assertion_file;
+    /* "grant": "enterprise": the IdP's token endpoint
+     * ("idpTokenEndpoint"), this client's id there ("idpClientId") and,
+     * for a confidential client, its secret (the value of the variable
+     * "idpClientSecretEnv" names); each NULL when not given (always with
+     * the other grants). */
+    char *oauth_idp_token_endpoint;
+    char *oauth_idp_client_id;
+    char *oauth_idp_client_secret;
 } mcp_server_config_t;
 
 typedef struct mcp_server_configs {
@@ -159,13 +177,30 @@ MCP_API void mcp_server_config_clear(mcp_server_config_t *config);
 /*
  * Applies the options of `config` to client options about to be given to
  * mcp_client_new(): its era when it is not AUTO, its timeout_ms when it is
- * not 0, and for a server reached with the client_credentials grant the
- * declaration of the OAuth client-credentials extension (when *opts
- * declares no extensions of its own: those are the application's). The
- * other fields of *opts are left alone.
+ * not 0, and for a server reached with the client_credentials or the
+ * enterprise grant the declaration of the OAuth client-credentials or the
+ * Enterprise-Managed Authorization extension (when *opts declares no
+ * extensions of its own: those are the application's). The other fields
+ * of *opts are left alone. NULL-safe.
  */
 MCP_API void mcp_server_config_client_options(const mcp_server_config_t *config,
                                               mcp_client_options_t *opts);
+
+/*
+ * Applies the "oauth" of `config` to token source options about to be
+ * given to mcp_oauth_new(): grant, client_id, client_secret,
+ * private_key_pem, client_metadata_url, dpop, the IdP fields, and for the
+ * JWT bearer and enterprise grants `assertion` (mcp_oauth_assertion_from_file
+ * on the config's assertion file). The fields the application decides
+ * (redirect_uri, authorize, client_name, timeout_ms, insecure, ...) are
+ * left alone. The strings are borrowed: `config` must outlive the options
+ * and the mcp_oauth_t made with them (its assertion callback reads the
+ * config's path at each grant). The parser checked the combination, so
+ * with a parsed config mcp_oauth_new() fails only for the application's
+ * fields or memory. NULL-safe; thread-safe.
+ */
+MCP_API void mcp_server_config_oauth_options(const mcp_server_config_t *config,
+                                             mcp_oauth_options_t *opts);
 
 /* What connecting needs beyond the configuration; all optional. */
 typedef struct mcp_server_connect_options {

@@ -242,15 +242,41 @@ static int read_key_file(const where_t *w, const json_t *value, char **out)
     return MCP_OK;
 }
 
-/* The combination of an "oauth" object's members makes sense; a private
- * key parses (mcp_oauth_new() would refuse it later, far from here). */
+/* "grant": "enterprise" names the client at both ends and the IdP. */
+static int check_enterprise(const where_t *w, const mcp_server_config_t *c)
+{
+    const struct {
+        const char *value, *key;
+    } needed[] = {
+        {c->oauth_client_id, "clientId"},
+        {c->oauth_idp_token_endpoint, "idpTokenEndpoint"},
+        {c->oauth_idp_client_id, "idpClientId"},
+    };
+    for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)
+        if (!needed[i].value)
+            return fail(w, MCP_EINVAL, "\"oauth\": the enterprise grant needs \"%s\"",
+                        needed[i].key);
+    return MCP_OK;
+}
+
+/* The combination of an "oauth" object's members makes sense, so that
+ * mcp_oauth_new() takes it; a private key parses (mcp_oauth_new() would
+ * refuse it later, far from here). */
 static int check_oauth_client(const where_t *w, const mcp_server_config_t *c)
 {
+    bool enterprise = c->oauth_grant == MCP_OAUTH_ENTERPRISE;
+    bool asserted = c->oauth_grant == MCP_OAUTH_JWT_BEARER || enterprise;
     if (c->oauth_client_secret && !c->oauth_client_id)
         return fail(w, MCP_EINVAL, "\"oauth\": a client secret needs its \"clientId\"");
-    if ((c->oauth_grant == MCP_OAUTH_JWT_BEARER) != (c->oauth_assertion_file != NULL))
+    if (!enterprise && (c->oauth_idp_token_endpoint || c->oauth_idp_client_id ||
+                        c->oauth_idp_client_secret))
+        return fail(w, MCP_EINVAL, "\"oauth\": \"idpTokenEndpoint\", \"idpClientId\" and "
+                                   "\"idpClientSecretEnv\" are for \"grant\": \"enterprise\"");
+    if (asserted != (c->oauth_assertion_file != NULL))
         return fail(w, MCP_EINVAL, "\"oauth\": \"assertionFile\" goes with \"grant\": "
-                                   "\"jwt_bearer\", and that grant needs it");
+                                   "\"jwt_bearer\" or \"enterprise\", and those grants need it");
+    if (enterprise && check_enterprise(w, c) != MCP_OK)
+        return MCP_EINVAL;
     if (c->oauth_grant != MCP_OAUTH_CLIENT_CREDENTIALS) {
         return c->oauth_private_key_pem
                    ? fail(w, MCP_EINVAL, "\"oauth\": \"privateKeyFile\" is for \"grant\": "
@@ -271,6 +297,17 @@ static int check_oauth_client(const where_t *w, const mcp_server_config_t *c)
     return MCP_OK;
 }
 
+/* A secret given by the name of the environment variable holding it
+ * ("clientSecretEnv", "idpClientSecretEnv"), copied into *out. */
+static int read_secret_env(const where_t *w, const char *key, const json_t *value, char **out)
+{
+    const char *secret = json_is_string(value) ? getenv(json_string_value(value)) : NULL;
+    if (!secret || !secret[0])
+        return fail(w, MCP_EINVAL, "\"oauth\": \"%s\" must name a set environment variable",
+                    key);
+    return (*out = strdup(secret)) ? MCP_OK : fail(w, MCP_ENOMEM, "out of memory");
+}
+
 /* "oauth": true, false, or an object naming the client (and the grant). */
 static int read_oauth(const where_t *w, const json_t *entry, bool http, mcp_server_config_t *out)
 {
@@ -287,6 +324,8 @@ static int read_oauth(const where_t *w, const json_t *entry, bool http, mcp_serv
             char **slot = strcmp(key, "clientId") == 0            ? &out->oauth_client_id
                           : strcmp(key, "clientMetadataUrl") == 0 ? &out->oauth_client_metadata_url
                           : strcmp(key, "assertionFile") == 0     ? &out->oauth_assertion_file
+                          : strcmp(key, "idpTokenEndpoint") == 0  ? &out->oauth_idp_token_endpoint
+                          : strcmp(key, "idpClientId") == 0       ? &out->oauth_idp_client_id
                                                                   : NULL;
             if (slot && !(*slot = string_of(w, key, value)))
                 return MCP_EINVAL;
@@ -296,10 +335,12 @@ static int read_oauth(const where_t *w, const json_t *entry, bool http, mcp_serv
                     out->oauth_grant = MCP_OAUTH_CLIENT_CREDENTIALS;
                 else if (grant && strcmp(grant, "jwt_bearer") == 0)
                     out->oauth_grant = MCP_OAUTH_JWT_BEARER;
+                else if (grant && strcmp(grant, "enterprise") == 0)
+                    out->oauth_grant = MCP_OAUTH_ENTERPRISE;
                 else if (!grant || strcmp(grant, "authorization_code") != 0)
                     return fail(w, MCP_EINVAL, "\"oauth\": \"grant\" must be "
-                                               "\"authorization_code\", \"client_credentials\" or "
-                                               "\"jwt_bearer\"");
+                                               "\"authorization_code\", \"client_credentials\", "
+                                               "\"jwt_bearer\" or \"enterprise\"");
             } else if (strcmp(key, "dpop") == 0) {
                 if (!json_is_boolean(value))
                     return fail(w, MCP_EINVAL, "\"oauth\": \"dpop\" must be true or false");
@@ -308,13 +349,11 @@ static int read_oauth(const where_t *w, const json_t *entry, bool http, mcp_serv
                 if (read_key_file(w, value, &out->oauth_private_key_pem) != MCP_OK)
                     return MCP_EINVAL;
             } else if (strcmp(key, "clientSecretEnv") == 0) {
-                const char *secret = json_is_string(value) ? getenv(json_string_value(value)) : NULL;
-                if (!secret || !secret[0])
-                    return fail(w, MCP_EINVAL,
-                                "\"oauth\": \"clientSecretEnv\" must name a set environment "
-                                "variable");
-                if (!(out->oauth_client_secret = strdup(secret)))
-                    return fail(w, MCP_ENOMEM, "out of memory");
+                if (read_secret_env(w, key, value, &out->oauth_client_secret) != MCP_OK)
+                    return MCP_EINVAL;
+            } else if (strcmp(key, "idpClientSecretEnv") == 0) {
+                if (read_secret_env(w, key, value, &out->oauth_idp_client_secret) != MCP_OK)
+                    return MCP_EINVAL;
             } else if (!slot) {
                 warn(w, "unknown key \"oauth.%s\" ignored", key);
             }
@@ -625,6 +664,11 @@ void mcp_server_config_clear(mcp_server_config_t *config)
     free(config->oauth_client_secret);
     free(config->oauth_client_metadata_url);
     free(config->oauth_assertion_file);
+    free(config->oauth_idp_token_endpoint);
+    free(config->oauth_idp_client_id);
+    if (config->oauth_idp_client_secret)
+        explicit_bzero(config->oauth_idp_client_secret, strlen(config->oauth_idp_client_secret));
+    free(config->oauth_idp_client_secret);
     if (config->oauth_private_key_pem)
         explicit_bzero(config->oauth_private_key_pem, strlen(config->oauth_private_key_pem));
     free(config->oauth_private_key_pem);
@@ -688,6 +732,9 @@ int host_config_copy(mcp_server_config_t *to, const mcp_server_config_t *from)
         .oauth_private_key_pem = str_copy(from->oauth_private_key_pem, &ok),
         .oauth_dpop = from->oauth_dpop,
         .oauth_assertion_file = str_copy(from->oauth_assertion_file, &ok),
+        .oauth_idp_token_endpoint = str_copy(from->oauth_idp_token_endpoint, &ok),
+        .oauth_idp_client_id = str_copy(from->oauth_idp_client_id, &ok),
+        .oauth_idp_client_secret = str_copy(from->oauth_idp_client_secret, &ok),
     };
     if (ok)
         return MCP_OK;

@@ -179,6 +179,10 @@ int host_conn_open(host_server_t *s, host_conn_t **out, mcp_error_t *err)
                                                               : NULL},
                                        err);
     if (rc != MCP_OK) {
+        /* Why the sign-in failed (an ID token file gone, a refusal) says
+         * more than the transport failure it caused. */
+        if (s->oauth && mcp_oauth_last_error(s->oauth, NULL) != MCP_OK)
+            mcp_oauth_last_error(s->oauth, err);
         /* A verdict that no longer fits (the server changed era) would
          * fail every attempt: after an answer that is not a transport
          * failure, the next attempt probes. */

@@ -1,6 +1,6 @@
 /*
  * A server configuration turned into what the client API takes: client
- * options (era, timeout) and a stdio or HTTP target.
+ * options (era, timeout), token source options and a stdio or HTTP target.
  */
 #include "host/host_internal.h"
 #include "mcp/request.h"
@@ -14,9 +14,29 @@ void mcp_server_config_client_options(const mcp_server_config_t *config,
         opts->era = config->era;
     if (config->timeout_ms != 0)
         opts->timeout_ms = config->timeout_ms;
-    /* The extension's client side: "declare support" in every request. */
+    /* The extensions' client side: "declare support" in every request. */
     if (config->oauth_grant == MCP_OAUTH_CLIENT_CREDENTIALS && !opts->extensions)
         opts->extensions = "{\"" MCP_EXTENSION_OAUTH_CLIENT_CREDENTIALS "\":{}}";
+    if (config->oauth_grant == MCP_OAUTH_ENTERPRISE && !opts->extensions)
+        opts->extensions = "{\"" MCP_EXTENSION_ENTERPRISE_MANAGED_AUTHORIZATION "\":{}}";
+}
+
+void mcp_server_config_oauth_options(const mcp_server_config_t *config,
+                                     mcp_oauth_options_t *opts)
+{
+    if (!config || !opts)
+        return;
+    opts->grant = config->oauth_grant;
+    opts->client_id = config->oauth_client_id;
+    opts->client_secret = config->oauth_client_secret;
+    opts->private_key_pem = config->oauth_private_key_pem;
+    opts->client_metadata_url = config->oauth_client_metadata_url;
+    opts->dpop = config->oauth_dpop;
+    opts->assertion = config->oauth_assertion_file ? mcp_oauth_assertion_from_file : NULL;
+    opts->assertion_user = config->oauth_assertion_file;
+    opts->idp_token_endpoint = config->oauth_idp_token_endpoint;
+    opts->idp_client_id = config->oauth_idp_client_id;
+    opts->idp_client_secret = config->oauth_idp_client_secret;
 }
 
 int mcp_server_config_connect(const mcp_server_config_t *config, mcp_client_t *client,

@@ -227,27 +227,19 @@ static host_server_t *server_new(mcp_host_t *h, const mcp_server_config_t *confi
         free(s);
         return NULL;
     }
-    /* Client credentials and JWT bearer need no user: no authorize
-     * callback either. */
-    bool machine = config->oauth_grant == MCP_OAUTH_CLIENT_CREDENTIALS ||
-                   config->oauth_grant == MCP_OAUTH_JWT_BEARER;
+    /* Only the authorization code grant has a user sign in: the others
+     * need no authorize callback. */
+    bool machine = config->oauth_grant != MCP_OAUTH_AUTHORIZATION_CODE;
     if (config->oauth && (h->oauth_authorize || machine)) {
         mcp_error_t err = {0};
-        const mcp_server_config_t *c = &s->config;
-        s->oauth = mcp_oauth_new(&(mcp_oauth_options_t){
-            .grant = c->oauth_grant,
-            .private_key_pem = c->oauth_private_key_pem,
+        mcp_oauth_options_t options = {
             .redirect_uri = h->oauth_redirect_uri,
             .authorize = h->oauth_authorize,
             .authorize_user = h->oauth_authorize_user,
-            .client_id = c->oauth_client_id,
-            .client_secret = c->oauth_client_secret,
-            .client_metadata_url = c->oauth_client_metadata_url,
             .client_name = h->client.name,
-            .dpop = c->oauth_dpop,
-            .assertion = c->oauth_assertion_file ? mcp_oauth_assertion_from_file : NULL,
-            .assertion_user = c->oauth_assertion_file,
-        }, &err);
+        };
+        mcp_server_config_oauth_options(&s->config, &options); /* s->config outlives s->oauth */
+        s->oauth = mcp_oauth_new(&options, &err);
         mcp_error_clear(&err);
         if (!s->oauth) { /* the options were checked: memory ran out */
             mcp_server_config_clear(&s->config);

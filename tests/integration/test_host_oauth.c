@@ -5,7 +5,9 @@
  * (libmicrohttpd) publishes the metadata, registers clients and issues
  * that token for a code; the user's part is a callback that approves at
  * once. A second host, given what the first one saved, does not ask the
- * user again.
+ * user again. A host given "grant": "enterprise" in its configuration
+ * gets its token from the user's ID token in a file, exchanged at an IdP
+ * (on the same fixture) for an ID-JAG, with no user asked.
  */
 #define _GNU_SOURCE
 
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <microhttpd.h>
@@ -27,6 +30,10 @@
 
 #define TOKEN "granted-token"
 #define CODE "the-code"
+#define ID_TOKEN "the-users-id-token"
+#define ID_JAG "the-id-jag"
+#define JWT_BEARER "urn:ietf:params:oauth:grant-type:jwt-bearer"
+#define IDP_BASIC "Basic aWRwLWNsaWVudDppZHAtc2VjcmV0" /* idp-client:idp-secret */
 
 /* ---- the authorization server ---- */
 
@@ -39,7 +46,40 @@ typedef struct as {
     char last_token_form[2048];
     bool dpop;             /* offer DPoP-bound tokens (ES256 proofs) */
     int proofs_received;   /* token requests that carried a DPoP proof */
+    int idp_requests;      /* token exchanges at the IdP (/idp/token) */
 } as_t;
+
+/* The IdP: an ID-JAG for the user's ID token, to the confidential client
+ * "idp-client" only. */
+static enum MHD_Result idp_exchange(as_t *as, struct MHD_Connection *conn, const char *body)
+{
+    const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    char *subject = oauth_fixture_form_get(body, "subject_token");
+    bool good = auth && strcmp(auth, IDP_BASIC) == 0 && subject && strcmp(subject, ID_TOKEN) == 0;
+    free(subject);
+    pthread_mutex_lock(&as->lock);
+    as->idp_requests++;
+    pthread_mutex_unlock(&as->lock);
+    return good ? oauth_fixture_answer(conn, 200,
+                                       "{\"access_token\":\"" ID_JAG "\",\"issued_token_type\":"
+                                       "\"urn:ietf:params:oauth:token-type:id-jag\","
+                                       "\"token_type\":\"N_A\"}")
+                : oauth_fixture_answer(conn, 400, "{\"error\":\"invalid_grant\"}");
+}
+
+/* The JWT bearer grant with the IdP's ID-JAG, for "mcp-client". */
+static bool good_id_jag_grant(const char *body)
+{
+    char *type = oauth_fixture_form_get(body, "grant_type");
+    char *assertion = oauth_fixture_form_get(body, "assertion");
+    char *client = oauth_fixture_form_get(body, "client_id");
+    bool good = type && strcmp(type, JWT_BEARER) == 0 && assertion &&
+                strcmp(assertion, ID_JAG) == 0 && client && strcmp(client, "mcp-client") == 0;
+    free(type);
+    free(assertion);
+    free(client);
+    return good;
+}
 
 static enum MHD_Result route(void *user, struct MHD_Connection *conn, const char *url,
                              const char *method, const char *body)
@@ -53,7 +93,8 @@ static enum MHD_Result route(void *user, struct MHD_Connection *conn, const char
                  "\"authorization_endpoint\":\"%s/authorize\","
                  "\"registration_endpoint\":\"%s/register\","
                  "\"code_challenge_methods_supported\":[\"S256\"],"
-                 "\"authorization_response_iss_parameter_supported\":true%s",
+                 "\"authorization_response_iss_parameter_supported\":true,"
+                 "\"grant_types_supported\":[\"authorization_code\",\"" JWT_BEARER "\"]%s",
                  as->issuer, as->issuer,
                  as->dpop ? ",\"dpop_signing_alg_values_supported\":[\"ES256\"]" : "");
         return oauth_fixture_answer_as_metadata(conn, as->issuer, extra);
@@ -71,8 +112,9 @@ static enum MHD_Result route(void *user, struct MHD_Connection *conn, const char
         as->proofs_received += proof;
         snprintf(as->last_token_form, sizeof as->last_token_form, "%s", body);
         pthread_mutex_unlock(&as->lock);
-        bool good = strstr(body, "code=" CODE) && strstr(body, "code_verifier=") &&
-                    strstr(body, "client_id=host-client");
+        bool good = (strstr(body, "code=" CODE) && strstr(body, "code_verifier=") &&
+                     strstr(body, "client_id=host-client")) ||
+                    good_id_jag_grant(body);
         bool bound = as->dpop && proof;
         return good ? oauth_fixture_answer(conn, 200,
                                            bound ? "{\"access_token\":\"" TOKEN "\",\"token_type\":"
@@ -81,6 +123,8 @@ static enum MHD_Result route(void *user, struct MHD_Connection *conn, const char
                                                    "\"Bearer\",\"expires_in\":3600}")
                     : oauth_fixture_answer(conn, 400, "{\"error\":\"invalid_grant\"}");
     }
+    if (strcmp(url, "/idp/token") == 0 && strcmp(method, "POST") == 0)
+        return idp_exchange(as, conn, body);
     return oauth_fixture_answer(conn, 404, "{}");
 }
 
@@ -256,6 +300,76 @@ static void test_host_dpop_when_configured(void **state)
     protected_server_stop(&as, http, srv);
 }
 
+/* A host of no user sign-in (no oauth_authorize) given servers.json text
+ * with "grant": "enterprise": the ID token file's content is exchanged at
+ * the IdP, the ID-JAG granted, and the tool called. The same with the ID
+ * token file gone: the server fails, saying why, before the IdP is asked. */
+static mcp_host_t *enterprise_host(const as_t *as, const char *url, const char *id_token_file)
+{
+    mcp_error_t err = {0};
+    mcp_host_t *host = mcp_host_new(&(mcp_host_options_t){
+        .client = {.name = "host-test", .version = "1", .era = MCP_CLIENT_ERA_MODERN}}, &err);
+    assert_non_null(host);
+    char doc[1024];
+    snprintf(doc, sizeof doc,
+             "{\"mcpServers\": {\"p\": {\"url\": \"%s\", \"oauth\": {"
+             "\"grant\": \"enterprise\", \"clientId\": \"mcp-client\", "
+             "\"assertionFile\": \"%s\", \"idpTokenEndpoint\": \"%s/idp/token\", "
+             "\"idpClientId\": \"idp-client\", \"idpClientSecretEnv\": \"HOST_TEST_IDP_SECRET\"}}}}",
+             url, id_token_file, as->issuer);
+    assert_int_equal(mcp_host_load_config(host, doc, strlen(doc), &err), MCP_OK);
+    return host;
+}
+
+static void test_host_enterprise_grant(void **state)
+{
+    (void)state;
+    as_t as = {0};
+    as_start(&as);
+    mcp_http_server_t *http = NULL;
+    char url[64];
+    mcp_server_t *srv = protected_server_start(&as, &http, url);
+    setenv("HOST_TEST_IDP_SECRET", "idp-secret", 1);
+    char id_token_file[] = "/tmp/libmcp-host-id-token-XXXXXX";
+    int fd = mkstemp(id_token_file);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, ID_TOKEN "\n", strlen(ID_TOKEN) + 1), (ssize_t)strlen(ID_TOKEN) + 1);
+    close(fd);
+
+    mcp_host_t *host = enterprise_host(&as, url, id_token_file);
+    assert_int_equal(mcp_host_connect(host, 10000), 1);
+    assert_int_equal(as.idp_requests, 1);
+    assert_int_equal(as.token_requests, 1);
+    assert_int_equal(as.registrations, 0);
+    json_t *result = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_host_call_tool(host, "p__echo", NULL, NULL, &result, &err), MCP_OK);
+    json_t *text = json_object_get(json_array_get(json_object_get(result, "content"), 0), "text");
+    assert_string_equal(json_string_value(text), "ok");
+    json_decref(result);
+    mcp_host_free(host);
+
+    /* No ID token: the sign-in's failure is the server's, and no
+     * exchange is tried. */
+    unlink(id_token_file);
+    host = enterprise_host(&as, url, id_token_file);
+    assert_int_equal(mcp_host_connect(host, 10000), 0);
+    mcp_host_server_state_t st;
+    char *why = NULL;
+    assert_int_equal(mcp_host_server_state(host, "p", &st, &why), MCP_OK);
+    assert_int_equal(st, MCP_HOST_FAILED);
+    assert_non_null(why);
+    if (!strstr(why, "no ID token"))
+        fail_msg("\"%s\" does not say the ID token is missing", why);
+    free(why);
+    assert_int_equal(as.idp_requests, 1);
+    assert_int_equal(as.token_requests, 1);
+    mcp_host_free(host);
+
+    unsetenv("HOST_TEST_IDP_SECRET");
+    protected_server_stop(&as, http, srv);
+}
+
 /* Without oauth_authorize the host cannot sign in: the server connects
  * without a token and is refused; with one but no redirect URI, the host
  * is refused. */
@@ -283,6 +397,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_signs_in_once),
         cmocka_unit_test(test_host_dpop_when_configured),
+        cmocka_unit_test(test_host_enterprise_grant),
         cmocka_unit_test(test_host_without_sign_in),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,7 @@
  * server and the key, every malformed field rejected with a message naming
  * the server and the field, bad JSON with its line and column, ${VAR}
  * expansion, loading from files (all servers, or one of them), the default
- * path, and the client options a config implies.
+ * path, and the client and token source options a config implies.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -264,6 +264,122 @@ static void test_oauth_jwt_bearer(void **state)
         assert_int_equal(parse(bad[i], &configs, &w, &err), MCP_EINVAL);
         assert_non_null(strstr(err.message, "\"assertionFile\" goes with"));
     }
+    mcp_error_clear(&err);
+}
+
+/* "grant": "enterprise": the user's ID token in a file (read at each
+ * grant, not now), the client at the authorization server, the IdP's
+ * token endpoint and the client there (secret optional); the IdP keys for
+ * nothing else. */
+#define ENTERPRISE_OAUTH(members)                                                    \
+    "{\"mcpServers\": {\"e\": {\"url\": \"https://a/mcp\", \"oauth\": {" members "}}}}"
+#define ENTERPRISE_FULL                                                              \
+    "\"grant\": \"enterprise\", \"clientId\": \"mcp-client\", "                       \
+    "\"assertionFile\": \"/run/sso/${HOST_TEST_BIN}/id_token\", "                       \
+    "\"idpTokenEndpoint\": \"https://idp.example/token\", \"idpClientId\": \"idp-client\""
+
+static void test_oauth_enterprise(void **state)
+{
+    (void)state;
+    mcp_server_configs_t configs;
+    warnings_t w = {0};
+    mcp_error_t err = {0};
+    assert_int_equal(parse(ENTERPRISE_OAUTH(ENTERPRISE_FULL ", \"idpClientSecretEnv\": "
+                                                            "\"HOST_TEST_TOKEN\""),
+                           &configs, &w, &err),
+                     MCP_OK);
+    assert_int_equal(w.count, 0); /* every key known */
+    const mcp_server_config_t *c = &configs.items[0];
+    assert_int_equal(c->oauth_grant, MCP_OAUTH_ENTERPRISE);
+    assert_string_equal(c->oauth_client_id, "mcp-client");
+    assert_null(c->oauth_client_secret);
+    assert_string_equal(c->oauth_assertion_file, "/run/sso//usr/bin/server/id_token");
+    assert_string_equal(c->oauth_idp_token_endpoint, "https://idp.example/token");
+    assert_string_equal(c->oauth_idp_client_id, "idp-client");
+    assert_string_equal(c->oauth_idp_client_secret, "s3cret");
+
+    /* Copied whole, and cleared whole (LeakSanitizer sees the rest). */
+    mcp_server_config_t copy;
+    assert_int_equal(host_config_copy(&copy, c), MCP_OK);
+    assert_int_equal(copy.oauth_grant, MCP_OAUTH_ENTERPRISE);
+    assert_string_equal(copy.oauth_idp_token_endpoint, c->oauth_idp_token_endpoint);
+    assert_string_equal(copy.oauth_idp_client_id, c->oauth_idp_client_id);
+    assert_string_equal(copy.oauth_idp_client_secret, c->oauth_idp_client_secret);
+    assert_ptr_not_equal(copy.oauth_idp_client_secret, c->oauth_idp_client_secret);
+    mcp_server_config_clear(&copy);
+    assert_null(copy.oauth_idp_client_secret);
+    assert_null(copy.oauth_idp_token_endpoint);
+
+    /* No user signs in: the host makes its token source without an
+     * authorize callback. */
+    mcp_host_t *host = mcp_host_new(&(mcp_host_options_t){
+        .client = {.name = "t", .version = "1"}}, NULL);
+    assert_int_equal(mcp_host_add_server(host, c, NULL), MCP_OK);
+    assert_non_null(mcp_host_server_oauth(host, "e"));
+    mcp_host_free(host);
+    mcp_server_configs_clear(&configs);
+
+    /* Without a secret at the IdP: a public client there. */
+    assert_int_equal(parse(ENTERPRISE_OAUTH(ENTERPRISE_FULL), &configs, &w, &err), MCP_OK);
+    assert_null(configs.items[0].oauth_idp_client_secret);
+    mcp_server_configs_clear(&configs);
+
+    static const char *const bad[][2] = {
+        /* Each required key missing. */
+        {ENTERPRISE_OAUTH("\"grant\": \"enterprise\", \"assertionFile\": \"/t\", "
+                          "\"idpTokenEndpoint\": \"https://i/t\", \"idpClientId\": \"i\""),
+         "the enterprise grant needs \"clientId\""},
+        {ENTERPRISE_OAUTH("\"grant\": \"enterprise\", \"clientId\": \"c\", "
+                          "\"idpTokenEndpoint\": \"https://i/t\", \"idpClientId\": \"i\""),
+         "\"assertionFile\" goes with \"grant\": \"jwt_bearer\" or \"enterprise\""},
+        {ENTERPRISE_OAUTH("\"grant\": \"enterprise\", \"clientId\": \"c\", "
+                          "\"assertionFile\": \"/t\", \"idpClientId\": \"i\""),
+         "the enterprise grant needs \"idpTokenEndpoint\""},
+        {ENTERPRISE_OAUTH("\"grant\": \"enterprise\", \"clientId\": \"c\", "
+                          "\"assertionFile\": \"/t\", \"idpTokenEndpoint\": \"https://i/t\", "
+                          "\"idpClientSecretEnv\": \"HOST_TEST_TOKEN\""),
+         "the enterprise grant needs \"idpClientId\""},
+        /* The IdP keys with another grant. */
+        {ENTERPRISE_OAUTH("\"idpTokenEndpoint\": \"https://i/t\""),
+         "\"idpTokenEndpoint\", \"idpClientId\" and \"idpClientSecretEnv\" are for \"grant\": "
+         "\"enterprise\""},
+        {ENTERPRISE_OAUTH("\"grant\": \"jwt_bearer\", \"assertionFile\": \"/t\", "
+                          "\"idpClientId\": \"i\""),
+         "are for \"grant\": \"enterprise\""},
+        {ENTERPRISE_OAUTH("\"grant\": \"client_credentials\", \"clientId\": \"c\", "
+                          "\"clientSecretEnv\": \"HOST_TEST_TOKEN\", "
+                          "\"idpClientSecretEnv\": \"HOST_TEST_TOKEN\""),
+         "are for \"grant\": \"enterprise\""},
+        /* The IdP secret's variable unset, or empty. */
+        {ENTERPRISE_OAUTH(ENTERPRISE_FULL ", \"idpClientSecretEnv\": \"HOST_TEST_UNSET\""),
+         "\"idpClientSecretEnv\" must name a set environment variable"},
+        {ENTERPRISE_OAUTH(ENTERPRISE_FULL ", \"idpClientSecretEnv\": \"HOST_TEST_EMPTY\""),
+         "\"idpClientSecretEnv\" must name a set environment variable"},
+        {ENTERPRISE_OAUTH(ENTERPRISE_FULL ", \"idpClientSecretEnv\": 7"),
+         "\"idpClientSecretEnv\" must name a set environment variable"},
+        {ENTERPRISE_OAUTH(ENTERPRISE_FULL ", \"idpTokenEndpoint\": 7"),
+         "\"idpTokenEndpoint\""},
+        {ENTERPRISE_OAUTH("\"grant\": \"enterprise!\""),
+         "\"jwt_bearer\" or \"enterprise\""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mcp_error_clear(&err);
+        assert_int_equal(parse(bad[i][0], &configs, &w, &err), MCP_EINVAL);
+        if (!strstr(err.message, bad[i][1]))
+            fail_msg("case %zu: \"%s\" does not say %s", i, err.message, bad[i][1]);
+        assert_int_equal(configs.count, 0);
+    }
+
+    /* A private key has no part in it. */
+    char key_path[64], text[1024];
+    snprintf(key_path, sizeof key_path, "%s", temp_file(TEST_KEY_P256_PEM));
+    snprintf(text, sizeof text, ENTERPRISE_OAUTH(ENTERPRISE_FULL ", \"privateKeyFile\": \"%s\""),
+             key_path);
+    mcp_error_clear(&err);
+    assert_int_equal(parse(text, &configs, &w, &err), MCP_EINVAL);
+    assert_non_null(strstr(err.message, "\"privateKeyFile\" is for \"grant\": "
+                                        "\"client_credentials\""));
+    unlink(key_path);
     mcp_error_clear(&err);
 }
 
@@ -668,6 +784,15 @@ static void test_client_options_and_connect(void **state)
     o.extensions = "{\"x.example/own\":{}}";
     mcp_server_config_client_options(&c, &o);
     assert_string_equal(o.extensions, "{\"x.example/own\":{}}");
+    /* An enterprise server: Enterprise-Managed Authorization declared. */
+    c.oauth_grant = MCP_OAUTH_ENTERPRISE;
+    o.extensions = NULL;
+    mcp_server_config_client_options(&c, &o);
+    declared = json_loads(o.extensions, 0, NULL);
+    assert_non_null(declared);
+    assert_non_null(json_object_get(declared, MCP_EXTENSION_ENTERPRISE_MANAGED_AUTHORIZATION));
+    assert_int_equal(json_object_size(declared), 1);
+    json_decref(declared);
     c.oauth_grant = MCP_OAUTH_AUTHORIZATION_CODE;
 
     /* Neither a command nor a URL (or both): nothing to connect to. */
@@ -691,6 +816,60 @@ static void test_client_options_and_connect(void **state)
     mcp_error_clear(&err);
 }
 
+/* The token source options a config implies: every "oauth" field, and
+ * none of the application's. */
+static void test_oauth_options(void **state)
+{
+    (void)state;
+    char path[] = "/run/sso/id_token";
+    mcp_server_config_t c = {
+        .oauth = true,
+        .oauth_grant = MCP_OAUTH_ENTERPRISE,
+        .oauth_client_id = "mcp-client",
+        .oauth_client_secret = "mcp-secret",
+        .oauth_client_metadata_url = "https://app/meta.json",
+        .oauth_dpop = true,
+        .oauth_assertion_file = path,
+        .oauth_idp_token_endpoint = "https://idp/token",
+        .oauth_idp_client_id = "idp-client",
+        .oauth_idp_client_secret = "idp-secret",
+    };
+    mcp_oauth_options_t o = {.redirect_uri = "http://127.0.0.1:9/cb", .client_name = "app",
+                             .timeout_ms = 1234, .insecure = true};
+    mcp_server_config_oauth_options(&c, &o);
+    assert_int_equal(o.grant, MCP_OAUTH_ENTERPRISE);
+    assert_string_equal(o.client_id, "mcp-client");
+    assert_string_equal(o.client_secret, "mcp-secret");
+    assert_string_equal(o.client_metadata_url, "https://app/meta.json");
+    assert_true(o.dpop);
+    assert_ptr_equal(o.assertion, mcp_oauth_assertion_from_file);
+    assert_ptr_equal(o.assertion_user, path); /* borrowed: read at each grant */
+    assert_string_equal(o.idp_token_endpoint, "https://idp/token");
+    assert_string_equal(o.idp_client_id, "idp-client");
+    assert_string_equal(o.idp_client_secret, "idp-secret");
+    assert_string_equal(o.redirect_uri, "http://127.0.0.1:9/cb");
+    assert_string_equal(o.client_name, "app");
+    assert_int_equal(o.timeout_ms, 1234);
+    assert_true(o.insecure);
+    mcp_oauth_t *oauth = mcp_oauth_new(&o, NULL);
+    assert_non_null(oauth);
+    mcp_oauth_free(oauth);
+
+    /* A config without an assertion file gives no assertion callback,
+     * and the config decides its fields even when it leaves them out. */
+    mcp_server_config_t plain = {.oauth = true};
+    mcp_server_config_oauth_options(&plain, &o);
+    assert_int_equal(o.grant, MCP_OAUTH_AUTHORIZATION_CODE);
+    assert_null(o.assertion);
+    assert_null(o.assertion_user);
+    assert_null(o.client_id);
+    assert_null(o.idp_token_endpoint);
+    assert_null(o.idp_client_secret);
+    assert_false(o.dpop);
+    mcp_server_config_oauth_options(NULL, &o);
+    mcp_server_config_oauth_options(&c, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -699,6 +878,8 @@ int main(void)
         cmocka_unit_test(test_oauth),
         cmocka_unit_test(test_oauth_client_credentials),
         cmocka_unit_test(test_oauth_jwt_bearer),
+        cmocka_unit_test(test_oauth_enterprise),
+        cmocka_unit_test(test_oauth_options),
         cmocka_unit_test(test_unknown_keys_warned),
         cmocka_unit_test(test_rejected_documents),
         cmocka_unit_test(test_load_files),

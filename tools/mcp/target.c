@@ -191,23 +191,16 @@ static int authorize_at_terminal(void *user, const char *url, char **redirect_ou
  * back. */
 static int make_oauth(const cli_options_t *opt, struct target_state *st, const char *url)
 {
-    const mcp_server_config_t *c = &st->config;
-    mcp_error_t err = {0};
-    st->oauth = mcp_oauth_new(&(mcp_oauth_options_t){
-        .grant = c->oauth_grant,
-        .private_key_pem = c->oauth_private_key_pem,
+    mcp_oauth_options_t options = {
         .redirect_uri = "http://127.0.0.1:8976/callback",
         .authorize = authorize_at_terminal,
-        .client_id = c->oauth_client_id,
-        .client_secret = c->oauth_client_secret,
-        .client_metadata_url = c->oauth_client_metadata_url,
         .client_name = "mcp (libmcp command-line client)",
         .timeout_ms = st->timeout_ms,
         .insecure = opt->insecure,
-        .dpop = c->oauth_dpop,
-        .assertion = c->oauth_assertion_file ? mcp_oauth_assertion_from_file : NULL,
-        .assertion_user = c->oauth_assertion_file,
-    }, &err);
+    };
+    mcp_server_config_oauth_options(&st->config, &options); /* the config outlives st->oauth */
+    mcp_error_t err = {0};
+    st->oauth = mcp_oauth_new(&options, &err);
     int status = st->oauth ? CLI_EXIT_OK
                            : cli_fail(opt, CLI_EXIT_USAGE, NULL, "--oauth: %s", err.message);
     mcp_error_clear(&err);
