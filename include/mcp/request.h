@@ -75,6 +75,9 @@ extern "C" {
  * authorizes through its enterprise IdP (MCP_OAUTH_ENTERPRISE) declares it. */
 #define MCP_EXTENSION_ENTERPRISE_MANAGED_AUTHORIZATION \
     "io.modelcontextprotocol/enterprise-managed-authorization"
+/* The Skills extension (SEP-2640): a server that serves skills declares it
+ * (with {"directoryRead": true} when it answers resources/directory/read). */
+#define MCP_EXTENSION_SKILLS "io.modelcontextprotocol/skills"
 
 /* HTTP header names (digest section 4.2), in their canonical spelling. */
 #define MCP_HEADER_PROTOCOL_VERSION "MCP-Protocol-Version"

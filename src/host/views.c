@@ -15,11 +15,10 @@
 #include <string.h>
 
 #include "host/host_internal.h"
+#include "mcp/request.h" /* MCP_EXTENSION_SKILLS */
 
 #define META_TOOL "io.libmcp/tool"
 #define META_PROMPT "io.libmcp/prompt"
-
-#define SKILLS_EXTENSION "io.modelcontextprotocol/skills"
 
 /* ------------------------------------------------------------------------
  * Fetching a server's lists
@@ -76,7 +75,7 @@ static bool offers_skills(host_conn_t *conn)
     const json_t *extensions =
         json_object_get(mcp_client_server_capabilities(conn->client), "extensions");
     return mcp_client_era(conn->client) == MCP_ERA_MODERN &&
-           json_object_get(extensions, SKILLS_EXTENSION) != NULL;
+           json_object_get(extensions, MCP_EXTENSION_SKILLS) != NULL;
 }
 
 /* mcp_client_list_skills_all, with a listing the client refuses as

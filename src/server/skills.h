@@ -21,8 +21,8 @@
 #include <jansson.h>
 
 #include "mcp/common.h"
+#include "mcp/request.h" /* MCP_EXTENSION_SKILLS */
 
-#define MCP_EXTENSION_SKILLS "io.modelcontextprotocol/skills"
 #define SKILL_DIRECTORY_MIME "inode/directory"
 
 typedef struct skill skill_t;
