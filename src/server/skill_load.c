@@ -144,10 +144,19 @@ static int path_order(const void *a, const void *b)
 static int read_file(const char *path, size_t limit, unsigned char **bytes_out, size_t *len_out,
                      mcp_error_t *err)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    /* It was a regular file when listed; if it was swapped for a FIFO or
+     * a device since, O_NONBLOCK keeps open() from waiting on it and the
+     * fstat() below refuses it. */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return mcp_error_set(err, MCP_EIO, MCP_INVALID_PARAMS, NULL, "cannot open %s: %s",
                              path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return mcp_error_set(err, MCP_EIO, MCP_INVALID_PARAMS, NULL,
+                             "%s is no longer a regular file", path);
+    }
     size_t cap = 4096, len = 0;
     unsigned char *buf = malloc(cap + 1);
     int rc = buf ? MCP_OK : mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL,

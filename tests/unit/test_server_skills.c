@@ -86,8 +86,8 @@ static void write_text(const char *root, const char *rel, const char *text)
 }
 
 /* root/pdf-processing: SKILL.md, references/FORMS.md, scripts/fill.py,
- * assets/logo.png (binary), a dot-file, a dot-directory and a symbolic
- * link (all three left out); root/alpha: SKILL.md; root/notes: no
+ * assets/logo.png (binary), a dot-file, a dot-directory, a symbolic link
+ * and a FIFO (all four left out); root/alpha: SKILL.md; root/notes: no
  * SKILL.md (not a skill). */
 static void make_tree(tree_t *t)
 {
@@ -103,6 +103,9 @@ static void make_tree(tree_t *t)
     snprintf(target, sizeof target, "%s/pdf-processing/references/FORMS.md", t->root);
     snprintf(link, sizeof link, "%s/pdf-processing/linked.md", t->root);
     assert_int_equal(symlink(target, link), 0);
+    char fifo[256];
+    snprintf(fifo, sizeof fifo, "%s/pdf-processing/pipe", t->root);
+    assert_int_equal(mkfifo(fifo, 0600), 0); /* not a regular file: left out, never opened */
     write_text(t->root, "alpha/SKILL.md", alpha_skill_md);
     write_text(t->root, "notes/README.md", "no skill here\n");
 }
@@ -451,7 +454,8 @@ static void test_files_are_resources(void **state)
 
     /* Left out of the skill: dot-files, dot-directories, links. */
     const char *absent[] = {"skill://pdf-processing/.secret", "skill://pdf-processing/.git/config",
-                            "skill://pdf-processing/linked.md", "skill://notes/README.md"};
+                            "skill://pdf-processing/linked.md", "skill://pdf-processing/pipe",
+                            "skill://notes/README.md"};
     for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++)
         expect_invalid_params(srv, "resources/read", uri_params(absent[i]));
 
