@@ -22,6 +22,7 @@
 
 #include "lazy_library.h"
 #include "mcp/canonical_json.h"
+#include "protocol/hex.h"
 #include "protocol/json_reader.h"
 #include "skill_md.h"
 
@@ -301,25 +302,16 @@ static const char *const NONFINITE_WORDS[] = {
     ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF",
     ".nan", ".NaN", ".NAN", NULL};
 
-static int digit_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return 99;
-}
-
 /* Are all of s[from, n), at least one, digits of `base`? */
 static bool all_digits(const char *s, size_t from, size_t n, int base)
 {
     if (from >= n)
         return false;
-    for (size_t i = from; i < n; i++)
-        if (digit_value(s[i]) >= base)
+    for (size_t i = from; i < n; i++) {
+        int digit = mcp_hex_digit((unsigned char)s[i]);
+        if (digit < 0 || digit >= base)
             return false;
+    }
     return true;
 }
 
@@ -397,7 +389,7 @@ static bool integer_value(const char *s, size_t n, int base, json_int_t *out)
      * maximum. */
     uint64_t limit = (uint64_t)INTEGER_MAX + negative, magnitude = 0;
     for (; i < n; i++) {
-        uint64_t digit = (uint64_t)digit_value(s[i]);
+        uint64_t digit = (uint64_t)mcp_hex_digit((unsigned char)s[i]); /* checked digits */
         if (magnitude > (limit - digit) / (uint64_t)base)
             return false;
         magnitude = magnitude * (uint64_t)base + digit;

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "mcp/common.h"
+#include "protocol/hex.h"
 #include "protocol/json_reader.h"
 
 /* Tokens other than punctuation, which is its own character ('{', ':' ...). */
@@ -300,24 +301,13 @@ static bool eight_plain(const unsigned char *p)
     return (stops & high_bits) == 0;
 }
 
-static int hex_digit(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The four hex digits at `p` as a number; -1 if one is missing or not hex,
  * with *stop at the first bad one (or `end`). */
 static long hex4(const unsigned char *p, const unsigned char *end, const unsigned char **stop)
 {
     long value = 0;
     for (int i = 0; i < 4; i++) {
-        int digit = i < end - p ? hex_digit(p[i]) : -1;
+        int digit = i < end - p ? mcp_hex_digit(p[i]) : -1;
         if (digit < 0) {
             *stop = p + i;
             return -1;

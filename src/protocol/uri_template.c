@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/hex.h"
 #include "protocol/uri_template.h"
 
 /* ------------------------------------------------------------------------
@@ -32,13 +33,6 @@ static bool is_digit(unsigned char c)
 static bool is_hex(unsigned char c)
 {
     return is_digit(c) || (c >= 'A' && c <= 'F') || (c >= 'a' && c <= 'f');
-}
-
-static int hex_value(unsigned char c)
-{
-    if (is_digit(c))
-        return c - '0';
-    return (c | 0x20) - 'a' + 10;
 }
 
 /* RFC 3986 unreserved: ALPHA / DIGIT / "-" / "." / "_" / "~" */
@@ -863,7 +857,7 @@ static bool at_continuation_byte(const struct matcher *m, size_t i)
         return false;
     if (m->uri[i] == '%')
         return i + 2 < m->len && is_hex(m->uri[i + 1]) && is_hex(m->uri[i + 2]) &&
-               (hex_value(m->uri[i + 1]) & 0xC) == 0x8;
+               (mcp_hex_digit(m->uri[i + 1]) & 0xC) == 0x8;
     return (m->uri[i] & 0xC0) == 0x80;
 }
 
@@ -1010,7 +1004,7 @@ static size_t match_literal(const struct matcher *m, const struct part *part, si
             pos++;
         } else if (c >= 0x80 && pos + 2 < m->len && m->uri[pos] == '%' &&
                    is_hex(m->uri[pos + 1]) && is_hex(m->uri[pos + 2]) &&
-                   hex_value(m->uri[pos + 1]) * 16 + hex_value(m->uri[pos + 2]) == c) {
+                   mcp_hex_digit(m->uri[pos + 1]) * 16 + mcp_hex_digit(m->uri[pos + 2]) == c) {
             pos += 3; /* expansion percent-encodes non-ASCII literals */
         } else {
             return NO_MATCH;
@@ -1091,7 +1085,7 @@ static int set_var(const struct matcher *m, const struct part *part, size_t k, s
         return MCP_ENOMEM;
     while (i < e) {
         if (m->uri[i] == '%') {
-            text[len++] = (char)(hex_value(m->uri[i + 1]) * 16 + hex_value(m->uri[i + 2]));
+            text[len++] = (char)(mcp_hex_digit(m->uri[i + 1]) * 16 + mcp_hex_digit(m->uri[i + 2]));
             i += 3;
         } else {
             text[len++] = (char)m->uri[i++];

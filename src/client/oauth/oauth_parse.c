@@ -19,6 +19,7 @@
 #include "client/oauth/oauth_parse.h"
 #include "client/sha256.h"
 #include "protocol/base64.h"
+#include "protocol/hex.h"
 #include "random.h"
 
 /* ------------------------------------------------------------------------
@@ -33,17 +34,6 @@ static bool is_alpha(unsigned char c)
 static bool is_digit(unsigned char c)
 {
     return c >= '0' && c <= '9';
-}
-
-static int hex_value(unsigned char c)
-{
-    if (is_digit(c))
-        return c - '0';
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
 }
 
 static char ascii_lower(char c)
@@ -64,8 +54,8 @@ static bool span_equals_nocase(const char *s, size_t n, const char *word)
 /* Whether `s` starts with "%" and two hex digits. */
 static bool is_pct_escape(const char *s)
 {
-    return s[0] == '%' && hex_value((unsigned char)s[1]) >= 0 &&
-           hex_value((unsigned char)s[2]) >= 0;
+    return s[0] == '%' && mcp_hex_digit((unsigned char)s[1]) >= 0 &&
+           mcp_hex_digit((unsigned char)s[2]) >= 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -404,7 +394,7 @@ static bool ipv6_literal_is_valid(const char *s, size_t len)
     if (len == 0 || !memchr(s, ':', len))
         return false;
     for (size_t i = 0; i < len; i++)
-        if (hex_value((unsigned char)s[i]) < 0 && s[i] != ':' && s[i] != '.')
+        if (mcp_hex_digit((unsigned char)s[i]) < 0 && s[i] != ':' && s[i] != '.')
             return false;
     return true;
 }
@@ -719,8 +709,8 @@ static unsigned char form_decode_byte(const char **s)
     }
     if (*p == '%') {
         *s = p + 3;
-        return (unsigned char)(hex_value((unsigned char)p[1]) << 4 |
-                               hex_value((unsigned char)p[2]));
+        return (unsigned char)(mcp_hex_digit((unsigned char)p[1]) << 4 |
+                               mcp_hex_digit((unsigned char)p[2]));
     }
     *s = p + 1;
     return (unsigned char)*p;
