@@ -166,6 +166,16 @@ client_transport_t *fake_transport_base(fake_transport_t *ft)
     return &ft->base;
 }
 
+fake_transport_t *fake_transport_connect(mcp_client_t *client, fake_responder_fn responder,
+                                         void *user)
+{
+    fake_transport_t *ft = fake_transport_new(client, responder, user);
+    if (!ft || client_connect_transport(client, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
+                                        NULL) != MCP_OK)
+        return NULL;
+    return ft;
+}
+
 bool fake_emit(fake_transport_t *ft, json_int_t id, const json_t *msg)
 {
     pthread_mutex_lock(&ft->lock);

@@ -23,6 +23,10 @@ fake_transport_t *fake_transport_new(mcp_client_t *client, fake_responder_fn res
                                      void *user);
 /* The transport to hand to client_connect_transport() (which takes it). */
 client_transport_t *fake_transport_base(fake_transport_t *ft);
+/* fake_transport_new() handed to client_connect_transport() as a stdio
+ * transport: the transport, or NULL when connecting failed. */
+fake_transport_t *fake_transport_connect(mcp_client_t *client, fake_responder_fn responder,
+                                         void *user);
 
 /* Delivers a notification (borrowed) to the exchange of request `id`.
  * Returns false when no such exchange is in flight. */

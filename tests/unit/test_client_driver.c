@@ -403,10 +403,8 @@ static json_t *input_for_list(void *user, fake_transport_t *ft, const json_t *re
 static void test_input_required_only_where_allowed(void **state)
 {
     mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1"}, NULL);
-    fake_transport_t *ft = fake_transport_new(c, input_for_list, NULL);
-    assert_int_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
-                                              NULL),
-                     MCP_OK);
+    fake_transport_t *ft = fake_transport_connect(c, input_for_list, NULL);
+    assert_non_null(ft);
     json_t *r = NULL;
     assert_int_equal(mcp_client_list_tools(c, NULL, NULL, &r, NULL), MCP_EPROTO);
     assert_int_equal(mcp_client_list_prompts(c, NULL, NULL, &r, NULL), MCP_EPROTO);

@@ -177,10 +177,8 @@ static json_t *sent_capabilities(const mcp_client_options_t *o)
 {
     mcp_client_t *c = mcp_client_new(o, NULL);
     assert_non_null(c);
-    fake_transport_t *ft = fake_transport_new(c, discover_only, NULL);
-    assert_int_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
-                                              NULL),
-                     MCP_OK);
+    fake_transport_t *ft = fake_transport_connect(c, discover_only, NULL);
+    assert_non_null(ft);
     json_t *reqs = fake_requests(ft);
     json_t *first = json_array_get(reqs, 0);
     MCP_ASSERT_SCHEMA_DEFINITION_VALID(first, "DiscoverRequest", "2026-07-28");

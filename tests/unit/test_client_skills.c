@@ -145,10 +145,8 @@ static void connect_client(fixture_t *f)
 {
     f->c = mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1"}, NULL);
     assert_non_null(f->c);
-    f->ft = fake_transport_new(f->c, respond, &f->server);
-    assert_int_equal(client_connect_transport(f->c, fake_transport_base(f->ft),
-                                              MCP_TRANSPORT_STDIO, NULL),
-                     MCP_OK);
+    f->ft = fake_transport_connect(f->c, respond, &f->server);
+    assert_non_null(f->ft);
 }
 
 static int setup(void **state)

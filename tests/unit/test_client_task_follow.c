@@ -92,10 +92,8 @@ static void connect_client(fixture_t *f, bool tasks, int max_input_rounds)
                                                   .elicit = elicit, .elicit_user = &f->user},
                           NULL);
     assert_non_null(f->c);
-    f->ft = fake_transport_new(f->c, respond, &f->server);
-    assert_int_equal(client_connect_transport(f->c, fake_transport_base(f->ft),
-                                              MCP_TRANSPORT_STDIO, NULL),
-                     MCP_OK);
+    f->ft = fake_transport_connect(f->c, respond, &f->server);
+    assert_non_null(f->ft);
 }
 
 static int setup(void **state)
@@ -187,10 +185,8 @@ static void test_other_extensions_declared(void **state)
                                               "\":{},\"x.example/ext\":{\"level\":2}}"},
         NULL);
     assert_non_null(other.c);
-    other.ft = fake_transport_new(other.c, respond, &other.server);
-    assert_int_equal(client_connect_transport(other.c, fake_transport_base(other.ft),
-                                              MCP_TRANSPORT_STDIO, NULL),
-                     MCP_OK);
+    other.ft = fake_transport_connect(other.c, respond, &other.server);
+    assert_non_null(other.ft);
     json_t *all = fake_requests(other.ft);
     json_t *want = json_pack("{s:{}, s:{}, s:{s:i}}", MCP_EXTENSION_TASKS,
                              MCP_EXTENSION_OAUTH_CLIENT_CREDENTIALS, "x.example/ext", "level", 2);
