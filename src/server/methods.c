@@ -86,7 +86,7 @@ json_t *method_builtin(mcp_server_t *srv, method_id_t method, const json_t *para
  * Finding the target of a handler-backed method
  * ------------------------------------------------------------------------ */
 
-static const char *string_param(const json_t *params, const char *key, mcp_error_t *err)
+const char *method_string_param(const json_t *params, const char *key, mcp_error_t *err)
 {
     const json_t *v = json_object_get(params, key);
     const char *s = json_string_value(v);
@@ -125,7 +125,7 @@ static bool arguments_valid(const json_t *args, bool strings_only, mcp_error_t *
 static int resolve_tool(mcp_exchange_t *ex, const char **target, mcp_error_t *err)
 {
     const json_t *params = ex->msg.params;
-    const char *name = string_param(params, "name", err);
+    const char *name = method_string_param(params, "name", err);
     if (!name)
         return MCP_EINVAL;
     if (!arguments_valid(json_object_get(params, "arguments"), false, err))
@@ -145,7 +145,7 @@ static json_t *resource_not_found_data(const char *uri)
 
 static int resolve_resource(mcp_exchange_t *ex, const char **target, mcp_error_t *err)
 {
-    const char *uri = string_param(ex->msg.params, "uri", err);
+    const char *uri = method_string_param(ex->msg.params, "uri", err);
     if (!uri)
         return MCP_EINVAL;
     ex->entry = registry_find(ex->srv, ENTRY_RESOURCE, uri);
@@ -161,7 +161,7 @@ static int resolve_resource(mcp_exchange_t *ex, const char **target, mcp_error_t
 static int resolve_prompt(mcp_exchange_t *ex, const char **target, mcp_error_t *err)
 {
     const json_t *params = ex->msg.params;
-    const char *name = string_param(params, "name", err);
+    const char *name = method_string_param(params, "name", err);
     if (!name)
         return MCP_EINVAL;
     const json_t *args = json_object_get(params, "arguments");

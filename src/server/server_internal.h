@@ -449,6 +449,10 @@ void method_run(mcp_exchange_t *ex);
  * with *err filled. */
 json_t *method_complete_result(mcp_call_t *call, mcp_error_t *err);
 
+/* params[key] as a string without NUL bytes (borrowed); NULL with *err
+ * set to -32602 "params.<key> must be a string" otherwise (methods.c). */
+const char *method_string_param(const json_t *params, const char *key, mcp_error_t *err);
+
 /* Answers the methods the server serves itself (discover and the lists).
  * Returns the result object (new) or NULL with *err filled. */
 json_t *method_builtin(mcp_server_t *srv, method_id_t method, const json_t *params,

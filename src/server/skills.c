@@ -383,21 +383,10 @@ static skill_t *skill_of_uri(mcp_server_t *srv, const char *uri)
     return skill;
 }
 
-static const char *uri_param(const json_t *params, mcp_error_t *err)
-{
-    const json_t *v = json_object_get(params, "uri");
-    const char *uri = json_string_value(v);
-    if (!uri || strlen(uri) != json_string_length(v)) {
-        invalid_params(err, NULL, "params.uri must be a string");
-        return NULL;
-    }
-    return uri;
-}
-
 /* skills/get: the entry of the skill whose SKILL.md is `uri`. */
 static json_t *get_skill(mcp_server_t *srv, const json_t *params, mcp_error_t *err)
 {
-    const char *uri = uri_param(params, err);
+    const char *uri = method_string_param(params, "uri", err);
     if (!uri)
         return NULL;
     skill_t *skill = skill_of_uri(srv, uri);
@@ -414,7 +403,7 @@ static json_t *get_skill(mcp_server_t *srv, const json_t *params, mcp_error_t *e
 /* resources/directory/read: the children of a directory of a skill. */
 static json_t *read_directory(mcp_server_t *srv, const json_t *params, mcp_error_t *err)
 {
-    const char *uri = uri_param(params, err);
+    const char *uri = method_string_param(params, "uri", err);
     char *after = NULL;
     if (!uri || !cursor_param(params, &after, err))
         return NULL;

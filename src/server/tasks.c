@@ -671,12 +671,9 @@ static json_t *tasks_cancel(struct task *t, bool *wake_out)
 json_t *task_method(mcp_server_t *srv, method_id_t method, const json_t *params,
                     const char *principal, mcp_error_t *err)
 {
-    const json_t *id_value = json_object_get(params, "taskId");
-    const char *id = json_string_value(id_value);
-    if (!id || strlen(id) != json_string_length(id_value)) {
-        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL, "params.taskId must be a string");
+    const char *id = method_string_param(params, "taskId", err);
+    if (!id)
         return NULL;
-    }
     const json_t *responses = json_object_get(params, "inputResponses");
     if (method == METHOD_TASKS_UPDATE && !json_is_object(responses)) {
         mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
