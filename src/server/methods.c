@@ -43,18 +43,13 @@ static json_t *discover_result(mcp_server_t *srv)
 static json_t *list_result(mcp_server_t *srv, entry_kind_t kind, const char *member,
                            const json_t *params, mcp_error_t *err)
 {
-    const json_t *cursor = json_object_get(params, "cursor");
-    if (cursor && !json_is_string(cursor)) {
-        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL, "cursor must be a string");
+    char *after;
+    if (!registry_cursor_param(params, &after, err))
         return NULL;
-    }
     json_t *items = NULL;
     char *next = NULL;
-    if (registry_page(srv, kind, json_string_value(cursor), &items, &next) != MCP_OK) {
-        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
-                      json_pack("{s:O}", "cursor", cursor), "Invalid cursor");
-        return NULL;
-    }
+    registry_page(srv, kind, after, &items, &next);
+    free(after);
     json_t *result = json_pack("{s:o}", member, items);
     if (result && next)
         json_object_set_new(result, "nextCursor", json_string(next));

@@ -227,7 +227,7 @@ static int hex_value(char ch)
     return -1;
 }
 
-char *registry_cursor_decode(const char *cursor)
+static char *cursor_decode(const char *cursor)
 {
     size_t n = strlen(cursor);
     if (n < 3 || cursor[0] != 'k' || (n - 1) % 2 != 0)
@@ -248,12 +248,27 @@ char *registry_cursor_decode(const char *cursor)
     return key;
 }
 
-int registry_page(mcp_server_t *srv, entry_kind_t kind, const char *cursor, json_t **items,
-                  char **next_cursor)
+bool registry_cursor_param(const json_t *params, char **after_out, mcp_error_t *err)
 {
-    char *after = NULL;
-    if (cursor && !(after = registry_cursor_decode(cursor)))
-        return MCP_EINVAL;
+    const json_t *cursor = json_object_get(params, "cursor");
+    *after_out = NULL;
+    if (!cursor)
+        return true;
+    if (!json_is_string(cursor)) {
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL, "cursor must be a string");
+        return false;
+    }
+    if (!(*after_out = cursor_decode(json_string_value(cursor)))) {
+        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, json_pack("{s:O}", "cursor", cursor),
+                      "Invalid cursor");
+        return false;
+    }
+    return true;
+}
+
+void registry_page(mcp_server_t *srv, entry_kind_t kind, const char *after, json_t **items,
+                   char **next_cursor)
+{
     json_t *list = json_array();
     char *next = NULL;
     registry_t *r = &srv->reg[kind];
@@ -276,10 +291,8 @@ int registry_page(mcp_server_t *srv, entry_kind_t kind, const char *cursor, json
     }
     pthread_rwlock_unlock(&srv->lock);
 
-    free(after);
     *items = list;
     *next_cursor = next;
-    return MCP_OK;
 }
 
 /* ------------------------------------------------------------------------

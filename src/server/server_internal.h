@@ -187,10 +187,12 @@ entry_t *entry_new(entry_kind_t kind, const char *key, json_t *def_new, void *us
  * writing and publishes the change event itself, after unlocking. */
 int registry_insert_locked(mcp_server_t *srv, entry_t *e);
 int registry_delete_locked(mcp_server_t *srv, entry_kind_t kind, const char *key);
-/* Page cursors: "k" and the hex of the last key returned (malloc'd), and
- * back (NULL for a cursor that is not one). */
+/* Page cursors name the last key returned: "k" and its hex (malloc'd). */
 char *registry_cursor_encode(const char *key);
-char *registry_cursor_decode(const char *cursor);
+/* The optional params.cursor of a list request, decoded into the key it
+ * names (*after_out malloc'd, NULL without a cursor). false with *err
+ * (-32602) for a cursor that is not a string, or not one of ours. */
+bool registry_cursor_param(const json_t *params, char **after_out, mcp_error_t *err);
 /* Removes by key under srv->lock (write). MCP_ENOTFOUND when absent. */
 int registry_remove(mcp_server_t *srv, entry_kind_t kind, const char *key);
 /* Finds by exact key; returns a new reference or NULL. */
@@ -201,12 +203,12 @@ entry_t *registry_match_template(mcp_server_t *srv, const char *uri, json_t **va
 /* Whether any entry of `kind` exists. */
 bool registry_has(mcp_server_t *srv, entry_kind_t kind);
 /*
- * One page of definitions after `cursor` (NULL for the first page) into
- * *items (new array) and *next_cursor (malloc'd, NULL at the end).
- * MCP_EINVAL for a cursor that does not decode.
+ * One page of definitions after the key `after` (NULL for the first page;
+ * see registry_cursor_param) into *items (new array) and *next_cursor
+ * (malloc'd, NULL at the end).
  */
-int registry_page(mcp_server_t *srv, entry_kind_t kind, const char *cursor, json_t **items,
-                  char **next_cursor);
+void registry_page(mcp_server_t *srv, entry_kind_t kind, const char *after, json_t **items,
+                   char **next_cursor);
 
 /* ------------------------------------------------------------------------
  * Connections and exchanges (dispatch.c, exchange.c)

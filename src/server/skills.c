@@ -306,32 +306,11 @@ int mcp_server_add_skills(mcp_server_t *srv, const char *root, size_t *added_out
  * The methods
  * ------------------------------------------------------------------------ */
 
-static int invalid_params(mcp_error_t *err, json_t *data_new, const char *why)
-{
-    return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, data_new, "%s", why);
-}
-
-/* An optional string cursor, decoded into the key it names (NULL when
- * absent). false (with *err) for a cursor that is not one of ours. */
-static bool cursor_param(const json_t *params, char **after_out, mcp_error_t *err)
-{
-    const json_t *cursor = json_object_get(params, "cursor");
-    *after_out = NULL;
-    if (!cursor)
-        return true;
-    if (json_is_string(cursor) &&
-        (*after_out = registry_cursor_decode(json_string_value(cursor))) != NULL)
-        return true;
-    invalid_params(err, json_is_string(cursor) ? json_pack("{s:O}", "cursor", cursor) : NULL,
-                   json_is_string(cursor) ? "Invalid cursor" : "cursor must be a string");
-    return false;
-}
-
 /* skills/list: a page of entries in name order; an entry is never split. */
 static json_t *list_skills(mcp_server_t *srv, const json_t *params, mcp_error_t *err)
 {
     char *after;
-    if (!cursor_param(params, &after, err))
+    if (!registry_cursor_param(params, &after, err))
         return NULL;
     json_t *skills = json_array();
     char *next = NULL;
@@ -405,7 +384,7 @@ static json_t *read_directory(mcp_server_t *srv, const json_t *params, mcp_error
 {
     const char *uri = method_string_param(params, "uri", err);
     char *after = NULL;
-    if (!uri || !cursor_param(params, &after, err))
+    if (!uri || !registry_cursor_param(params, &after, err))
         return NULL;
     /* "skill://name/dir/" names the directory "skill://name/dir". */
     char *dir = strdup(uri);
