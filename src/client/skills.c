@@ -18,6 +18,7 @@
 #include "client/sha256.h"
 #include "clock.h"
 #include "protocol/base64.h"
+#include "protocol/hex.h"
 #include "skill_md.h"
 
 /* URIs are cut to this many bytes in messages, which hold 256. */
@@ -192,12 +193,8 @@ static int check_manifest(const client_skill_file_t *file, const char *bytes, si
     int rc = client_sha256(bytes, len, digest, err);
     if (rc != MCP_OK)
         return rc;
-    static const char hex_digits[] = "0123456789abcdef";
     char hex[2 * CLIENT_SHA256_SIZE];
-    for (size_t i = 0; i < CLIENT_SHA256_SIZE; i++) {
-        hex[2 * i] = hex_digits[digest[i] >> 4];
-        hex[2 * i + 1] = hex_digits[digest[i] & 0xf];
-    }
+    mcp_hex_encode(digest, sizeof digest, hex);
     const char *listed = file->digest + strlen("sha256:");
     if (memcmp(hex, listed, sizeof hex) != 0)
         return failed(err, file->uri, "digest mismatch: the content is not what the manifest "

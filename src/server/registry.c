@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "server/server_internal.h"
+#include "protocol/hex.h"
 #include "protocol/uri_template.h"
 
 /* ------------------------------------------------------------------------
@@ -204,16 +205,12 @@ bool registry_has(mcp_server_t *srv, entry_kind_t kind)
  * trivially validated, and valid across registry changes. */
 char *registry_cursor_encode(const char *key)
 {
-    static const char hex[] = "0123456789abcdef";
     size_t n = strlen(key);
     char *c = malloc(2 * n + 2);
     if (!c)
         return NULL;
     c[0] = 'k';
-    for (size_t i = 0; i < n; i++) {
-        c[1 + 2 * i] = hex[(unsigned char)key[i] >> 4];
-        c[2 + 2 * i] = hex[(unsigned char)key[i] & 15];
-    }
+    mcp_hex_encode(key, n, c + 1);
     c[2 * n + 1] = '\0';
     return c;
 }

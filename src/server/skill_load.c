@@ -19,6 +19,7 @@
 #include <nettle/sha2.h>
 
 #include "mcp/server.h"
+#include "protocol/hex.h"
 #include "server/skills.h"
 #include "skill_md.h"
 
@@ -268,17 +269,13 @@ static char *uri_of(const char *name, const char *path)
 
 static void digest_text(const unsigned char *bytes, size_t len, char out[7 + 64 + 1])
 {
-    static const char hex[] = "0123456789abcdef";
     struct sha256_ctx ctx;
     uint8_t d[SHA256_DIGEST_SIZE];
     sha256_init(&ctx);
     sha256_update(&ctx, len, bytes);
     sha256_digest(&ctx, sizeof d, d);
     memcpy(out, "sha256:", 7);
-    for (size_t i = 0; i < sizeof d; i++) {
-        out[7 + 2 * i] = hex[d[i] >> 4];
-        out[8 + 2 * i] = hex[d[i] & 15];
-    }
+    mcp_hex_encode(d, sizeof d, out + 7);
     out[7 + 64] = '\0';
 }
 

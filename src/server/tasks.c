@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "protocol/hex.h"
 #include "random.h"
 #include "server/server_internal.h"
 
@@ -372,11 +373,7 @@ static struct task *task_new(mcp_exchange_t *ex)
         free(t);
         return NULL;
     }
-    static const char hex[] = "0123456789abcdef";
-    for (size_t i = 0; i < sizeof raw; i++) {
-        t->id[2 * i] = hex[raw[i] >> 4];
-        t->id[2 * i + 1] = hex[raw[i] & 15];
-    }
+    mcp_hex_encode(raw, sizeof raw, t->id);
     /* What the request gathered before it became a task stays readable. */
     t->answers = ex->input_responses ? json_deep_copy(ex->input_responses) : json_object();
     if (!t->answers) {
