@@ -5,8 +5,8 @@
  *
  * Two ways to serve HTTP:
  *
- *   - mcp_http_server_start(): a complete HTTP server (libmicrohttpd),
- *     bound to 127.0.0.1 unless told otherwise, optionally over TLS.
+ *   - mcp_http_server_start(): a complete HTTP/1.1 server, bound to
+ *     127.0.0.1 unless told otherwise, optionally over TLS.
  *
  *         mcp_http_server_t *http;
  *         mcp_http_server_start(srv, &(mcp_http_options_t){.port = 8080}, &http, &err);
@@ -132,8 +132,21 @@ typedef struct mcp_http_endpoint_options {
 } mcp_http_endpoint_options_t;
 
 /* ------------------------------------------------------------------------
- * The built-in HTTP server (libmicrohttpd)
+ * The built-in HTTP server
  * ------------------------------------------------------------------------ */
+
+/*
+ * What carries the bytes. libmcp's own HTTP/1.1 engine serves plain HTTP:
+ * event threads on epoll, an answer written to the socket by the thread
+ * that produced it, no TLS library in the process. TLS goes through
+ * libmicrohttpd and GnuTLS, loaded only then. Both apply the same
+ * endpoint rules and the same options below.
+ */
+typedef enum mcp_http_engine {
+    MCP_HTTP_ENGINE_DEFAULT = 0,   /* built-in for plain HTTP, libmicrohttpd for TLS */
+    MCP_HTTP_ENGINE_BUILTIN,       /* libmcp's engine; TLS options are refused */
+    MCP_HTTP_ENGINE_LIBMICROHTTPD, /* libmicrohttpd, with or without TLS */
+} mcp_http_engine_t;
 
 typedef struct mcp_http_options {
     /* Numeric IPv4 or IPv6 address, or "localhost"; NULL picks "127.0.0.1".
@@ -145,7 +158,8 @@ typedef struct mcp_http_options {
     /* The endpoint rules above. */
     mcp_http_endpoint_options_t endpoint;
     /* Event threads accepting connections and moving bytes; 0 picks 2.
-     * They never run handlers (the server's worker pool does). */
+     * They run only the handlers registered to run inline (the server's
+     * worker pool runs the others). */
     unsigned threads;
     /* Most simultaneous connections; 0 picks 1024. */
     unsigned connection_limit;
@@ -154,10 +168,11 @@ typedef struct mcp_http_options {
      * 0 picks 30. Slow clients cannot hold a thread: I/O is non-blocking. */
     unsigned connection_timeout_s;
     /* Largest request head (request line and headers) in bytes; a larger
-     * one is refused with 431. 0 picks 8192. Every open connection keeps a
-     * buffer of about this size, roughly half of it resident, so it sets
-     * what an idle connection or listen stream costs: raise it only for
-     * clients that send large tokens. */
+     * one is refused with 431. 0 picks 8192. The built-in engine keeps no
+     * input buffer on a connection between requests; on libmicrohttpd
+     * every open connection keeps one of about this size, roughly half of
+     * it resident, which sets what an idle connection or listen stream
+     * costs there. */
     size_t max_header_bytes;
     /* On stop, how long requests in flight may finish before they are
      * cancelled; 0 picks 5000, negative cancels at once. */
@@ -166,6 +181,8 @@ typedef struct mcp_http_options {
      * neither. Read once at start. */
     const char *tls_cert_file;
     const char *tls_key_file;
+    /* Which engine serves (see mcp_http_engine_t). */
+    mcp_http_engine_t engine;
 } mcp_http_options_t;
 
 typedef struct mcp_http_server mcp_http_server_t;
@@ -176,8 +193,9 @@ typedef struct mcp_http_server mcp_http_server_t;
  * "/mcp"); it is copied. Returns MCP_OK; MCP_EINVAL for a bad option (an
  * address that is not numeric, one TLS file without the other), MCP_EIO
  * when a TLS file cannot be read or the address cannot be bound,
- * MCP_EUNSUPPORTED when libmicrohttpd lacks TLS, MCP_ENOMEM; *err says
- * which. `srv` must outlive the HTTP server. Thread-safe.
+ * MCP_EUNSUPPORTED when TLS is asked of MCP_HTTP_ENGINE_BUILTIN or when
+ * libmicrohttpd is needed but missing or built without TLS, MCP_ENOMEM;
+ * *err says which. `srv` must outlive the HTTP server. Thread-safe.
  */
 MCP_API int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
                                   mcp_http_server_t **out, mcp_error_t *err);

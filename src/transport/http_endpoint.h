@@ -6,7 +6,8 @@
  *   http_exchange.c  one request: checks, body, the sink, framing
  *   http_timeouts.c  the thread that enforces request timeouts
  *   http_watch.c     disconnect detection for parked connections
- *   http_server.c    the libmicrohttpd server on top of all this
+ *   http_server*.c   the built-in server on top of all this: its options,
+ *                    and its two engines (http_server_engine.h)
  *
  * Locks: an exchange's lock may be held while taking its endpoint's lock,
  * never the other way round. Responder callbacks run with the exchange
@@ -102,7 +103,7 @@ void http_endpoint_unref(mcp_http_endpoint_t *ep);
 /*
  * Blocks every asynchronous signal in the calling thread (saving the old
  * mask in *saved), so that threads started now -- ours or
- * libmicrohttpd's -- leave signals to the application's threads. Fault
+ * an engine's -- leave signals to the application's threads. Fault
  * signals stay open so that crashes are still reported. Restore with
  * pthread_sigmask(SIG_SETMASK, saved, NULL).
  */

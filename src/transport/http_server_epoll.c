@@ -1,0 +1,1178 @@
+/*
+ * libmcp's own HTTP/1.1 engine (see http_server_engine.h for why it
+ * exists): event threads on epoll carrying the endpoint, which decides
+ * everything about a request. This file only frames requests and moves
+ * bytes.
+ *
+ * Threads. Each event thread ("loop") owns an epoll set and the
+ * connections it accepted; the listening socket is in every set
+ * (EPOLLEXCLUSIVE: one loop wakes per connection). A loop reads, frames
+ * the request (protocol/http1.c), and hands it to the endpoint. The answer
+ * comes back through the responder callbacks on whichever thread produced
+ * it -- a worker, the timeout thread, or the loop itself for an inline
+ * handler -- and that thread writes it to the socket directly, so an
+ * answer costs no hand-off back to the loop. Only what the loop must do
+ * itself is posted to it: reading a request that arrived, pipelined,
+ * while the previous one was answered.
+ *
+ * One connection, as its loop sees it:
+ *
+ *   READ_HEAD     bytes gathered until the head is complete; parsed,
+ *                 then mcp_http_begin()
+ *   READ_BODY     Content-Length bytes, passed to mcp_http_body()
+ *   READ_CHUNKED  the same, decoded from the chunked coding
+ *   READ_DONE     mcp_http_end() called; the answer is on its way. Bytes
+ *                 that arrive meanwhile are kept (within a bound) for the
+ *                 next request; end of file means the client left, and
+ *                 cancels the request.
+ *
+ * The request is over when it is read and answered, whichever comes last;
+ * then the connection reads its next head, or lingers and closes: after
+ * "Connection: close", HTTP/1.0 without keep-alive, a refusal whose body
+ * is not worth reading, and any framing error. Lingering sends the answer,
+ * then FIN, and drops what the client still sends until it closes too (or
+ * LINGER_MS pass), so that the answer is not destroyed by a reset.
+ *
+ * Locks. conn->lock guards what the loop and the responder share (the
+ * socket, the output, the request state). Responder callbacks run with
+ * the exchange lock held and then take conn->lock; so the loop never
+ * calls into the endpoint (begin, body, end, cancel) holding conn->lock.
+ * Only the loop closes the socket, under conn->lock, so that a writer
+ * never writes to a descriptor number already reused; a writer that wants
+ * the connection gone shuts the socket down instead, and the loop closes
+ * it when it sees the hang-up.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "protocol/http1.h"
+#include "transport/http_endpoint.h"
+#include "transport/http_server_engine.h"
+
+/* A connection's input buffer starts this big, and grows for a long head
+ * (up to max_header_bytes) or for pipelined requests (up to twice that). */
+#define INPUT_BLOCK 4096
+/* Each loop reads into a buffer of its own first (see on_readable()). */
+#define SCRATCH_BYTES (64 * 1024)
+/* Headers per request; more is refused with 431. */
+#define MAX_HEADERS 100
+/* A refused request's body is read and dropped, to keep the connection,
+ * when it announces at most this much; a larger or chunked one closes it. */
+#define DISCARD_MAX (64 * 1024)
+/* Unsent bytes a stream may hold: a stream whose client stops reading is
+ * dropped beyond this, rather than buffered without bound. */
+#define MAX_PENDING_OUTPUT ((size_t)8 * 1024 * 1024)
+#define LINGER_MS 2000
+#define MAX_EVENTS 64
+#define ACCEPT_BATCH 16
+
+typedef enum read_state { READ_HEAD, READ_BODY, READ_CHUNKED, READ_DONE } read_state_t;
+
+typedef struct epoll_engine epoll_engine_t;
+typedef struct loop loop_t;
+
+typedef struct conn {
+    atomic_int refs; /* the loop's, the responder's, a posting's */
+    loop_t *loop;
+    struct conn *prev, *next; /* in loop->conns (loop thread only) */
+    struct conn *posted_next; /* in loop->posted (under loop->post_lock) */
+    bool posted;
+
+    /* Input: the loop's alone. */
+    char *in;
+    size_t in_len, in_cap;
+    size_t head_scan; /* where mcp_http1_head_end() stopped looking */
+    uint64_t body_left;
+    mcp_http1_chunked_t chunked;
+    bool expect_continue;
+    bool in_begin; /* inside mcp_http_begin(): an answer now is a refusal */
+    bool refusal_closes;
+
+    pthread_mutex_t lock; /* guards everything below */
+    int fd;               /* -1 once closed */
+    read_state_t rstate;
+    mcp_http_exchange_t *x; /* the request's handle, until released */
+    bool responder_live;    /* the responder may still call (holds a ref) */
+    bool answered;          /* finish() came for the current request */
+    bool in_end;            /* the loop is inside mcp_http_end() */
+    bool pending_input;     /* bytes wait in `in` (or the socket) for the loop */
+    bool http10;
+    bool head_method; /* HEAD: headers only */
+    bool close_after; /* linger and close once this answer is out */
+    bool lingering;   /* answered, closing: input is dropped */
+    bool shut_wr;     /* FIN sent */
+    bool chunked_out; /* the answer is a chunked stream */
+    bool streaming;
+    char *out; /* answer bytes not yet sent: out[out_off..out_len) */
+    size_t out_len, out_off, out_cap;
+    bool out_stalled; /* the socket was full at the last flush */
+    _Atomic int64_t active_ms; /* last progress, for the idle timeout */
+    int64_t linger_until;
+} conn_t;
+
+struct loop {
+    epoll_engine_t *engine;
+    pthread_t thread;
+    int epfd;
+    int wake_fd; /* eventfd: posted connections, or stop */
+    bool started;
+    conn_t *conns; /* loop thread only (and close(), after the join) */
+    /* Closed connections, freed after the batch of events that may still
+     * name them (loop thread only). */
+    conn_t *closed;
+    char *scratch;  /* input of the connection being read, when it has none */
+    int64_t now;    /* clock_ms() after the last wake-up */
+
+    pthread_mutex_t post_lock;
+    conn_t *posted;
+    bool stop;
+};
+
+struct epoll_engine {
+    mcp_http_endpoint_t *ep;
+    int listen_fd;
+    size_t max_head;
+    int64_t idle_ms;
+    unsigned limit;
+    atomic_uint n_conns;
+    atomic_bool stopping;
+    unsigned n_loops;
+    loop_t *loops;
+};
+
+/* Milliseconds for the idle and linger timeouts, which need no better
+ * than the coarse clock's few milliseconds: it is several times cheaper to
+ * read, and is read for every request. */
+static int64_t clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The loop whose thread this is (NULL on other threads). */
+static _Thread_local loop_t *current_loop;
+
+/* ------------------------------------------------------------------------
+ * Connections
+ * ------------------------------------------------------------------------ */
+
+static void conn_ref(conn_t *c)
+{
+    atomic_fetch_add(&c->refs, 1);
+}
+
+static void conn_unref(conn_t *c)
+{
+    if (atomic_fetch_sub(&c->refs, 1) != 1)
+        return;
+    free(c->in);
+    free(c->out);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* Sends what is pending (c->lock held). False when the socket failed: it
+ * is shut down, and the loop will close it. Once an answer that closes
+ * the connection is out, sends FIN and starts lingering. */
+static bool flush_locked(conn_t *c)
+{
+    size_t sent_before = c->out_off;
+    while (c->fd >= 0 && c->out_off < c->out_len) {
+        ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            c->out_off += (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            /* EPOLLOUT will say when to go on. The idle timeout counts
+             * from the last bytes that moved (or from when the output
+             * first stalled), not from every write that found it full. */
+            if (c->out_off != sent_before || !c->out_stalled)
+                atomic_store_explicit(&c->active_ms, clock_ms(), memory_order_relaxed);
+            c->out_stalled = true;
+            return true;
+        } else {
+            shutdown(c->fd, SHUT_RDWR);
+            return false;
+        }
+    }
+    if (c->fd < 0)
+        return false;
+    /* All out: an idle connection keeps no output buffer. */
+    c->out_stalled = false;
+    free(c->out);
+    c->out = NULL;
+    c->out_len = c->out_off = c->out_cap = 0;
+    if (c->lingering && c->answered && !c->shut_wr) {
+        shutdown(c->fd, SHUT_WR);
+        c->shut_wr = true;
+        c->linger_until = clock_ms() + LINGER_MS;
+    }
+    return true;
+}
+
+/* Room for `len` more bytes of pending output (c->lock held). False
+ * when out of memory, or when the client of a stream lets more than
+ * MAX_PENDING_OUTPUT pile up. (A whole answer is as large as it is: its
+ * handler made it, and its client is timed out if it stops reading.) */
+static bool reserve_locked(conn_t *c, size_t len)
+{
+    if (c->out_off > 0 && c->out_off == c->out_len)
+        c->out_len = c->out_off = 0;
+    if (c->out_len + len <= c->out_cap)
+        return true;
+    if (c->streaming && c->out_len - c->out_off + len > MAX_PENDING_OUTPUT)
+        return false;
+    if (c->out_off > 0) { /* drop what is sent before growing */
+        memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+        c->out_len -= c->out_off;
+        c->out_off = 0;
+    }
+    size_t cap = c->out_cap ? c->out_cap : 256;
+    while (cap < c->out_len + len)
+        cap *= 2;
+    char *grown = realloc(c->out, cap);
+    if (!grown)
+        return false;
+    c->out = grown;
+    c->out_cap = cap;
+    return true;
+}
+
+/* Appends to the pending output (c->lock held). */
+static bool append_locked(conn_t *c, const char *data, size_t len)
+{
+    if (!reserve_locked(c, len))
+        return false;
+    memcpy(c->out + c->out_len, data, len);
+    c->out_len += len;
+    return true;
+}
+
+/* Hands a connection to its loop, to read what waits for it. */
+static void post(conn_t *c)
+{
+    loop_t *loop = c->loop;
+    pthread_mutex_lock(&loop->post_lock);
+    bool first = !loop->posted;
+    if (!c->posted) {
+        c->posted = true;
+        conn_ref(c);
+        c->posted_next = loop->posted;
+        loop->posted = c;
+    }
+    pthread_mutex_unlock(&loop->post_lock);
+    if (first) {
+        uint64_t one = 1;
+        ssize_t n = write(loop->wake_fd, &one, sizeof one);
+        (void)n; /* a full counter already wakes the loop */
+    }
+}
+
+/* The request is read and answered (c->lock held): the connection moves
+ * on to the next one. Returns the handle to release (without the lock). */
+static mcp_http_exchange_t *next_request_locked(conn_t *c)
+{
+    /* Inside mcp_http_end() the loop still uses the handle: it releases
+     * it itself when end() returns. */
+    mcp_http_exchange_t *x = c->in_end ? NULL : c->x;
+    if (x)
+        c->x = NULL;
+    if (!c->lingering) {
+        c->rstate = READ_HEAD;
+        c->answered = false;
+        atomic_store_explicit(&c->active_ms, clock_ms(), memory_order_relaxed);
+        if (c->pending_input && current_loop != c->loop)
+            post(c);
+    }
+    return x;
+}
+
+/* ------------------------------------------------------------------------
+ * The responder: the endpoint's answer, written by whoever has it
+ * ------------------------------------------------------------------------ */
+
+static const char *reason_phrase(int status)
+{
+    switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 413: return "Content Too Large";
+    case 415: return "Unsupported Media Type";
+    case 417: return "Expectation Failed";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
+    default: return ""; /* the reason phrase may be empty (RFC 9112 section 4) */
+    }
+}
+
+/* "Date: <IMF-fixdate>\r\n" for now, formatted once a second per thread
+ * (an origin server with a clock must send it: RFC 9110 section 6.6.1).
+ * Not strftime(): its day and month names follow the program's locale. */
+static const char *date_line(void)
+{
+    static const char days[7][4] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+    static const char months[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                       "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    static _Thread_local char line[96];
+    static _Thread_local time_t of = -1;
+    time_t now = time(NULL);
+    struct tm tm;
+    if (now != of && gmtime_r(&now, &tm)) {
+        snprintf(line, sizeof line, "Date: %s, %02d %s %04d %02d:%02d:%02d GMT\r\n",
+                 days[tm.tm_wday % 7], tm.tm_mday, months[tm.tm_mon % 12], tm.tm_year + 1900,
+                 tm.tm_hour, tm.tm_min, tm.tm_sec);
+        of = now;
+    }
+    return line;
+}
+
+/* Writes `v` in decimal just before `end`; returns where it starts. (The
+ * answer's head is written for every request: no printf here.) */
+static char *decimal_before(char *end, uint64_t v)
+{
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
+}
+
+static bool append_text_locked(conn_t *c, const char *text)
+{
+    return append_locked(c, text, strlen(text));
+}
+
+/* Writes the status line and headers into the output (c->lock held). */
+static bool append_head_locked(conn_t *c, int status, const mcp_header_t *headers, size_t n,
+                               int64_t length)
+{
+    char number[24];
+    char *end = number + sizeof number;
+    const char *code = decimal_before(end, (uint64_t)status);
+    bool ok = append_text_locked(c, c->http10 ? "HTTP/1.0 " : "HTTP/1.1 ") &&
+              append_locked(c, code, (size_t)(end - code)) && append_locked(c, " ", 1) &&
+              append_text_locked(c, reason_phrase(status)) && append_locked(c, "\r\n", 2) &&
+              append_text_locked(c, date_line());
+    for (size_t i = 0; ok && i < n; i++) {
+        ok = append_text_locked(c, headers[i].name) && append_locked(c, ": ", 2) &&
+             append_text_locked(c, headers[i].value) && append_locked(c, "\r\n", 2);
+    }
+    if (length >= 0) {
+        const char *digits = decimal_before(end, (uint64_t)length);
+        ok = ok && append_text_locked(c, "Content-Length: ") &&
+             append_locked(c, digits, (size_t)(end - digits)) && append_locked(c, "\r\n", 2);
+    } else if (c->chunked_out) {
+        ok = ok && append_text_locked(c, "Transfer-Encoding: chunked\r\n");
+    }
+    if (c->close_after)
+        ok = ok && append_text_locked(c, "Connection: close\r\n");
+    else if (c->http10)
+        ok = ok && append_text_locked(c, "Connection: keep-alive\r\n");
+    return ok && append_locked(c, "\r\n", 2);
+}
+
+static int on_start(void *user, int status, const mcp_header_t *headers, size_t n_headers,
+                    int64_t content_length)
+{
+    conn_t *c = user;
+    pthread_mutex_lock(&c->lock);
+    int rc = -1;
+    if (c->fd >= 0) {
+        if (c->in_begin && c->refusal_closes)
+            c->close_after = true; /* refused: its body will not be read */
+        c->streaming = content_length < 0;
+        if (c->streaming && c->http10)
+            c->close_after = true; /* no chunked coding: the end is the close */
+        c->chunked_out = c->streaming && !c->http10;
+        if (c->close_after)
+            c->lingering = true;
+        /* Room for the whole answer at once: it is written with one send. */
+        size_t need = 192 + (content_length > 0 ? (size_t)content_length : 0);
+        for (size_t i = 0; i < n_headers; i++)
+            need += strlen(headers[i].name) + strlen(headers[i].value) + 4;
+        if (reserve_locked(c, need) &&
+            append_head_locked(c, status, headers, n_headers, content_length)) {
+            rc = 0;
+            /* A stream's client waits for its headers; a whole answer goes
+             * out with its body, in one send. */
+            if (c->streaming && !flush_locked(c))
+                rc = -1;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+static int on_write(void *user, const char *data, size_t len)
+{
+    conn_t *c = user;
+    pthread_mutex_lock(&c->lock);
+    int rc = -1;
+    if (c->fd >= 0) {
+        bool ok = true;
+        if (c->head_method) {
+            /* HEAD: the headers said how long; the body is not sent. */
+        } else if (c->chunked_out) {
+            char size[24];
+            int n = snprintf(size, sizeof size, "%zx\r\n", len);
+            ok = append_locked(c, size, (size_t)n) && append_locked(c, data, len) &&
+                 append_locked(c, "\r\n", 2);
+        } else {
+            ok = append_locked(c, data, len);
+        }
+        if (ok && (!c->streaming || flush_locked(c)))
+            rc = 0;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
+static void on_finish(void *user, bool complete)
+{
+    conn_t *c = user;
+    mcp_http_exchange_t *release = NULL;
+    pthread_mutex_lock(&c->lock);
+    c->answered = true;
+    if (c->fd >= 0) {
+        if (!complete) {
+            /* Abandoned mid-answer: only closing tells the client. */
+            shutdown(c->fd, SHUT_RDWR);
+        } else if ((!c->chunked_out || c->head_method || append_locked(c, "0\r\n\r\n", 5)) &&
+                   flush_locked(c) && c->rstate == READ_DONE) {
+            release = next_request_locked(c);
+        }
+        /* Answered before its body was read (a refusal): the loop reads
+         * and drops the rest, then moves on (body_complete()). */
+    }
+    bool was_live = c->responder_live;
+    c->responder_live = false;
+    pthread_mutex_unlock(&c->lock);
+    /* Safe inside the callback: the endpoint holds its own reference to
+     * the exchange while it calls us. */
+    mcp_http_exchange_release(release);
+    if (was_live)
+        conn_unref(c); /* never the last: the loop's is dropped only on close */
+}
+
+/* ------------------------------------------------------------------------
+ * Closing
+ * ------------------------------------------------------------------------ */
+
+/* Closes a connection and forgets it (its loop's thread, or close() after
+ * the join). A request still in flight is cancelled: its client is gone. */
+static void conn_close(conn_t *c)
+{
+    loop_t *loop = c->loop;
+    pthread_mutex_lock(&c->lock);
+    int fd = c->fd;
+    c->fd = -1;
+    mcp_http_exchange_t *x = c->x;
+    c->x = NULL;
+    bool live = c->responder_live;
+    pthread_mutex_unlock(&c->lock);
+    if (c->in == loop->scratch) {
+        c->in = NULL;
+        c->in_len = c->in_cap = 0;
+    }
+    if (fd >= 0)
+        close(fd); /* leaves the epoll set with it */
+    if (x) {
+        if (live)
+            mcp_http_exchange_cancel(x); /* waits out a callback in progress */
+        mcp_http_exchange_release(x);
+    }
+    pthread_mutex_lock(&c->lock);
+    bool drop_responder = c->responder_live;
+    c->responder_live = false;
+    pthread_mutex_unlock(&c->lock);
+    if (drop_responder)
+        conn_unref(c);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        loop->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    atomic_fetch_sub(&loop->engine->n_conns, 1);
+    c->prev = NULL;
+    c->next = loop->closed; /* the loop's reference goes with it */
+    loop->closed = c;
+}
+
+static void free_closed(loop_t *loop)
+{
+    while (loop->closed) {
+        conn_t *c = loop->closed;
+        loop->closed = c->next;
+        conn_unref(c);
+    }
+}
+
+/* Answers a request the engine refuses itself (a framing error) with a
+ * JSON-RPC error without id, as the endpoint does, and closes. */
+static void refuse(conn_t *c, int status, const char *why)
+{
+    char body[256];
+    int len = snprintf(body, sizeof body,
+                       "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32600,\"message\":\"%s\"}}",
+                       why);
+    static const mcp_header_t type = {"Content-Type", "application/json"};
+    pthread_mutex_lock(&c->lock);
+    c->close_after = c->lingering = true;
+    c->answered = true;
+    c->rstate = READ_DONE;
+    if (append_head_locked(c, status, &type, 1, len) && append_locked(c, body, (size_t)len))
+        flush_locked(c);
+    else if (c->fd >= 0)
+        shutdown(c->fd, SHUT_RDWR);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* ------------------------------------------------------------------------
+ * Reading requests (the loop's thread)
+ * ------------------------------------------------------------------------ */
+
+static void consume(conn_t *c, size_t n)
+{
+    memmove(c->in, c->in + n, c->in_len - n);
+    c->in_len -= n;
+}
+
+/* The request's body is all read: to the endpoint, or (refused) done. */
+static void body_complete(conn_t *c)
+{
+    pthread_mutex_lock(&c->lock);
+    c->rstate = READ_DONE;
+    bool answered = c->answered;
+    mcp_http_exchange_t *x = c->x;
+    mcp_http_exchange_t *release = answered ? next_request_locked(c) : NULL;
+    c->in_end = !answered;
+    pthread_mutex_unlock(&c->lock);
+    if (answered) {
+        mcp_http_exchange_release(release);
+        return;
+    }
+    mcp_http_end(x); /* may answer (and move on) right here */
+    pthread_mutex_lock(&c->lock);
+    c->in_end = false;
+    release = NULL;
+    /* Answered while end() ran (here, or already moved on to the next
+     * request by a fast worker): finish() left the handle to us. */
+    if (c->x == x && (c->answered || c->rstate == READ_HEAD)) {
+        release = x;
+        c->x = NULL;
+    }
+    pthread_mutex_unlock(&c->lock);
+    mcp_http_exchange_release(release);
+}
+
+/* Passes body bytes on; over the limit, the endpoint answers 413 at once
+ * and the connection closes after it (the rest of the body is dropped). */
+static void body_bytes(conn_t *c, const char *data, size_t len)
+{
+    pthread_mutex_lock(&c->lock);
+    mcp_http_exchange_t *x = c->answered ? NULL : c->x;
+    pthread_mutex_unlock(&c->lock);
+    if (!x || len == 0 || mcp_http_body(x, data, len) != MCP_ELIMIT)
+        return;
+    pthread_mutex_lock(&c->lock);
+    c->close_after = c->lingering = true;
+    c->rstate = READ_DONE;
+    c->in_end = true;
+    pthread_mutex_unlock(&c->lock);
+    mcp_http_end(x);
+    pthread_mutex_lock(&c->lock);
+    c->in_end = false;
+    pthread_mutex_unlock(&c->lock);
+    /* The handle is released on close (the answer, 413, ends in linger). */
+}
+
+/* Starts the request whose head is in[0..head_len). False when the
+ * connection is closed or closing. */
+static bool start_request(conn_t *c, size_t head_len)
+{
+    epoll_engine_t *engine = c->loop->engine;
+    mcp_header_t headers[MAX_HEADERS];
+    mcp_http1_head_t head;
+    int status = mcp_http1_parse_head(c->in, head_len, headers, MAX_HEADERS, &head);
+    if (status != 0) {
+        refuse(c, status, status == 431 ? "too many header fields"
+                          : status == 501 ? "unsupported transfer coding"
+                          : status == 505 ? "unsupported HTTP version"
+                          : status == 417 ? "unsupported expectation"
+                                          : "malformed HTTP request");
+        return false;
+    }
+    if (atomic_load(&engine->stopping)) {
+        conn_close(c);
+        return false;
+    }
+    pthread_mutex_lock(&c->lock);
+    c->http10 = head.minor_version == 0;
+    c->close_after = !head.keep_alive;
+    c->lingering = c->shut_wr = false;
+    c->head_method = strcmp(head.method, "HEAD") == 0;
+    c->streaming = c->chunked_out = false;
+    c->answered = false;
+    c->pending_input = false;
+    c->responder_live = true;
+    conn_ref(c); /* the responder's */
+    if (head.chunked) {
+        c->rstate = READ_CHUNKED;
+        memset(&c->chunked, 0, sizeof c->chunked);
+    } else if (head.content_length > 0) {
+        c->rstate = READ_BODY;
+        c->body_left = (uint64_t)head.content_length;
+    } else {
+        c->rstate = READ_DONE;
+    }
+    pthread_mutex_unlock(&c->lock);
+    c->expect_continue = head.expect_continue && c->rstate != READ_DONE;
+    /* A refused request's body is dropped to keep the connection, unless
+     * it is large, chunked, or may never come (a client that expected 100
+     * and got the refusal instead may not send it). */
+    c->refusal_closes =
+        head.chunked || head.content_length > DISCARD_MAX || head.expect_continue;
+
+    mcp_http_request_t request = {
+        .method = head.method, .path = head.target, .headers = {headers, head.n_headers}};
+    mcp_http_responder_t responder = {on_start, on_write, on_finish, c};
+    mcp_http_exchange_t *x = NULL;
+    c->in_begin = true;
+    int rc = mcp_http_begin(engine->ep, &request, &responder, &x);
+    c->in_begin = false;
+    consume(c, head_len); /* the head's strings were borrowed until now */
+    c->head_scan = 0;
+    if (rc != MCP_OK) {
+        conn_close(c); /* out of memory: the responder was never called */
+        return false;
+    }
+    pthread_mutex_lock(&c->lock);
+    c->x = x;
+    bool closing = c->lingering;
+    bool go_on = !closing && x && c->expect_continue && c->in_len == 0 && !c->answered;
+    if (go_on) {
+        static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+        if (append_locked(c, cont, sizeof cont - 1))
+            flush_locked(c);
+    }
+    bool no_body = c->rstate == READ_DONE;
+    pthread_mutex_unlock(&c->lock);
+    if (closing)
+        return false;
+    if (no_body)
+        body_complete(c);
+    return true;
+}
+
+/* A chunked body that breaks its coding: the request is cancelled and
+ * refused with 400, unless it was answered already (then the connection
+ * just closes). False when the connection was closed. */
+static bool body_framing_error(conn_t *c)
+{
+    pthread_mutex_lock(&c->lock);
+    bool answered = c->answered;
+    mcp_http_exchange_t *x = c->x;
+    pthread_mutex_unlock(&c->lock);
+    if (answered) {
+        conn_close(c);
+        return false;
+    }
+    mcp_http_exchange_cancel(x); /* no callback runs after this */
+    pthread_mutex_lock(&c->lock);
+    bool drop_responder = c->responder_live;
+    c->responder_live = false;
+    pthread_mutex_unlock(&c->lock);
+    if (drop_responder)
+        conn_unref(c);
+    refuse(c, 400, "malformed chunked body");
+    return true;
+}
+
+/* Frames what the buffer holds, as far as it goes. False when the
+ * connection was closed. */
+static bool serve_input(conn_t *c)
+{
+    epoll_engine_t *engine = c->loop->engine;
+    for (;;) {
+        pthread_mutex_lock(&c->lock);
+        read_state_t state = c->rstate;
+        bool lingering = c->lingering;
+        c->pending_input = c->in_len > 0 && state == READ_DONE && !lingering;
+        pthread_mutex_unlock(&c->lock);
+        if (lingering) {
+            c->in_len = 0; /* closing: whatever comes is dropped */
+            return true;
+        }
+        switch (state) {
+        case READ_HEAD: {
+            if (c->in_len == 0)
+                return true;
+            size_t end = mcp_http1_head_end(c->in, c->in_len, c->head_scan, &c->head_scan);
+            if (end == 0) {
+                if (c->in_len > engine->max_head) {
+                    refuse(c, 431, "request head too large");
+                    return true;
+                }
+                return true;
+            }
+            if (end > engine->max_head) {
+                refuse(c, 431, "request head too large");
+                return true;
+            }
+            if (!start_request(c, end))
+                return c->fd >= 0;
+            break;
+        }
+        case READ_BODY: {
+            if (c->in_len == 0)
+                return true;
+            size_t n = c->in_len < c->body_left ? c->in_len : (size_t)c->body_left;
+            body_bytes(c, c->in, n);
+            consume(c, n);
+            c->body_left -= n;
+            if (c->body_left == 0)
+                body_complete(c);
+            break;
+        }
+        case READ_CHUNKED: {
+            if (c->in_len == 0)
+                return true;
+            size_t data_len = 0;
+            bool done = false;
+            long used = mcp_http1_chunked_feed(&c->chunked, c->in, c->in_len, &data_len, &done);
+            if (used < 0)
+                return body_framing_error(c);
+            body_bytes(c, c->in, data_len);
+            consume(c, (size_t)used);
+            if (done)
+                body_complete(c);
+            else
+                return true; /* everything was consumed */
+            break;
+        }
+        case READ_DONE:
+            return true; /* kept for when the answer is out */
+        }
+    }
+}
+
+/* Moves the input into a buffer of the connection's own of `cap` bytes
+ * (from the loop's, or to grow). False when out of memory. */
+static bool own_input(conn_t *c, size_t cap)
+{
+    char *mine = c->in == c->loop->scratch ? malloc(cap) : realloc(c->in, cap);
+    if (!mine)
+        return false;
+    if (c->in == c->loop->scratch)
+        memcpy(mine, c->in, c->in_len);
+    c->in = mine;
+    c->in_cap = cap;
+    return true;
+}
+
+/* Room to read into; 0 when the connection should not read now (it holds
+ * as much unserved input as it may). */
+static size_t input_room(conn_t *c)
+{
+    size_t limit = c->loop->engine->max_head * 2 + INPUT_BLOCK;
+    if (c->in_len >= limit)
+        return 0;
+    if (c->in_cap - c->in_len < 512) {
+        size_t cap = c->in_cap * 2 > INPUT_BLOCK ? c->in_cap * 2 : INPUT_BLOCK;
+        if (!own_input(c, cap < limit ? cap : limit))
+            return c->in_cap - c->in_len;
+    }
+    size_t room = c->in_cap - c->in_len;
+    return room < limit - c->in_len ? room : limit - c->in_len;
+}
+
+/* Reads what the socket has and serves it. `hung_up`: the event said the
+ * peer closed, so read on to the end of file even after a short read.
+ *
+ * A connection with nothing buffered reads into its loop's scratch buffer:
+ * a request that arrives whole is served from there and costs the
+ * connection no buffer at all. Only bytes left over (a head cut short, a
+ * pipelined request) are copied into one of its own. */
+static void on_readable(conn_t *c, bool hung_up)
+{
+    loop_t *loop = c->loop;
+    if (!c->in) {
+        c->in = loop->scratch;
+        c->in_cap = SCRATCH_BYTES;
+    }
+    for (;;) {
+        if (c->fd < 0)
+            return; /* conn_close() gave the scratch buffer back */
+        size_t room = input_room(c);
+        if (room == 0) {
+            /* Full of requests not yet served: the loop is posted when
+             * the answer is out, and reads the rest then -- unless it is
+             * out already, and the buffer can be served now. */
+            pthread_mutex_lock(&c->lock);
+            bool waiting = c->rstate == READ_DONE && !c->lingering;
+            c->pending_input = waiting;
+            pthread_mutex_unlock(&c->lock);
+            if (waiting)
+                break;
+            if (!serve_input(c))
+                return;
+            continue;
+        }
+        ssize_t n = recv(c->fd, c->in + c->in_len, room, 0);
+        if (n > 0) {
+            c->in_len += (size_t)n;
+            atomic_store_explicit(&c->active_ms, loop->now, memory_order_relaxed);
+            if (!serve_input(c))
+                return;
+            if ((size_t)n < room && !hung_up)
+                break; /* drained: the next bytes bring a new edge */
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            break;
+        } else {
+            conn_close(c); /* the client left (or the socket failed) */
+            return;
+        }
+    }
+    if (c->in_len == 0) {
+        /* An idle connection keeps no input buffer. */
+        if (c->in != loop->scratch)
+            free(c->in);
+        c->in = NULL;
+        c->in_cap = 0;
+    } else if (c->in == loop->scratch && !own_input(c, c->in_len > INPUT_BLOCK ? c->in_len
+                                                                               : INPUT_BLOCK)) {
+        conn_close(c);
+    }
+}
+
+static void on_writable(conn_t *c)
+{
+    pthread_mutex_lock(&c->lock);
+    flush_locked(c);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* ------------------------------------------------------------------------
+ * The loop
+ * ------------------------------------------------------------------------ */
+
+static void accept_connections(loop_t *loop)
+{
+    epoll_engine_t *engine = loop->engine;
+    for (int i = 0; i < ACCEPT_BATCH; i++) {
+        int fd = accept4(engine->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return; /* EAGAIN, or a connection that failed before we took it */
+        if (atomic_load(&engine->stopping)) {
+            close(fd);
+            continue;
+        }
+        if (atomic_fetch_add(&engine->n_conns, 1) >= engine->limit) {
+            atomic_fetch_sub(&engine->n_conns, 1);
+            close(fd); /* over the limit: refused by closing, as libmicrohttpd does */
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        conn_t *c = calloc(1, sizeof *c);
+        if (!c) {
+            atomic_fetch_sub(&engine->n_conns, 1);
+            close(fd);
+            continue;
+        }
+        atomic_init(&c->refs, 1);
+        c->loop = loop;
+        c->fd = fd;
+        atomic_init(&c->active_ms, loop->now);
+        pthread_mutex_init(&c->lock, NULL);
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+                                 .data.ptr = c};
+        if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            atomic_fetch_sub(&engine->n_conns, 1);
+            close(fd);
+            pthread_mutex_destroy(&c->lock);
+            free(c);
+            continue;
+        }
+        c->next = loop->conns;
+        if (loop->conns)
+            loop->conns->prev = c;
+        loop->conns = c;
+    }
+}
+
+/* Connections handed to this loop by other threads. */
+static bool serve_posted(loop_t *loop)
+{
+    uint64_t count;
+    ssize_t n = read(loop->wake_fd, &count, sizeof count);
+    (void)n;
+    pthread_mutex_lock(&loop->post_lock);
+    conn_t *list = loop->posted;
+    loop->posted = NULL;
+    bool stop = loop->stop;
+    for (conn_t *c = list; c; c = c->posted_next)
+        c->posted = false;
+    pthread_mutex_unlock(&loop->post_lock);
+    while (list) {
+        conn_t *c = list;
+        list = c->posted_next;
+        if (c->fd >= 0 && serve_input(c))
+            on_readable(c, false);
+        conn_unref(c); /* the posting's */
+    }
+    return !stop;
+}
+
+/* Closes connections idle too long, and lingering ones whose time is up. */
+static void sweep(loop_t *loop)
+{
+    int64_t now = loop->now;
+    int64_t idle_ms = loop->engine->idle_ms;
+    conn_t *next;
+    for (conn_t *c = loop->conns; c; c = next) {
+        next = c->next;
+        pthread_mutex_lock(&c->lock);
+        /* Reading a request, or an answer that does not move: idle.
+         * Waiting for a handler, or a stream between events: not idle
+         * (the endpoint's timeouts and keep-alives look after those). */
+        bool stuck_output = c->out_off < c->out_len;
+        bool reading = c->rstate != READ_DONE && !c->lingering;
+        bool expired = (c->shut_wr && now >= c->linger_until) ||
+                       ((stuck_output || reading) && now - c->active_ms >= idle_ms);
+        pthread_mutex_unlock(&c->lock);
+        if (expired)
+            conn_close(c);
+    }
+}
+
+static void *loop_main(void *arg)
+{
+    loop_t *loop = arg;
+    current_loop = loop;
+    struct epoll_event events[MAX_EVENTS];
+    int64_t next_sweep = clock_ms() + 1000;
+    for (;;) {
+        int n = epoll_wait(loop->epfd, events, MAX_EVENTS, loop->conns ? 1000 : -1);
+        loop->now = clock_ms();
+        for (int i = 0; i < n; i++) {
+            void *p = events[i].data.ptr;
+            if (p == loop) {
+                if (!serve_posted(loop)) {
+                    free_closed(loop);
+                    return NULL;
+                }
+            } else if (p == loop->engine) {
+                accept_connections(loop);
+            } else {
+                conn_t *c = p;
+                if (c->fd < 0)
+                    continue; /* closed by an earlier event of this batch */
+                if (events[i].events & EPOLLOUT)
+                    on_writable(c);
+                if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+                    on_readable(c, events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR));
+            }
+        }
+        if (loop->now >= next_sweep) {
+            sweep(loop);
+            next_sweep = loop->now + 1000;
+        }
+        free_closed(loop);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Start and stop
+ * ------------------------------------------------------------------------ */
+
+/* The listening socket, or a negative MCP_E* code (and *err filled). */
+static int open_listener(const http_engine_config_t *cfg, uint16_t *port, mcp_error_t *err)
+{
+    int fd = socket(cfg->ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                    0);
+    if (fd < 0)
+        return mcp_error_set(err, MCP_EIO, MCP_INTERNAL_ERROR, NULL, "socket: %s",
+                             strerror(errno));
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (cfg->ipv6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (bind(fd, (const struct sockaddr *)&cfg->addr, cfg->addr_len) != 0 ||
+        listen(fd, SOMAXCONN) != 0) {
+        int e = errno;
+        close(fd);
+        return mcp_error_set(err, MCP_EIO, MCP_INTERNAL_ERROR, NULL,
+                             "cannot listen on %s port %u: %s", cfg->bind_text,
+                             (unsigned)cfg->port, strerror(e));
+    }
+    struct sockaddr_storage bound;
+    socklen_t len = sizeof bound;
+    getsockname(fd, (struct sockaddr *)&bound, &len);
+    *port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                                              : ((struct sockaddr_in *)&bound)->sin_port);
+    return fd;
+}
+
+static void engine_free(epoll_engine_t *engine)
+{
+    for (unsigned i = 0; i < engine->n_loops; i++) {
+        loop_t *loop = &engine->loops[i];
+        if (loop->epfd >= 0)
+            close(loop->epfd);
+        if (loop->wake_fd >= 0)
+            close(loop->wake_fd);
+        pthread_mutex_destroy(&loop->post_lock);
+        free(loop->scratch);
+    }
+    if (engine->listen_fd >= 0)
+        close(engine->listen_fd);
+    free(engine->loops);
+    free(engine);
+}
+
+static void loops_stop(epoll_engine_t *engine)
+{
+    for (unsigned i = 0; i < engine->n_loops; i++) {
+        loop_t *loop = &engine->loops[i];
+        if (!loop->started)
+            continue;
+        pthread_mutex_lock(&loop->post_lock);
+        loop->stop = true;
+        pthread_mutex_unlock(&loop->post_lock);
+        uint64_t one = 1;
+        ssize_t n = write(loop->wake_fd, &one, sizeof one);
+        (void)n;
+        pthread_join(loop->thread, NULL);
+        loop->started = false;
+    }
+}
+
+static int engine_start(const http_engine_config_t *cfg, void **out, uint16_t *port,
+                        mcp_error_t *err)
+{
+    epoll_engine_t *engine = calloc(1, sizeof *engine);
+    loop_t *loops = calloc(cfg->threads, sizeof *loops);
+    if (!engine || !loops) {
+        free(engine);
+        free(loops);
+        return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
+    }
+    engine->ep = cfg->ep;
+    engine->max_head = cfg->max_header_bytes;
+    engine->idle_ms = (int64_t)cfg->connection_timeout_s * 1000;
+    engine->limit = cfg->connection_limit;
+    atomic_init(&engine->n_conns, 0);
+    atomic_init(&engine->stopping, false);
+    engine->loops = loops;
+    engine->n_loops = cfg->threads;
+    bool scratch = true;
+    for (unsigned i = 0; i < cfg->threads; i++) {
+        loops[i].engine = engine;
+        loops[i].epfd = loops[i].wake_fd = -1;
+        pthread_mutex_init(&loops[i].post_lock, NULL);
+        scratch = scratch && (loops[i].scratch = malloc(SCRATCH_BYTES));
+    }
+    if (!scratch) {
+        engine->listen_fd = -1;
+        engine_free(engine);
+        return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
+    }
+    int fd = open_listener(cfg, port, err);
+    engine->listen_fd = fd;
+    if (fd < 0) {
+        engine_free(engine);
+        return fd; /* the MCP_E* code */
+    }
+    int rc = MCP_OK;
+    sigset_t saved;
+    http_signals_block(&saved);
+    for (unsigned i = 0; i < cfg->threads && rc == MCP_OK; i++) {
+        loop_t *loop = &loops[i];
+        struct epoll_event wake = {.events = EPOLLIN, .data.ptr = loop};
+        struct epoll_event accept_ev = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = engine};
+        if ((loop->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+            (loop->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
+            epoll_ctl(loop->epfd, EPOLL_CTL_ADD, loop->wake_fd, &wake) != 0 ||
+            epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &accept_ev) != 0 ||
+            pthread_create(&loop->thread, NULL, loop_main, loop) != 0)
+            rc = mcp_error_set(err, MCP_EIO, MCP_INTERNAL_ERROR, NULL,
+                               "cannot start the HTTP event threads: %s", strerror(errno));
+        else
+            loop->started = true;
+    }
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (rc != MCP_OK) {
+        loops_stop(engine);
+        engine_free(engine);
+        return rc;
+    }
+    *out = engine;
+    return MCP_OK;
+}
+
+/* New connections are accepted and closed at once; heads that arrive on
+ * open ones close them. The listening socket stays open (and bound) until
+ * close(): closing it while a loop may be accepting on it would let a
+ * reused descriptor number be accepted on. */
+static void engine_stop_accepting(void *arg)
+{
+    epoll_engine_t *engine = arg;
+    atomic_store(&engine->stopping, true);
+    for (unsigned i = 0; i < engine->n_loops; i++)
+        epoll_ctl(engine->loops[i].epfd, EPOLL_CTL_DEL, engine->listen_fd, NULL);
+}
+
+static void engine_close(void *arg)
+{
+    epoll_engine_t *engine = arg;
+    loops_stop(engine);
+    /* The loops are gone: their connections are closed from here. Posted
+     * ones hold a reference each, dropped here too. */
+    for (unsigned i = 0; i < engine->n_loops; i++) {
+        loop_t *loop = &engine->loops[i];
+        while (loop->posted) {
+            conn_t *c = loop->posted;
+            loop->posted = c->posted_next;
+            conn_unref(c);
+        }
+        while (loop->conns)
+            conn_close(loop->conns);
+        free_closed(loop);
+    }
+    engine_free(engine);
+}
+
+const http_engine_ops_t http_engine_epoll = {engine_start, engine_stop_accepting, NULL,
+                                             engine_close};
