@@ -214,3 +214,12 @@ json_t *mcp_messages(const http_response_t *resp)
     }
     return out;
 }
+
+mcp_http_options_t http_test_server_options(const mcp_http_options_t *opts)
+{
+    mcp_http_options_t o = opts ? *opts : (mcp_http_options_t){0};
+    const char *engine = getenv("MCP_TEST_HTTP_ENGINE");
+    if (engine && strcmp(engine, "libmicrohttpd") == 0)
+        o.engine = MCP_HTTP_ENGINE_LIBMICROHTTPD;
+    return o;
+}

@@ -13,6 +13,8 @@
 
 #include <jansson.h>
 
+#include "mcp/server_http.h"
+
 typedef struct http_request {
     const char *base;           /* "http://127.0.0.1:PORT" */
     const char *method;         /* NULL: POST */
@@ -39,6 +41,12 @@ typedef struct http_response {
 } http_response_t;
 
 void http_client_init(void);
+
+/* `opts` (NULL: defaults) with the engine the environment asks for:
+ * MCP_TEST_HTTP_ENGINE=libmicrohttpd runs a test's servers on
+ * libmicrohttpd, so that one test file checks both engines (CMake
+ * registers such tests twice). */
+mcp_http_options_t http_test_server_options(const mcp_http_options_t *opts);
 
 /* Performs the request; always fills *resp (free with http_response_free). */
 void http_call(const http_request_t *req, http_response_t *resp);

@@ -79,7 +79,8 @@ static fixture_t *start(const mcp_http_options_t *opts)
     assert_int_equal(mcp_server_add_tool(f->srv, &(mcp_tool_t){
         .name = "whoami", .input_schema = "{\"type\":\"object\"}", .handler = whoami}, &err),
         MCP_OK);
-    assert_int_equal(mcp_http_server_start(f->srv, opts, &f->http, &err), MCP_OK);
+    mcp_http_options_t o = http_test_server_options(opts);
+    assert_int_equal(mcp_http_server_start(f->srv, &o, &f->http, &err), MCP_OK);
     uint16_t port = mcp_http_server_port(f->http);
     assert_true(port != 0); /* port 0 asked: the chosen one is reported */
     snprintf(f->base, sizeof f->base, "http://127.0.0.1:%u", (unsigned)port);

@@ -183,7 +183,8 @@ static fixture_t *start(const mcp_http_options_t *opts)
                              .name = tools[i].name, .input_schema = "{\"type\":\"object\"}",
                              .handler = tools[i].fn, .run_inline = tools[i].run_inline}, &err),
                          MCP_OK);
-    assert_int_equal(mcp_http_server_start(f->srv, opts, &f->http, &err), MCP_OK);
+    mcp_http_options_t o = http_test_server_options(opts);
+    assert_int_equal(mcp_http_server_start(f->srv, &o, &f->http, &err), MCP_OK);
     snprintf(f->base, sizeof f->base, "http://127.0.0.1:%u",
              (unsigned)mcp_http_server_port(f->http));
     reset_reports();
@@ -484,13 +485,18 @@ static void test_client_abort(void **state)
     expect_prompt_cancel(left_at);
     http_response_free(&resp);
 
-    /* A client that hangs up the moment it has sent its request, before
-     * the watcher has even started to look at the parked socket. */
+    /* A client that hangs up the moment it has sent its request (before
+     * libmicrohttpd's watcher has even started to look at the parked
+     * socket). The built-in engine may see the hang-up before a worker
+     * has picked the request up: then the handler never starts, which
+     * is as good. Either way it must not run its 10 s. */
     reset_reports();
     send_and_leave(f, "slow");
     left_at = now_ms();
-    assert_true(wait_count(&slow_started, 1));
-    expect_prompt_cancel(left_at);
+    if (wait_count(&slow_started, 1))
+        expect_prompt_cancel(left_at);
+    else
+        assert_int_equal(atomic_load(&slow_cancelled), 0);
 
     /* The server goes on serving. */
     call_tool(f->base, &(call_spec_t){.tool = "fast"}, &resp);
