@@ -11,12 +11,14 @@
  *
  *   bench_server stdio [--tools N] [--spin-us U] [--workers W]
  *   bench_server http [PORT] [--tools N] [--threads T] [--spin-us U] [--workers W]
+ *                     [--engine builtin|libmicrohttpd]
  *
  * Over HTTP it prints its URL as the first line of stdout, then serves
  * until SIGINT or SIGTERM. tools/list answers all tools in one page, as
  * the TypeScript server does. --spin-us sets the server option spin_us
  * (default 0: libmcp's default active wait; -1: none), --workers the
- * option worker_threads (default 0: one per CPU but the first).
+ * option worker_threads (default 0: one per CPU but the first), --engine
+ * the HTTP engine (default: libmcp's own for plain HTTP).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -105,7 +107,8 @@ static int build(mcp_server_t *srv, int extra_tools, mcp_error_t *err)
     return rc;
 }
 
-static int serve_http(mcp_server_t *srv, uint16_t port, unsigned threads)
+static int serve_http(mcp_server_t *srv, uint16_t port, unsigned threads,
+                      mcp_http_engine_t engine)
 {
     sigset_t stop;
     sigemptyset(&stop);
@@ -117,7 +120,7 @@ static int serve_http(mcp_server_t *srv, uint16_t port, unsigned threads)
     mcp_http_server_t *http;
     int rc = mcp_http_server_start(srv, &(mcp_http_options_t){
         .port = port, .threads = threads, .shutdown_grace_ms = -1,
-        .connection_limit = 4096}, &http, &err);
+        .connection_limit = 4096, .engine = engine}, &http, &err);
     if (rc != MCP_OK) {
         fprintf(stderr, "bench_server: %s\n", err.message);
         mcp_error_clear(&err);
@@ -138,6 +141,7 @@ int main(int argc, char **argv)
     int extra_tools = 0;
     unsigned threads = 0;
     int spin_us = 0, workers = 0;
+    mcp_http_engine_t engine = MCP_HTTP_ENGINE_DEFAULT;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--tools") == 0 && i + 1 < argc)
             extra_tools = atoi(argv[++i]);
@@ -147,12 +151,15 @@ int main(int argc, char **argv)
             spin_us = atoi(argv[++i]);
         else if (strcmp(argv[i], "--workers") == 0 && i + 1 < argc)
             workers = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc)
+            engine = strcmp(argv[++i], "libmicrohttpd") == 0 ? MCP_HTTP_ENGINE_LIBMICROHTTPD
+                                                              : MCP_HTTP_ENGINE_BUILTIN;
         else
             port = (uint16_t)atoi(argv[i]);
     }
     if (strcmp(mode, "stdio") != 0 && strcmp(mode, "http") != 0) {
         fprintf(stderr, "usage: bench_server stdio|http [PORT] [--tools N] [--threads T] "
-                        "[--spin-us U] [--workers W]\n");
+                        "[--spin-us U] [--workers W] [--engine builtin|libmicrohttpd]\n");
         return 2;
     }
 
@@ -166,7 +173,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_server: %s\n", err.message);
         mcp_error_clear(&err);
     } else if (strcmp(mode, "http") == 0) {
-        rc = serve_http(srv, port, threads);
+        rc = serve_http(srv, port, threads, engine);
     } else {
         rc = mcp_server_run_stdio(srv, NULL);
     }

@@ -106,6 +106,9 @@ function machine() {
 async function httpEcho() {
   const servers = {
     libmcp: await startServer([...LIBMCP, 'http']),
+    // The same server on the libmicrohttpd engine (the one TLS uses): the
+    // built-in engine's before and after.
+    libmcp_mhd: await startServer([...LIBMCP, 'http', '--engine', 'libmicrohttpd']),
     ts: await startServer([...TS, 'http']),
     mhd: await startServer([bin('bench_mhd_fixed')])
   };
@@ -116,10 +119,10 @@ async function httpEcho() {
       for (const [name, s] of Object.entries(servers)) {
         log(`http echo c=${c} ${name}`);
         results.http.push({ server: name, connections: c, ...wrk(s.url, c, 'echo', seconds, name === 'ts') });
-        if (name === 'libmcp') {
+        if (name === 'libmcp' || name === 'libmcp_mhd') {
           // The same tool registered run_inline: no hand-off to the worker pool.
-          log(`http echo_inline c=${c} libmcp`);
-          results.http.push({ server: 'libmcp_inline', connections: c, ...wrk(s.url, c, 'echo_inline') });
+          log(`http echo_inline c=${c} ${name}`);
+          results.http.push({ server: `${name}_inline`, connections: c, ...wrk(s.url, c, 'echo_inline') });
         }
       }
     }
@@ -206,10 +209,12 @@ async function memory() {
   } catch (e) {
     log(`memory: TypeScript server: ${e.message}`);
   }
-  // The floor under any server on this HTTP stack: libc, libmicrohttpd and
-  // the GnuTLS libraries it links and initialises.
-  log('memory: bare libmicrohttpd program, idle');
+  // The floor under any server on libmicrohttpd: libc, libmicrohttpd and
+  // the GnuTLS libraries it links and initialises; and the libmcp server
+  // on that engine.
+  log('memory: bare libmicrohttpd program, idle; libmcp on the libmicrohttpd engine, idle');
   results.memory.mhd_idle_kb = await idleRssKb([bin('bench_mhd_fixed')]);
+  results.memory.libmcp_on_mhd_idle_kb = await idleRssKb([...LIBMCP, 'http', '--engine', 'libmicrohttpd']);
   // bench_server is linked statically; a program linked with the shared
   // libraries maps what they need: libmcp-server, or libmcp with libcurl.
   log('memory: the server linked with libmcp-server.so and with libmcp.so, idle');
@@ -305,6 +310,16 @@ function report() {
                   fmt(t.rps), us(t.p50_us), us(t.p99_us), fmt(m.rps), ratio(l.rps, t.rps), ratio(i.rps, t.rps),
                   `${fmt(100 * l.rps / m.rps)}%`, `${fmt(100 * i.rps / m.rps)}%`];
         }));
+  table('1b. The same libmcp server on the libmicrohttpd engine (TLS uses it): requests/s, p50, p99',
+        ['connections', 'on MHD', 'p50', 'p99', 'inline', 'p50', 'p99', 'built-in/MHD engine',
+         'inline: built-in/MHD engine', 'on MHD/bare MHD', 'inline on MHD/bare MHD'],
+        [1, 16, 64].map((c) => {
+          const [l, i, b, bi, m] = [h('libmcp_mhd', c), h('libmcp_mhd_inline', c), h('libmcp', c),
+                                    h('libmcp_inline', c), h('mhd', c)];
+          return [c, fmt(l.rps), us(l.p50_us), us(l.p99_us), fmt(i.rps), us(i.p50_us), us(i.p99_us),
+                  ratio(b.rps, l.rps), ratio(bi.rps, i.rps),
+                  `${fmt(100 * l.rps / m.rps)}%`, `${fmt(100 * i.rps / m.rps)}%`];
+        }));
   for (const r of results.http.filter((x) => x.errors))
     console.log(`(${r.server} at ${r.connections} connections: ${r.errors} requests timed out in wrk)`);
   const [l16, i16, t16, m16] = [h('libmcp', 16), h('libmcp_inline', 16), h('ts', 16), h('mhd', 16)];
@@ -372,7 +387,8 @@ function report() {
   const clientRss = (client) => st(client, client, 1).client_rss_kb;
   console.log(`client RSS after the sequential stdio run: libmcp ${fmt(clientRss('libmcp'))} KiB, ` +
               `TS v2 ${fmt(clientRss('ts'))} KiB`);
-  console.log(`bare libmicrohttpd program, idle RSS: ${fmt(mem.mhd_idle_kb)} KiB`);
+  console.log(`bare libmicrohttpd program, idle RSS: ${fmt(mem.mhd_idle_kb)} KiB; ` +
+              `the libmcp server on the libmicrohttpd engine: ${fmt(mem.libmcp_on_mhd_idle_kb)} KiB`);
   console.log(`the libmcp server linked with libmcp-server.so, idle RSS: ` +
               `${fmt(mem.shared_server_idle_kb)} KiB; with libmcp.so: ${fmt(mem.shared_whole_idle_kb)} KiB`);
   console.log(`the libmcp server over stdio, idle RSS: ${fmt(mem.stdio_idle_kb)} KiB; ` +
