@@ -88,6 +88,7 @@ typedef struct conn {
     struct conn *prev, *next; /* in loop->conns (loop thread only) */
     struct conn *posted_next; /* in loop->posted (under loop->post_lock) */
     bool posted;
+    bool adopting; /* accepted by another loop: posted to its own to join it */
 
     /* Input: the loop's alone. */
     char *in;
@@ -146,6 +147,7 @@ struct epoll_engine {
     int64_t idle_ms;
     unsigned limit;
     atomic_uint n_conns;
+    atomic_uint next_loop; /* the loop the next connection goes to */
     atomic_bool stopping;
     unsigned n_loops;
     loop_t *loops;
@@ -887,6 +889,25 @@ static void on_writable(conn_t *c)
  * The loop
  * ------------------------------------------------------------------------ */
 
+/* Puts a new connection in its loop's epoll set and list (its loop's
+ * thread). On failure it is closed and dropped. */
+static void adopt(conn_t *c)
+{
+    loop_t *loop = c->loop;
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, .data.ptr = c};
+    if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
+        close(c->fd);
+        c->fd = -1;
+        atomic_fetch_sub(&loop->engine->n_conns, 1);
+        conn_unref(c); /* the loop's */
+        return;
+    }
+    c->next = loop->conns;
+    if (loop->conns)
+        loop->conns->prev = c;
+    loop->conns = c;
+}
+
 static void accept_connections(loop_t *loop)
 {
     epoll_engine_t *engine = loop->engine;
@@ -911,28 +932,26 @@ static void accept_connections(loop_t *loop)
             close(fd);
             continue;
         }
-        atomic_init(&c->refs, 1);
-        c->loop = loop;
+        atomic_init(&c->refs, 1); /* its loop's */
         c->fd = fd;
         atomic_init(&c->active_ms, loop->now);
         pthread_mutex_init(&c->lock, NULL);
-        struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
-                                 .data.ptr = c};
-        if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
-            atomic_fetch_sub(&engine->n_conns, 1);
-            close(fd);
-            pthread_mutex_destroy(&c->lock);
-            free(c);
-            continue;
+        /* Connections go to the loops in turn, whichever loop accepted
+         * them: a burst of connections accepted by one loop would
+         * otherwise all stay on it, and inline handlers, which run on
+         * the loop, would share one CPU while the other idles. */
+        c->loop = &engine->loops[atomic_fetch_add(&engine->next_loop, 1) % engine->n_loops];
+        if (c->loop == loop) {
+            adopt(c);
+        } else {
+            c->adopting = true;
+            post(c);
         }
-        c->next = loop->conns;
-        if (loop->conns)
-            loop->conns->prev = c;
-        loop->conns = c;
     }
 }
 
-/* Connections handed to this loop by other threads. */
+/* Connections handed to this loop by other threads: new ones accepted
+ * elsewhere, and ones with input waiting since their answer went out. */
 static bool serve_posted(loop_t *loop)
 {
     uint64_t count;
@@ -948,6 +967,10 @@ static bool serve_posted(loop_t *loop)
     while (list) {
         conn_t *c = list;
         list = c->posted_next;
+        if (c->adopting) {
+            c->adopting = false;
+            adopt(c); /* then read what may have come already */
+        }
         if (c->fd >= 0 && serve_input(c))
             on_readable(c, false);
         conn_unref(c); /* the posting's */
@@ -1094,6 +1117,7 @@ static int engine_start(const http_engine_config_t *cfg, void **out, uint16_t *p
     engine->idle_ms = (int64_t)cfg->connection_timeout_s * 1000;
     engine->limit = cfg->connection_limit;
     atomic_init(&engine->n_conns, 0);
+    atomic_init(&engine->next_loop, 0);
     atomic_init(&engine->stopping, false);
     engine->loops = loops;
     engine->n_loops = cfg->threads;
@@ -1165,6 +1189,11 @@ static void engine_close(void *arg)
         while (loop->posted) {
             conn_t *c = loop->posted;
             loop->posted = c->posted_next;
+            if (c->adopting) { /* accepted, never in a loop: no one else closes it */
+                close(c->fd);
+                atomic_fetch_sub(&engine->n_conns, 1);
+                conn_unref(c);
+            }
             conn_unref(c);
         }
         while (loop->conns)
