@@ -1142,6 +1142,8 @@ static int engine_start(const http_engine_config_t *cfg, void **out, uint16_t *p
     int rc = MCP_OK;
     sigset_t saved;
     http_signals_block(&saved);
+    /* Every loop is set up before any starts: the first to run may deal a
+     * connection to any other, and wakes it through its eventfd. */
     for (unsigned i = 0; i < cfg->threads && rc == MCP_OK; i++) {
         loop_t *loop = &loops[i];
         struct epoll_event wake = {.events = EPOLLIN, .data.ptr = loop};
@@ -1149,10 +1151,15 @@ static int engine_start(const http_engine_config_t *cfg, void **out, uint16_t *p
         if ((loop->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
             (loop->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0 ||
             epoll_ctl(loop->epfd, EPOLL_CTL_ADD, loop->wake_fd, &wake) != 0 ||
-            epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &accept_ev) != 0 ||
-            pthread_create(&loop->thread, NULL, loop_main, loop) != 0)
+            epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &accept_ev) != 0)
             rc = mcp_error_set(err, MCP_EIO, MCP_INTERNAL_ERROR, NULL,
-                               "cannot start the HTTP event threads: %s", strerror(errno));
+                               "cannot set up the HTTP event threads: %s", strerror(errno));
+    }
+    for (unsigned i = 0; i < cfg->threads && rc == MCP_OK; i++) {
+        loop_t *loop = &loops[i];
+        if (pthread_create(&loop->thread, NULL, loop_main, loop) != 0)
+            rc = mcp_error_set(err, MCP_EIO, MCP_INTERNAL_ERROR, NULL,
+                               "cannot start the HTTP event threads");
         else
             loop->started = true;
     }
