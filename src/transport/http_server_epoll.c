@@ -488,6 +488,18 @@ static void on_finish(void *user, bool complete)
  * Closing
  * ------------------------------------------------------------------------ */
 
+/* After a cancel, the endpoint calls the responder no more: drop its
+ * reference, unless finish() did. */
+static void responder_forget(conn_t *c)
+{
+    pthread_mutex_lock(&c->lock);
+    bool live = c->responder_live;
+    c->responder_live = false;
+    pthread_mutex_unlock(&c->lock);
+    if (live)
+        conn_unref(c);
+}
+
 /* Closes a connection and forgets it (its loop's thread, or close() after
  * the join). A request still in flight is cancelled: its client is gone. */
 static void conn_close(conn_t *c)
@@ -511,12 +523,7 @@ static void conn_close(conn_t *c)
             mcp_http_exchange_cancel(x); /* waits out a callback in progress */
         mcp_http_exchange_release(x);
     }
-    pthread_mutex_lock(&c->lock);
-    bool drop_responder = c->responder_live;
-    c->responder_live = false;
-    pthread_mutex_unlock(&c->lock);
-    if (drop_responder)
-        conn_unref(c);
+    responder_forget(c);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -709,12 +716,7 @@ static bool body_framing_error(conn_t *c)
         return false;
     }
     mcp_http_exchange_cancel(x); /* no callback runs after this */
-    pthread_mutex_lock(&c->lock);
-    bool drop_responder = c->responder_live;
-    c->responder_live = false;
-    pthread_mutex_unlock(&c->lock);
-    if (drop_responder)
-        conn_unref(c);
+    responder_forget(c);
     refuse(c, 400, "malformed chunked body");
     return true;
 }

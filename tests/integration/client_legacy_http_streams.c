@@ -32,22 +32,9 @@
 
 #include "mcp/client.h"
 #include "mcp/mcp.h"
+#include "test_clock.h"
 
 #define MAX_CONNECTIONS 32
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
 
 /* ------------------------------------------------------------------------
  * The scripted server

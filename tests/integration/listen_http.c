@@ -41,6 +41,7 @@
 #include "mcp/mcp.h"
 #include "protocol/sse.h"
 #include "schema_check.h"
+#include "test_clock.h"
 #include "server/server_internal.h" /* listen_count() */
 
 #define REVISION "2026-07-28"
@@ -62,19 +63,6 @@
 #define UNDER_SANITIZER 1
 #endif
 #endif
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
 
 static const char *const LISTEN_HEADERS[] = {
     "Content-Type: application/json", "Accept: application/json, text/event-stream",

@@ -43,6 +43,7 @@
 #include "http_client.h"
 #include "mcp/mcp.h"
 #include "schema_check.h"
+#include "test_clock.h"
 
 #define REVISION "2026-07-28"
 #define PATIENCE_MS 10000 /* how long to wait for something that must happen */
@@ -55,19 +56,6 @@
  * 4 MiB), so that it goes out in partial sends, EPOLLOUT after EPOLLOUT. */
 #define BIG_SIZE (6 * 1024 * 1024)
 #define BIG_URI "big://data"
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
 
 /* ------------------------------------------------------------------------
  * The server under test

@@ -26,6 +26,7 @@
 #include "http_client.h"
 #include "mcp/mcp.h"
 #include "schema_check.h"
+#include "test_clock.h"
 
 #define REVISION "2026-07-28"
 #define BODY_LIMIT 4096
@@ -618,13 +619,6 @@ static void test_options(void **state)
 /* ------------------------------------------------------------------------
  * Connection limit and slow clients
  * ------------------------------------------------------------------------ */
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A raw TCP connection to the server, optionally sending `text`. */
 static int raw_connect(mcp_http_server_t *http, const char *text)

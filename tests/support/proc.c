@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "proc.h"
+#include "test_clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,13 +22,6 @@
 #include <cmocka.h>
 
 extern char **environ;
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The test's environment with `extra` applied (a new array of borrowed
  * and static strings; free the array only). */

@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "pty_proc.h"
+#include "test_clock.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -19,13 +20,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 extern char **environ;
 

@@ -20,15 +20,9 @@
 #include <cmocka.h>
 
 #include "mcp/jsonrpc.h"
+#include "test_clock.h"
 
 extern char **environ;
-
-static int64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 void stdio_child_start(stdio_child_t *child, const char *path, char *const argv[],
                        char *const env[])

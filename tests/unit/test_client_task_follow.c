@@ -18,6 +18,7 @@
 #include "client/client_internal.h"
 #include "client_fake_transport.h"
 #include "mcp/mcp.h"
+#include "test_clock.h"
 
 /* ------------------------------------------------------------------------
  * A server whose tools/call becomes task "t-1", and whose tasks/get
@@ -114,13 +115,6 @@ static int teardown(void **state)
     json_decref(f->user.messages);
     free(f);
     return 0;
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int call(fixture_t *f, const mcp_request_options_t *opts, json_t **result,

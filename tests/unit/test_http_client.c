@@ -32,22 +32,10 @@
 #include "mcp/probe.h"
 #include "schema_check.h"
 #include "transport/http_client.h"
+#include "test_clock.h"
 
 #define REVISION "2026-07-28"
 #define WAIT_MS 10000 /* generous: the suite runs under sanitizers on 2 shared cores */
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void deadline_from_now(struct timespec *ts, int ms)
 {

@@ -22,23 +22,11 @@
 
 #include "mcp/mcp.h"
 #include "schema_check.h"
+#include "test_clock.h"
 
 #define REVISION "2026-07-28"
 #define PATIENCE_MS 20000
 #define BODY_LIMIT 2048
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
 
 /* ------------------------------------------------------------------------
  * A responder that records every callback

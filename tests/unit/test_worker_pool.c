@@ -23,14 +23,9 @@
 #include <cmocka.h>
 
 #include "server/worker_pool.h"
+#include "test_clock.h"
 
 #define PATIENCE_MS 20000 /* how long a test waits for something that must happen */
-
-static void sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
 
 /* Polls `done(arg)` every millisecond; false when PATIENCE_MS passes first. */
 static bool eventually(bool (*done)(void *arg), void *arg)
@@ -567,13 +562,6 @@ static void *submit_many(void *arg)
 static bool reaches_two(void *arg)
 {
     return atomic_load((atomic_int *)arg) >= 2;
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 /* A pool whose idle thread waits actively (for up to 5 s here, far beyond
