@@ -13,7 +13,11 @@
 extern "C" {
 #endif
 
-/* One header line as received: name and raw value (not trimmed). */
+/* One header line: its name, and its value as the HTTP server handed it
+ * over. libmcp's built-in servers trim the optional whitespace around a
+ * value (RFC 9110 section 5.5); one from an embedding server may come
+ * untrimmed, and the endpoint's checks trim what they read
+ * (mcp_header_trim()). */
 typedef struct mcp_header {
     const char *name;
     const char *value;
