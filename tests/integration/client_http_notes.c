@@ -8,8 +8,10 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -99,9 +101,35 @@ static void test_server_stops(void **state)
     mcp_error_clear(&err);
 }
 
+/* Whether process `pid` has mapped a file whose name contains `library`. */
+static bool maps_library(pid_t pid, const char *library)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *maps = fopen(path, "r");
+    assert_non_null(maps);
+    char line[4096];
+    bool found = false;
+    while (fgets(line, sizeof line, maps))
+        found = found || strstr(line, library) != NULL;
+    fclose(maps);
+    return found;
+}
+
+/* After every scenario has run through it: a server on plain HTTP is
+ * served by libmcp's own engine, and never loads libmicrohttpd, nor the
+ * GnuTLS stack under it (docs/architecture.md). */
+static void test_plain_http_loads_no_tls(void **state)
+{
+    (void)state;
+    assert_false(maps_library(shared_server.pid, "libmicrohttpd"));
+    assert_false(maps_library(shared_server.pid, "libgnutls"));
+}
+
 int main(void)
 {
-    const struct CMUnitTest shared[] = {NOTES_SCENARIOS};
+    const struct CMUnitTest shared[] = {NOTES_SCENARIOS,
+                                        cmocka_unit_test(test_plain_http_loads_no_tls)};
     const struct CMUnitTest own[] = {
         cmocka_unit_test(test_server_stops),
     };
