@@ -18,6 +18,11 @@
 /* Milliseconds on the monotonic clock; only differences are meaningful. */
 int64_t mcp_clock_ms(void);
 
+/* The same, read from the coarse monotonic clock: a few milliseconds
+ * behind at most, and several times cheaper to read, for timeouts counted
+ * in seconds that are restarted on every request. */
+int64_t mcp_clock_coarse_ms(void);
+
 /* The monotonic instant `ms` milliseconds from now, for
  * pthread_cond_timedwait on a monotonic condition variable. A negative
  * `ms` is taken as 0. */

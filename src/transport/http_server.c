@@ -87,26 +87,29 @@ static bool parse_bind_address(const char *text, uint16_t port, http_engine_conf
     return false;
 }
 
-/* The engine the options ask for; NULL (and *err set) when none can. */
-static const http_engine_ops_t *pick_engine(const mcp_http_options_t *o, mcp_error_t *err)
+/* Stores in *engine the engine the options ask for. Returns MCP_OK, or
+ * MCP_EUNSUPPORTED / MCP_EINVAL (and *err set) when none can serve them. */
+static int pick_engine(const mcp_http_options_t *o, const http_engine_ops_t **engine,
+                       mcp_error_t *err)
 {
     bool tls = o->tls_cert_file != NULL;
     switch (o->engine) {
     case MCP_HTTP_ENGINE_DEFAULT:
-        return tls ? &http_engine_mhd : &http_engine_epoll;
+        *engine = tls ? &http_engine_mhd : &http_engine_epoll;
+        return MCP_OK;
     case MCP_HTTP_ENGINE_BUILTIN:
+        *engine = &http_engine_epoll;
         if (!tls)
-            return &http_engine_epoll;
-        mcp_error_set(err, MCP_EUNSUPPORTED, MCP_INVALID_PARAMS, NULL,
-                      "the built-in HTTP engine does not do TLS; use "
-                      "MCP_HTTP_ENGINE_LIBMICROHTTPD (or the default)");
-        return NULL;
+            return MCP_OK;
+        return mcp_error_set(err, MCP_EUNSUPPORTED, MCP_INVALID_PARAMS, NULL,
+                             "the built-in HTTP engine does not do TLS; use "
+                             "MCP_HTTP_ENGINE_LIBMICROHTTPD (or the default)");
     case MCP_HTTP_ENGINE_LIBMICROHTTPD:
-        return &http_engine_mhd;
+        *engine = &http_engine_mhd;
+        return MCP_OK;
     }
-    mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL, "unknown HTTP engine %d",
-                  (int)o->engine);
-    return NULL;
+    return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL, "unknown HTTP engine %d",
+                         (int)o->engine);
 }
 
 int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
@@ -136,9 +139,10 @@ int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
     if (!o->tls_cert_file != !o->tls_key_file)
         return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
                              "TLS needs both a certificate file and a key file");
-    const http_engine_ops_t *engine = pick_engine(o, err);
-    if (!engine)
-        return o->engine == MCP_HTTP_ENGINE_BUILTIN ? MCP_EUNSUPPORTED : MCP_EINVAL;
+    const http_engine_ops_t *engine;
+    int picked = pick_engine(o, &engine, err);
+    if (picked != MCP_OK)
+        return picked;
 
     mcp_http_server_t *http = calloc(1, sizeof *http);
     if (!http)

@@ -56,6 +56,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "mcp/jsonrpc.h"
 #include "protocol/http1.h"
 #include "transport/http_endpoint.h"
 #include "transport/http_server_engine.h"
@@ -118,7 +120,9 @@ typedef struct conn {
     char *out; /* answer bytes not yet sent: out[out_off..out_len) */
     size_t out_len, out_off, out_cap;
     bool out_stalled; /* the socket was full at the last flush */
-    _Atomic int64_t active_ms; /* last progress, for the idle timeout */
+    /* Last progress, for the idle timeout. Timeouts here are counted in
+     * seconds, on the coarse clock (it is read for every request). */
+    _Atomic int64_t active_ms;
     int64_t linger_until;
 } conn_t;
 
@@ -133,7 +137,7 @@ struct loop {
      * name them (loop thread only). */
     conn_t *closed;
     char *scratch;  /* input of the connection being read, when it has none */
-    int64_t now;    /* clock_ms() after the last wake-up */
+    int64_t now;    /* mcp_clock_coarse_ms() after the last wake-up */
 
     pthread_mutex_t post_lock;
     conn_t *posted;
@@ -152,16 +156,6 @@ struct epoll_engine {
     unsigned n_loops;
     loop_t *loops;
 };
-
-/* Milliseconds for the idle and linger timeouts, which need no better
- * than the coarse clock's few milliseconds: it is several times cheaper to
- * read, and is read for every request. */
-static int64_t clock_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The loop whose thread this is (NULL on other threads). */
 static _Thread_local loop_t *current_loop;
@@ -203,7 +197,7 @@ static bool flush_locked(conn_t *c)
              * from the last bytes that moved (or from when the output
              * first stalled), not from every write that found it full. */
             if (c->out_off != sent_before || !c->out_stalled)
-                atomic_store_explicit(&c->active_ms, clock_ms(), memory_order_relaxed);
+                atomic_store_explicit(&c->active_ms, mcp_clock_coarse_ms(), memory_order_relaxed);
             c->out_stalled = true;
             return true;
         } else {
@@ -221,7 +215,7 @@ static bool flush_locked(conn_t *c)
     if (c->lingering && c->answered && !c->shut_wr) {
         shutdown(c->fd, SHUT_WR);
         c->shut_wr = true;
-        c->linger_until = clock_ms() + LINGER_MS;
+        c->linger_until = mcp_clock_coarse_ms() + LINGER_MS;
     }
     return true;
 }
@@ -296,7 +290,7 @@ static mcp_http_exchange_t *next_request_locked(conn_t *c)
     if (!c->lingering) {
         c->rstate = READ_HEAD;
         c->answered = false;
-        atomic_store_explicit(&c->active_ms, clock_ms(), memory_order_relaxed);
+        atomic_store_explicit(&c->active_ms, mcp_clock_coarse_ms(), memory_order_relaxed);
         if (c->pending_input && current_loop != c->loop)
             post(c);
     }
@@ -549,20 +543,22 @@ static void free_closed(loop_t *loop)
  * JSON-RPC error without id, as the endpoint does, and closes. */
 static void refuse(conn_t *c, int status, const char *why)
 {
-    char body[256];
-    int len = snprintf(body, sizeof body,
-                       "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32600,\"message\":\"%s\"}}",
-                       why);
+    json_t *error = mcp_jsonrpc_error(NULL, MCP_INVALID_REQUEST, why, NULL);
+    size_t len = 0;
+    char *body = mcp_json_dump(error, &len);
+    json_decref(error);
     static const mcp_header_t type = {"Content-Type", "application/json"};
     pthread_mutex_lock(&c->lock);
     c->close_after = c->lingering = true;
     c->answered = true;
     c->rstate = READ_DONE;
-    if (append_head_locked(c, status, &type, 1, len) && append_locked(c, body, (size_t)len))
+    if (body && append_head_locked(c, status, &type, 1, (int64_t)len) &&
+        append_locked(c, body, len))
         flush_locked(c);
     else if (c->fd >= 0)
         shutdown(c->fd, SHUT_RDWR);
     pthread_mutex_unlock(&c->lock);
+    free(body);
 }
 
 /* ------------------------------------------------------------------------
@@ -1007,10 +1003,10 @@ static void *loop_main(void *arg)
     loop_t *loop = arg;
     current_loop = loop;
     struct epoll_event events[MAX_EVENTS];
-    int64_t next_sweep = clock_ms() + 1000;
+    int64_t next_sweep = mcp_clock_coarse_ms() + 1000;
     for (;;) {
         int n = epoll_wait(loop->epfd, events, MAX_EVENTS, loop->conns ? 1000 : -1);
-        loop->now = clock_ms();
+        loop->now = mcp_clock_coarse_ms();
         for (int i = 0; i < n; i++) {
             void *p = events[i].data.ptr;
             if (p == loop) {
