@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "protocol/http1.h"
 
@@ -88,9 +89,27 @@ static void check_head(const char *head, size_t len)
             (out.chunked && out.content_length != -1) ||
             (out.expect_continue && out.minor_version != 1))
             __builtin_trap();
+        /* The target is given back in origin form, or "*". */
+        if (out.target[0] != '/' && strcmp(out.target, "*") != 0)
+            __builtin_trap();
+        /* An absolute-form target's host is the one Host header. */
+        size_t hosts = 0;
+        for (size_t i = 0; i < out.n_headers; i++)
+            if (strcasecmp(headers[i].name, "Host") == 0)
+                hosts++;
+        if (out.authority && (!ends_within(out.authority, copy, end) || !*out.authority ||
+                              hosts != 1 ||
+                              strcmp(mcp_headers_get(&(mcp_headers_t){headers, out.n_headers},
+                                                     "Host"),
+                                     out.authority) != 0))
+            __builtin_trap();
         for (size_t i = 0; i < out.n_headers; i++) {
             const char *name = headers[i].name, *value = headers[i].value;
-            if (!ends_within(name, copy, end) || !ends_within(value, copy, end) || !*name)
+            /* Names lie in the head, but for the Host an absolute-form
+             * target adds to an HTTP/1.0 request. */
+            bool added_host = out.authority && value == out.authority;
+            if ((!added_host && !ends_within(name, copy, end)) || !ends_within(value, copy, end) ||
+                !*name)
                 __builtin_trap();
             size_t n = strlen(value);
             if (n && (value[0] == ' ' || value[0] == '\t' || value[n - 1] == ' ' ||

@@ -191,18 +191,56 @@ static int parse_version(const char *s, size_t n, int *minor)
     return 0;
 }
 
-/* Origin-form ("/path?query") or, for OPTIONS, "*". A URI is visible
- * ASCII: anything else would have been percent-encoded by a real client. */
+/* The length of an absolute-form target's "http://" or "https://" (any
+ * case), or 0 when the target does not start with one. */
+static size_t absolute_scheme_len(const char *target, size_t n)
+{
+    static const char *const schemes[] = {"http://", "https://"};
+    for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
+        size_t k = strlen(schemes[i]);
+        if (n >= k && same_word(target, k, schemes[i]))
+            return k;
+    }
+    return 0;
+}
+
+/* Origin-form ("/path?query"), absolute-form ("http://host/path") or, for
+ * OPTIONS, "*". A URI is visible ASCII: anything else would have been
+ * percent-encoded by a real client. */
 static bool is_valid_target(const char *method, const char *target, size_t n)
 {
     if (n == 1 && target[0] == '*')
         return strcmp(method, "OPTIONS") == 0;
-    if (target[0] != '/')
+    if (target[0] != '/' && absolute_scheme_len(target, n) == 0)
         return false;
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)target[i] <= ' ' || (unsigned char)target[i] >= 0x7f)
             return false;
     return true;
+}
+
+/*
+ * Splits the NUL-terminated absolute-form target "scheme://authority/path"
+ * into out->authority and an origin-form out->target, "/" standing for an
+ * empty path ("http://h?q" is "/?q"). Both stay in the buffer: the
+ * authority moves two bytes left, over the "//", which leaves room after
+ * it for its NUL and for the "/" an empty path needs.
+ */
+static void split_absolute_form(char *target, size_t scheme_len, mcp_http1_head_t *out)
+{
+    char *authority = target + scheme_len;
+    char *rest = authority + strcspn(authority, "/?#");
+    size_t len = (size_t)(rest - authority);
+    memmove(authority - 2, authority, len);
+    authority -= 2;
+    authority[len] = '\0';
+    out->authority = authority;
+    if (*rest == '/') {
+        out->target = rest;
+    } else { /* the byte just before `rest` is free */
+        rest[-1] = '/';
+        out->target = rest - 1;
+    }
 }
 
 static int parse_request_line(line_t line, mcp_http1_head_t *out)
@@ -219,12 +257,16 @@ static int parse_request_line(line_t line, mcp_http1_head_t *out)
     char *target = p;
     while (p < end && *p != ' ')
         p++;
-    if (p == target || p == end || !is_valid_target(method, target, (size_t)(p - target)))
+    size_t target_len = (size_t)(p - target);
+    if (p == target || p == end || !is_valid_target(method, target, target_len))
         return 400;
     *p++ = '\0';
 
     out->method = method;
     out->target = target;
+    size_t scheme_len = absolute_scheme_len(target, target_len);
+    if (scheme_len)
+        split_absolute_form(target, scheme_len, out);
     return parse_version(p, (size_t)(end - p), &out->minor_version);
 }
 
@@ -331,9 +373,73 @@ static void read_connection_options(const char *s, bool *close, bool *keep_alive
     }
 }
 
+/*
+ * The codings of every Transfer-Encoding header, in order, as one list
+ * (RFC 9110 section 5.3). A body's length is known only when chunked is
+ * the last coding and appears once (RFC 9112 sections 6.1 and 6.3):
+ * otherwise 400. Chunked alone sets *chunked; chunked after codings this
+ * server does not decode (gzip and the like) is 501.
+ */
+static int read_transfer_codings(const mcp_headers_t *all, bool *chunked)
+{
+    size_t codings = 0, chunked_seen = 0;
+    bool last_is_chunked = false;
+    for (size_t i = 0; i < all->count; i++) {
+        if (!mcp_header_name_is(all->items[i].name, "Transfer-Encoding"))
+            continue;
+        const char *s = all->items[i].value;
+        for (;;) {
+            const char *end = s + strcspn(s, ",");
+            const char *start = s;
+            while (start < end && is_ows((unsigned char)*start))
+                start++;
+            const char *stop = end;
+            while (stop > start && is_ows((unsigned char)stop[-1]))
+                stop--;
+            if (stop > start) { /* a list may hold empty elements */
+                codings++;
+                last_is_chunked = same_word(start, (size_t)(stop - start), "chunked");
+                chunked_seen += last_is_chunked;
+            }
+            if (*end == '\0')
+                break;
+            s = end + 1;
+        }
+    }
+    if (!last_is_chunked || chunked_seen > 1)
+        return 400;
+    if (codings > 1)
+        return 501;
+    *chunked = true;
+    return 0;
+}
+
+/*
+ * An absolute-form target names the host itself, and RFC 9112 section
+ * 3.2.2 has it replace the Host header: the Host entry now points at the
+ * target's authority (one is added on an HTTP/1.0 request that sent
+ * none), so whoever checks the Host checks the host the client asked for.
+ * An empty or malformed authority is 400; no room left to add Host, 431.
+ */
+static int adopt_authority(mcp_http1_head_t *out, size_t cap)
+{
+    if (out->authority[0] == '\0' || !is_valid_host(out->authority))
+        return 400;
+    for (size_t i = 0; i < out->n_headers; i++) {
+        if (mcp_header_name_is(out->headers[i].name, "Host")) {
+            out->headers[i].value = out->authority;
+            return 0;
+        }
+    }
+    if (out->n_headers == cap)
+        return 431;
+    out->headers[out->n_headers++] = (mcp_header_t){"Host", out->authority};
+    return 0;
+}
+
 /* The headers that decide how the body is framed, whether the connection
  * lives on and whether the client waits for 100 Continue. */
-static int read_framing(mcp_http1_head_t *out)
+static int read_framing(mcp_http1_head_t *out, size_t cap)
 {
     const mcp_headers_t all = {out->headers, out->n_headers};
     size_t n;
@@ -341,6 +447,11 @@ static int read_framing(mcp_http1_head_t *out)
     const char *host = mcp_headers_lookup(&all, "Host", &n);
     if (n > 1 || (n == 0 && out->minor_version == 1) || (host && !is_valid_host(host)))
         return 400;
+    if (out->authority) {
+        int status = adopt_authority(out, cap);
+        if (status)
+            return status;
+    }
 
     const char *length = mcp_headers_lookup(&all, "Content-Length", &n);
     if (n > 1 || (length && !parse_content_length(length, &out->content_length)))
@@ -348,13 +459,12 @@ static int read_framing(mcp_http1_head_t *out)
 
     /* Transfer-Encoding with Content-Length, or on HTTP/1.0 (RFC 9112
      * section 6.1), is how smuggling starts: faulty framing, 400. */
-    const char *coding = mcp_headers_lookup(&all, "Transfer-Encoding", &n);
-    if (coding) {
-        if (n > 1 || length || out->minor_version == 0)
+    if (mcp_headers_lookup(&all, "Transfer-Encoding", &n)) {
+        if (length || out->minor_version == 0)
             return 400;
-        if (!same_word(coding, strlen(coding), "chunked"))
-            return 501;
-        out->chunked = true;
+        int status = read_transfer_codings(&all, &out->chunked);
+        if (status)
+            return status;
     }
 
     bool close = false, keep_alive = false, expect = false;
@@ -406,7 +516,7 @@ int mcp_http1_parse_head(char *buf, size_t head_len, mcp_header_t *headers, size
     }
     if (reader.pos != head_len)
         return 400; /* bytes after the blank line: not what head_end() found */
-    return read_framing(out);
+    return read_framing(out, cap);
 }
 
 /* ------------------------------------------------------------------------

@@ -11,9 +11,13 @@
  *     9112 section 2.2 allows it), a bare CR anywhere is refused.
  *   - The request line is exactly "METHOD SP request-target SP
  *     HTTP/1.x"; the method is a token; the target is origin-form (starts
- *     with '/') or, for OPTIONS only, "*"; it is visible ASCII (no
- *     whitespace, control characters or bytes >= 0x80: a URI carries
- *     those percent-encoded).
+ *     with '/'), absolute-form ("http://" or "https://", any case, then a
+ *     non-empty authority: RFC 9112 section 3.2.2 has a server accept it)
+ *     or, for OPTIONS only, "*"; it is visible ASCII (no whitespace,
+ *     control characters or bytes >= 0x80: a URI carries those
+ *     percent-encoded). An absolute-form target is given back in origin
+ *     form, and its authority replaces the Host header's value (a Host
+ *     header is added to an HTTP/1.0 request that has none).
  *   - Header names are tokens, with no whitespace before the colon;
  *     values hold no control characters but HTAB (obs-text, bytes >= 0x80,
  *     passes through); optional whitespace around a value is trimmed;
@@ -21,11 +25,14 @@
  *     and so is whitespace between the request line and the first header.
  *   - Content-Length is 1 to 18 decimal digits; several, even equal, are
  *     refused, as is a list "5, 5".
- *   - Transfer-Encoding must be exactly "chunked" (case-insensitive,
- *     surrounding whitespace ignored); any other coding or list is 501.
- *     Both Transfer-Encoding and Content-Length is refused (400), as are
- *     several Transfer-Encoding headers and Transfer-Encoding on HTTP/1.0
- *     (RFC 9112 section 6.1: its framing is faulty).
+ *   - Transfer-Encoding is a list of codings (several headers make one
+ *     list, RFC 9110 section 5.3). Only "chunked" alone (case-insensitive,
+ *     surrounding whitespace ignored) is served; chunked last after other
+ *     codings is 501 (not implemented); a list that does not end in
+ *     chunked, or names it twice, leaves the body's length unknown: 400
+ *     (RFC 9112 section 6.3). Both Transfer-Encoding and Content-Length
+ *     is refused (400), and so is Transfer-Encoding on HTTP/1.0 (RFC 9112
+ *     section 6.1: its framing is faulty).
  *   - HTTP/1.1 needs exactly one Host header; HTTP/1.0 may omit it, but
  *     not repeat it. Its value is uri-host [":" port] (RFC 9110 section
  *     7.2; an IP literal in brackets or a reg-name, possibly empty; no
@@ -54,7 +61,10 @@ extern "C" {
  * NUL-terminated in place (see mcp_http1_parse_head()). */
 typedef struct mcp_http1_head {
     const char *method;
-    const char *target; /* as sent, query string included */
+    const char *target; /* origin-form ("/path?query") or "*" */
+    /* The host an absolute-form target named ("host:port"), also the Host
+     * header's value now; NULL for any other form. */
+    const char *authority;
     int minor_version;  /* 0 or 1: HTTP/1.0 or HTTP/1.1 */
     mcp_header_t *headers; /* the caller's array, in arrival order */
     size_t n_headers;
@@ -92,11 +102,12 @@ size_t mcp_http1_head_end(const char *buf, size_t len, size_t from, size_t *next
  * headers go into headers[0..cap), their values trimmed of surrounding
  * SP and HTAB. Returns 0, or the HTTP status to refuse it with:
  *   400  malformed (request line, header syntax, Host, Content-Length,
- *        Transfer-Encoding with Content-Length, repeated or on HTTP/1.0,
- *        bare CR, folding, bytes after the blank line)
+ *        Transfer-Encoding with Content-Length, on HTTP/1.0 or not ending
+ *        in one chunked, bare CR, folding, bytes after the blank line)
  *   417  an Expect other than 100-continue
- *   431  more than `cap` headers
- *   501  a Transfer-Encoding other than chunked
+ *   431  more than `cap` headers (the Host an absolute-form target adds
+ *        included)
+ *   501  codings before chunked in Transfer-Encoding
  *   505  an HTTP version other than 1.0 or 1.1
  * After a refusal *out is partly filled and must not be used.
  */

@@ -1136,6 +1136,48 @@ static void test_head(void **state)
     stop(f);
 }
 
+/* An absolute-form target (RFC 9112 section 3.2.2: a server must accept
+ * it) is served like its origin form, and the host it names is the one
+ * the Host check sees: a loopback server refuses another host even when
+ * the Host header says 127.0.0.1. */
+static void test_absolute_form(void **state)
+{
+    fixture_t *f = start((mcp_http_options_t){0});
+    client_t *c = client_open(f, 0);
+    static const struct {
+        const char *prefix;
+        int status;
+    } targets[] = {
+        {"POST http://127.0.0.1:%u/mcp", 200},
+        {"POST HTTP://localhost/mcp", 200},
+        {"POST http://evil.example:%u/mcp", 403},
+        {"POST http://127.0.0.1:%u/other", 404},
+    };
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+        print_message("target: %s\n", targets[i].prefix);
+        char *request = call_request("1.1", "echo", (int)i + 1, "absolute", NULL);
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, targets[i].prefix, (unsigned)f->port);
+        char *full;
+        assert_true(asprintf(&full, "%s%s", prefix, request + strlen("POST /mcp")) > 0);
+        client_send_str(c, full);
+        free(full);
+        free(request);
+        if (targets[i].status == 200) {
+            expect_call_answer(c, (int)i + 1, "absolute");
+            continue;
+        }
+        response_t r;
+        read_response(c, &r, false);
+        assert_int_equal(r.status, targets[i].status);
+        response_free(&r);
+    }
+    /* The connection served every one of them and serves on. */
+    call_ok(c, "echo", 9, "origin form");
+    client_close(c);
+    stop(f);
+}
+
 /* ------------------------------------------------------------------------
  * 9. Framing errors
  * ------------------------------------------------------------------------ */
@@ -1175,8 +1217,10 @@ static void test_framing_errors(void **state)
          "POST /mcp HTTP/1.1\r\n" HOST "Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}", 400},
         {"Content-Length with a sign", "POST /mcp HTTP/1.1\r\n" HOST "Content-Length: +2\r\n\r\n{}",
          400},
-        {"Transfer-Encoding gzip", "POST /mcp HTTP/1.1\r\n" HOST "Transfer-Encoding: gzip\r\n\r\n",
-         501},
+        {"Transfer-Encoding gzip, chunked",
+         "POST /mcp HTTP/1.1\r\n" HOST "Transfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", 501},
+        {"Transfer-Encoding not ending in chunked",
+         "POST /mcp HTTP/1.1\r\n" HOST "Transfer-Encoding: chunked, gzip\r\n\r\n", 400},
         {"HTTP/2.0", "POST /mcp HTTP/2.0\r\n" HOST "\r\n", 505},
         {"Expect something else", "POST /mcp HTTP/1.1\r\n" HOST "Expect: 200-ok\r\n\r\n", 417},
     };
@@ -1659,6 +1703,7 @@ int main(void)
         cmocka_unit_test(test_connection_close),
         cmocka_unit_test(test_streamed_answers),
         cmocka_unit_test(test_head),
+        cmocka_unit_test(test_absolute_form),
         cmocka_unit_test(test_framing_errors),
         cmocka_unit_test(test_refused_body_dropped),
         cmocka_unit_test(test_body_limit),

@@ -107,6 +107,18 @@ static const struct good_head {
      .minor = 1, .headers = "Host: a-b.c_d~e:\n", .length = -1, .keep_alive = true},
     {.raw = "GET / HTTP/1.1\r\nHost: %41b\r\n\r\n", .method = "GET", .target = "/",
      .minor = 1, .headers = "Host: %41b\n", .length = -1, .keep_alive = true},
+    /* Absolute-form (RFC 9112 section 3.2.2): the target is given back in
+     * origin form and its host replaces the Host header. */
+    {.raw = "POST http://example.com:8080/mcp?x=1 HTTP/1.1\r\nHost: other\r\n\r\n",
+     .method = "POST", .target = "/mcp?x=1", .minor = 1, .headers = "Host: example.com:8080\n",
+     .length = -1, .keep_alive = true},
+    {.raw = "GET HTTPS://h HTTP/1.1\r\nHost: h\r\n\r\n", .method = "GET", .target = "/",
+     .minor = 1, .headers = "Host: h\n", .length = -1, .keep_alive = true},
+    {.raw = "GET hTtP://h?q=1 HTTP/1.1\r\nA: 1\r\nHost: x\r\n\r\n", .method = "GET",
+     .target = "/?q=1", .minor = 1, .headers = "A: 1\nHost: h\n", .length = -1,
+     .keep_alive = true},
+    {.raw = "GET http://[::1]:3000/a/b HTTP/1.0\r\n\r\n", .method = "GET", .target = "/a/b",
+     .minor = 0, .headers = "Host: [::1]:3000\n", .length = -1},
     /* Exactly CAP headers fit. */
     {.raw = "GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\nF: 6\r\n"
             "G: 7\r\n\r\n",
@@ -136,7 +148,17 @@ static const struct bad_head {
     {"G(ET /" H11 "\r\n", 0, 400},
     {"G\x7f" "ET /" H11 "\r\n", 0, 400},
     {"GET\t/" H11 "\r\n", 0, 400},
-    {"GET http://a/" H11 "\r\n", 0, 400},
+    /* Absolute-form needs an http(s) scheme and a well-formed host. */
+    {"GET http:///mcp" H11 "\r\n", 0, 400},
+    {"GET http://?q" H11 "\r\n", 0, 400},
+    {"GET http://user@a/" H11 "\r\n", 0, 400},
+    {"GET http://a b/" H11 "\r\n", 0, 400},
+    {"GET ftp://a/" H11 "\r\n", 0, 400},
+    {"GET http:/a" H11 "\r\n", 0, 400},
+    {"GET http:" H11 "\r\n", 0, 400},
+    /* The Host it adds to an HTTP/1.0 request must fit. */
+    {"GET http://a/ HTTP/1.0\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\nF: 6\r\nG: 7\r\n"
+     "H: 8\r\n\r\n", 0, 431},
     {"CONNECT a:443" H11 "\r\n", 0, 400},
     {"GET *" H11 "\r\n", 0, 400},
     {"GET /a\x01" H11 "\r\n", 0, 400},
@@ -196,12 +218,21 @@ static const struct bad_head {
     {"POST /" H11 "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", 0, 400},
     {"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 0, 400},
     /* Codings other than exactly chunked. */
-    {"POST /" H11 "Transfer-Encoding: gzip\r\n\r\n", 0, 501},
+    /* Chunked after codings this server does not decode: 501. */
     {"POST /" H11 "Transfer-Encoding: gzip, chunked\r\n\r\n", 0, 501},
-    {"POST /" H11 "Transfer-Encoding: chunked, chunked\r\n\r\n", 0, 501},
-    {"POST /" H11 "Transfer-Encoding: chunkedx\r\n\r\n", 0, 501},
-    {"POST /" H11 "Transfer-Encoding: identity\r\n\r\n", 0, 501},
-    {"POST /" H11 "Transfer-Encoding:\r\n\r\n", 0, 501},
+    {"POST /" H11 "Transfer-Encoding: GZIP ,, Chunked \r\n\r\n", 0, 501},
+    {"POST /" H11 "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n", 0, 501},
+    /* No chunked at the end, or chunked twice: the body's length is
+     * unknown (RFC 9112 section 6.3), 400. */
+    {"POST /" H11 "Transfer-Encoding: gzip\r\n\r\n", 0, 400},
+    {"POST /" H11 "Transfer-Encoding: chunked, gzip\r\n\r\n", 0, 400},
+    {"POST /" H11 "Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n", 0, 400},
+    {"POST /" H11 "Transfer-Encoding: chunked, chunked\r\n\r\n", 0, 400},
+    {"POST /" H11 "Transfer-Encoding: chunkedx\r\n\r\n", 0, 400},
+    {"POST /" H11 "Transfer-Encoding: chunked;x=1\r\n\r\n", 0, 400},
+    {"POST /" H11 "Transfer-Encoding: identity\r\n\r\n", 0, 400},
+    {"POST /" H11 "Transfer-Encoding:\r\n\r\n", 0, 400},
+    {"POST /" H11 "Transfer-Encoding: ,\r\n\r\n", 0, 400},
     /* Host: missing, repeated, malformed. */
     {"GET / HTTP/1.1\r\n\r\n", 0, 400},
     {"GET / HTTP/1.1\r\nX: a\r\n\r\n", 0, 400},
