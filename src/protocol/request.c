@@ -142,13 +142,18 @@ static int check_version_header(const mcp_message_t *msg, const mcp_headers_t *h
 static int check_method_header(const mcp_message_t *msg, const mcp_headers_t *headers,
                                mcp_error_t *err)
 {
+    size_t count;
+    const char *raw = mcp_headers_lookup(headers, MCP_HEADER_METHOD, &count);
+    if (count == 1 && trimmed_equals(raw, msg->method, strlen(msg->method)))
+        return MCP_OK;
+    if (count == 0 && msg->kind != MCP_MSG_REQUEST)
+        return MCP_OK;
+    /* A refusal: only now is the body's method made a JSON value, for the
+     * error's data. */
     json_t *body = json_string(msg->method);
-    const char *raw;
     int rc = header_once(headers, MCP_HEADER_METHOD, &raw, body, err);
-    if (rc == MCP_OK && raw && !trimmed_equals(raw, msg->method, strlen(msg->method)))
+    if (rc == MCP_OK)
         rc = mcp_error_header_mismatch(err, MCP_HEADER_METHOD, raw, body, NULL);
-    else if (rc == MCP_OK && !raw && msg->kind == MCP_MSG_REQUEST)
-        rc = mcp_error_header_mismatch(err, MCP_HEADER_METHOD, NULL, body, NULL);
     json_decref(body);
     return rc;
 }
