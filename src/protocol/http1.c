@@ -352,24 +352,41 @@ static bool parse_content_length(const char *s, int64_t *out)
     return true;
 }
 
+/*
+ * The next element of the comma-separated list at *s (RFC 9110 section
+ * 5.6.1), trimmed of OWS, in *item and *len; *s moves past it. Empty
+ * elements are skipped, as the list syntax allows them. False at the end
+ * of the list.
+ */
+static bool next_list_item(const char **s, const char **item, size_t *len)
+{
+    while (**s) {
+        const char *start = *s, *end = start + strcspn(start, ",");
+        *s = *end ? end + 1 : end;
+        while (start < end && is_ows((unsigned char)*start))
+            start++;
+        while (end > start && is_ows((unsigned char)end[-1]))
+            end--;
+        if (end > start) {
+            *item = start;
+            *len = (size_t)(end - start);
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Connection is a list of options: sees whether "close" and "keep-alive"
  * are among them. */
 static void read_connection_options(const char *s, bool *close, bool *keep_alive)
 {
-    while (*s) {
-        const char *comma = strchr(s, ',');
-        const char *end = comma ? comma : s + strlen(s);
-        const char *start = s;
-        while (start < end && is_ows((unsigned char)*start))
-            start++;
-        const char *stop = end;
-        while (stop > start && is_ows((unsigned char)stop[-1]))
-            stop--;
-        if (same_word(start, (size_t)(stop - start), "close"))
+    const char *option;
+    size_t len;
+    while (next_list_item(&s, &option, &len)) {
+        if (same_word(option, len, "close"))
             *close = true;
-        else if (same_word(start, (size_t)(stop - start), "keep-alive"))
+        else if (same_word(option, len, "keep-alive"))
             *keep_alive = true;
-        s = comma ? comma + 1 : end;
     }
 }
 
@@ -387,23 +404,12 @@ static int read_transfer_codings(const mcp_headers_t *all, bool *chunked)
     for (size_t i = 0; i < all->count; i++) {
         if (!mcp_header_name_is(all->items[i].name, "Transfer-Encoding"))
             continue;
-        const char *s = all->items[i].value;
-        for (;;) {
-            const char *end = s + strcspn(s, ",");
-            const char *start = s;
-            while (start < end && is_ows((unsigned char)*start))
-                start++;
-            const char *stop = end;
-            while (stop > start && is_ows((unsigned char)stop[-1]))
-                stop--;
-            if (stop > start) { /* a list may hold empty elements */
-                codings++;
-                last_is_chunked = same_word(start, (size_t)(stop - start), "chunked");
-                chunked_seen += last_is_chunked;
-            }
-            if (*end == '\0')
-                break;
-            s = end + 1;
+        const char *s = all->items[i].value, *coding;
+        size_t len;
+        while (next_list_item(&s, &coding, &len)) {
+            codings++;
+            last_is_chunked = same_word(coding, len, "chunked");
+            chunked_seen += last_is_chunked;
         }
     }
     if (!last_is_chunked || chunked_seen > 1)
