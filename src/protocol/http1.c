@@ -191,15 +191,18 @@ static int parse_version(const char *s, size_t n, int *minor)
     return 0;
 }
 
-/* The length of an absolute-form target's "http://" or "https://" (any
- * case), or 0 when the target does not start with one. */
-static size_t absolute_scheme_len(const char *target, size_t n)
+size_t mcp_http1_absolute_form(const char *target, size_t n, size_t *authority_len)
 {
     static const char *const schemes[] = {"http://", "https://"};
     for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
         size_t k = strlen(schemes[i]);
-        if (n >= k && same_word(target, k, schemes[i]))
+        if (n >= k && same_word(target, k, schemes[i])) {
+            size_t len = 0;
+            while (k + len < n && !strchr("/?#", target[k + len]))
+                len++;
+            *authority_len = len;
             return k;
+        }
     }
     return 0;
 }
@@ -211,7 +214,8 @@ static bool is_valid_target(const char *method, const char *target, size_t n)
 {
     if (n == 1 && target[0] == '*')
         return strcmp(method, "OPTIONS") == 0;
-    if (target[0] != '/' && absolute_scheme_len(target, n) == 0)
+    size_t authority_len;
+    if (target[0] != '/' && mcp_http1_absolute_form(target, n, &authority_len) == 0)
         return false;
     for (size_t i = 0; i < n; i++)
         if ((unsigned char)target[i] <= ' ' || (unsigned char)target[i] >= 0x7f)
@@ -220,17 +224,16 @@ static bool is_valid_target(const char *method, const char *target, size_t n)
 }
 
 /*
- * Splits the NUL-terminated absolute-form target "scheme://authority/path"
- * into out->authority and an origin-form out->target, "/" standing for an
- * empty path ("http://h?q" is "/?q"). Both stay in the buffer: the
- * authority moves two bytes left, over the "//", which leaves room after
- * it for its NUL and for the "/" an empty path needs.
+ * Splits the absolute-form target "scheme://authority/path" (its authority
+ * at `at`, `len` bytes long) into out->authority and an origin-form
+ * out->target, "/" standing for an empty path ("http://h?q" is "/?q").
+ * Both stay in the buffer: the authority moves two bytes left, over the
+ * "//", which leaves room after it for its NUL and for the "/" an empty
+ * path needs.
  */
-static void split_absolute_form(char *target, size_t scheme_len, mcp_http1_head_t *out)
+static void split_absolute_form(char *target, size_t at, size_t len, mcp_http1_head_t *out)
 {
-    char *authority = target + scheme_len;
-    char *rest = authority + strcspn(authority, "/?#");
-    size_t len = (size_t)(rest - authority);
+    char *authority = target + at, *rest = authority + len;
     memmove(authority - 2, authority, len);
     authority -= 2;
     authority[len] = '\0';
@@ -264,9 +267,10 @@ static int parse_request_line(line_t line, mcp_http1_head_t *out)
 
     out->method = method;
     out->target = target;
-    size_t scheme_len = absolute_scheme_len(target, target_len);
-    if (scheme_len)
-        split_absolute_form(target, scheme_len, out);
+    size_t authority_len;
+    size_t authority_at = mcp_http1_absolute_form(target, target_len, &authority_len);
+    if (authority_at)
+        split_absolute_form(target, authority_at, authority_len, out);
     return parse_version(p, (size_t)(end - p), &out->minor_version);
 }
 

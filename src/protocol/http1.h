@@ -115,6 +115,16 @@ int mcp_http1_parse_head(char *buf, size_t head_len, mcp_header_t *headers, size
                          mcp_http1_head_t *out);
 
 /*
+ * Whether target[0..n) is in absolute-form: "http://" or "https://" (any
+ * case), then the authority, up to the first '/', '?' or '#'. Returns
+ * where the authority starts (the scheme's length) and its length in
+ * *authority_len, or 0 for any other form. mcp_http1_parse_head() turns
+ * such a target into origin form itself; this serves engines that get
+ * the target as the client sent it.
+ */
+size_t mcp_http1_absolute_form(const char *target, size_t n, size_t *authority_len);
+
+/*
  * The chunked body decoder: incremental, in place, bounded. Chunk sizes
  * are hex (at most 16 digits, leading zeros included; no sign or prefix);
  * chunk extensions are skipped (at most 4096 bytes per chunk line: all

@@ -33,9 +33,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <microhttpd.h>
 
+#include "protocol/http1.h"
 #include "server/server_internal.h"
 #include "transport/http_endpoint.h"
 #include "transport/http_server_engine.h"
@@ -419,6 +421,45 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const 
     return MHD_YES;
 }
 
+/*
+ * libmicrohttpd passes an absolute-form target ("http://host/mcp") on as
+ * sent. RFC 9112 section 3.2.2 has a server accept it, with the target's
+ * host standing for the Host header: as the built-in engine's reader does,
+ * the endpoint gets the origin form as the path (in *path_copy when a "/"
+ * had to be put before an empty path; the caller frees it) and the
+ * authority as Host (in host[], replacing the header's value or added).
+ * False when out of memory, or when the authority does not fit host[]
+ * (the header list is then left incomplete, and the request refused).
+ */
+static bool adopt_absolute_form(const char **path, char **path_copy, char *host, size_t cap,
+                                header_list_t *list)
+{
+    size_t len, at = mcp_http1_absolute_form(*path, strlen(*path), &len);
+    if (!at)
+        return true;
+    if (len >= cap)
+        return false;
+    memcpy(host, *path + at, len);
+    host[len] = '\0';
+    const char *rest = *path + at + len;
+    if (*rest == '/') {
+        *path = rest;
+    } else {
+        if (asprintf(path_copy, "/%s", rest) < 0) {
+            *path_copy = NULL;
+            return false;
+        }
+        *path = *path_copy;
+    }
+    for (size_t i = 0; i < list->count; i++) {
+        if (strcasecmp(list->items[i].name, "Host") == 0) {
+            list->items[i].value = host;
+            return true;
+        }
+    }
+    return collect_header(list, MHD_HEADER_KIND, "Host", host) == MHD_YES;
+}
+
 static enum MHD_Result begin_request(mhd_engine_t *http, struct MHD_Connection *conn,
                                      const char *url, const char *method, void **req_cls)
 {
@@ -435,6 +476,9 @@ static enum MHD_Result begin_request(mhd_engine_t *http, struct MHD_Connection *
     list.cap = INLINE_HEADERS;
     list.incomplete = false;
     http->mhd->get_connection_values(conn, MHD_HEADER_KIND, collect_header, &list);
+    char host[256], *path_copy = NULL;
+    if (!list.incomplete && !adopt_absolute_form(&url, &path_copy, host, sizeof host, &list))
+        list.incomplete = true;
     int rc = MCP_ENOMEM;
     /* Judged by some of its headers, a request could pass a check it
      * fails (a second Host, an Origin): without them all, it is closed. */
@@ -450,6 +494,7 @@ static enum MHD_Result begin_request(mhd_engine_t *http, struct MHD_Connection *
     }
     if (list.items != list.inline_items)
         free(list.items);
+    free(path_copy);
     if (rc != MCP_OK)
         return MHD_NO;
     if (req->x)

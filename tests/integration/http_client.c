@@ -87,6 +87,8 @@ void http_call(const http_request_t *req, http_response_t *resp)
     const char *method = req->method ? req->method : "POST";
 
     curl_easy_setopt(curl, CURLOPT_URL, url);
+    if (req->target)
+        curl_easy_setopt(curl, CURLOPT_REQUEST_TARGET, req->target);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, req->timeout_ms ? req->timeout_ms : 20000L);
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);

@@ -19,6 +19,7 @@ typedef struct http_request {
     const char *base;           /* "http://127.0.0.1:PORT" */
     const char *method;         /* NULL: POST */
     const char *path;           /* NULL: "/mcp" */
+    const char *target;         /* the request line's target, when not the path (NULL) */
     const char *const *headers; /* "Name: value" lines, NULL-terminated; "Name:" removes
                                    a header curl would send by default */
     const char *body;           /* NULL: no body */

@@ -123,6 +123,7 @@ typedef struct rule_case {
     const char *name;
     const char *method;          /* NULL: POST */
     const char *path;            /* NULL: /mcp */
+    const char *target;          /* the request line's target; NULL: the path */
     const char *headers[10];
     const char *rpc_method;      /* body: a request for this method ... */
     const char *params;          /* ... with these params members */
@@ -293,6 +294,15 @@ static const rule_case_t RULES[] = {
     {"Host 127.0.0.1:port",
      .headers = {STD, "Mcp-Method: server/discover", "Host: 127.0.0.1:1"},
      .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+    /* An absolute-form target (RFC 9112 section 3.2.2) is served like its
+     * path, and the host it names is the one the Host check judges. */
+    {"absolute-form target", .target = "http://127.0.0.1/mcp",
+     .headers = {STD, "Mcp-Method: server/discover"},
+     .rpc_method = "server/discover", .status = 200, .content_type = "application/json"},
+    {"absolute-form target naming a foreign host", .target = "HTTP://evil.example.com/mcp",
+     .headers = {STD, "Mcp-Method: server/discover", "Host: 127.0.0.1"},
+     .rpc_method = "server/discover", .status = 403, .content_type = "application/json",
+     .code = -32600},
     /* The conformance suite's dns-rebinding-protection scenario. */
     {"rebinding: foreign Host and Origin",
      .headers = {STD, "Mcp-Method: server/discover", "Host: evil.example.com",
@@ -312,7 +322,7 @@ static void check_rule(const char *base, const rule_case_t *c)
                                                         c->params, NULL)
                                              : NULL;
     http_request_t req = {.base = base, .method = c->method, .path = c->path,
-                          .headers = c->headers, .body = body};
+                          .target = c->target, .headers = c->headers, .body = body};
     http_response_t resp;
     http_call(&req, &resp);
     print_message("case: %s -> %ld\n", c->name, resp.status);
