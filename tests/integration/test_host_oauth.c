@@ -359,8 +359,8 @@ static void test_host_enterprise_grant(void **state)
     assert_int_equal(mcp_host_server_state(host, "p", &st, &why), MCP_OK);
     assert_int_equal(st, MCP_HOST_FAILED);
     assert_non_null(why);
-    if (!strstr(why, "no ID token"))
-        fail_msg("\"%s\" does not say the ID token is missing", why);
+    if (!strstr(why, "no ID token") || !strstr(why, id_token_file) || !strstr(why, "missing"))
+        fail_msg("\"%s\" does not say the ID token file %s is missing", why, id_token_file);
     free(why);
     assert_int_equal(as.idp_requests, 1);
     assert_int_equal(as.token_requests, 1);

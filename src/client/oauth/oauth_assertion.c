@@ -36,6 +36,9 @@
 /* RFC 8693 §2.1 and §3; the ID-JAG draft §9.1. */
 #define TOKEN_EXCHANGE_GRANT "urn:ietf:params:oauth:grant-type:token-exchange"
 #define ID_TOKEN_TYPE "urn:ietf:params:oauth:token-type:id_token"
+/* The largest token file mcp_oauth_assertion_from_file() reads (its
+ * refusal message in fetch_assertion() says "64 KiB"). */
+#define ASSERTION_FILE_MAX (64 * 1024)
 #define ID_JAG_TYPE "urn:ietf:params:oauth:token-type:id-jag"
 
 static bool is_assertion_grant(mcp_oauth_grant_t grant)
@@ -71,13 +74,20 @@ static int fetch_assertion(mcp_oauth_t *o, const char *audience, const char *wha
 {
     *jwt = NULL;
     int rc = o->assertion(o->assertion_user, audience, jwt);
-    if (rc < 0 || !*jwt || !**jwt) {
-        free(*jwt);
-        *jwt = NULL;
-        return mcp_error_set(&o->last_err, rc < 0 ? rc : MCP_EAUTH, 0, NULL,
-                             "the application gave no %s", what);
-    }
-    return MCP_OK;
+    if (rc >= 0 && *jwt && **jwt)
+        return MCP_OK;
+    free(*jwt);
+    *jwt = NULL;
+    int code = rc < 0 ? rc : MCP_EAUTH;
+    /* The library's own reader knows where it looked: say so, as the one
+     * who must fix it is whoever mounts that file. */
+    if (o->assertion == mcp_oauth_assertion_from_file)
+        return mcp_error_set(&o->last_err, code, 0, NULL, "no %s in the file %s: %s", what,
+                             (const char *)o->assertion_user,
+                             rc == MCP_EIO ? "it is missing, unreadable, not a regular file "
+                                             "or larger than 64 KiB"
+                                           : "it is empty or not text");
+    return mcp_error_set(&o->last_err, code, 0, NULL, "the application gave no %s", what);
 }
 
 /* Whether o's authorization server offers the JWT bearer grant (RFC
@@ -228,7 +238,6 @@ int oauth_enterprise_grant(mcp_oauth_t *o, const char *scope)
  * An assertion kept in a file
  * ------------------------------------------------------------------------ */
 
-#define ASSERTION_FILE_MAX (64 * 1024)
 
 int mcp_oauth_assertion_from_file(void *path, const char *audience, char **assertion_out)
 {
