@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,57 @@ static void pause_briefly(void)
     nanosleep(&ts, NULL);
 }
 
+/* A connect() a signal interrupted (libFuzzer's timer) goes on without
+ * us: waits for it to finish. */
+static bool connected_after_signal(int fd)
+{
+    if (errno != EINTR)
+        return false;
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    int error = 0;
+    socklen_t len = sizeof error;
+    while (poll(&p, 1, 5000) < 0)
+        if (errno != EINTR)
+            return false;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0)
+        return false;
+    errno = error;
+    return error == 0;
+}
+
+/*
+ * A new connection to the server. The client half-closes first, so each
+ * connection leaves its client end in TIME_WAIT for a minute: at a
+ * thousand runs a second one source address would run out of ports. So
+ * the source address turns over 127.0.0.2 ... 127.0.0.254, giving each
+ * its own ports.
+ */
+static int connect_to_server(void)
+{
+    static unsigned turn;
+    for (int attempt = 0;; attempt++) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            abort();
+        struct sockaddr_in from = {.sin_family = AF_INET,
+                                   .sin_addr.s_addr = htonl(0x7f000002u + turn++ % 253)};
+        int one = 1;
+        setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+        struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(server_port()),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (bind(fd, (struct sockaddr *)&from, sizeof from) == 0 &&
+            (connect(fd, (struct sockaddr *)&to, sizeof to) == 0 || connected_after_signal(fd)))
+            return fd;
+        int why = errno;
+        close(fd);
+        if (why != EADDRNOTAVAIL || attempt == 100) {
+            fprintf(stderr, "fuzz_http_engine: cannot connect: %s\n", strerror(why));
+            abort();
+        }
+        pause_briefly();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -85,13 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     data++;
     size--;
 
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        abort();
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(server_port()),
-                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0)
-        abort();
+    int fd = connect_to_server();
     int pauses = pause ? 4 : 0;
     for (size_t off = 0; off < size;) {
         size_t n = piece && piece < size - off ? piece : size - off;
