@@ -129,6 +129,20 @@ typedef struct mcp_http_endpoint_options {
     /* Optional authentication (see mcp_http_auth_fn). */
     mcp_http_auth_fn auth;
     void *auth_user;
+    /*
+     * Cross-origin access for browser clients (CORS). When true, every
+     * answer to a request whose Origin passed allowed_origins names that
+     * origin in Access-Control-Allow-Origin (with Vary: Origin) and
+     * exposes the headers a client reads (Mcp-Session-Id,
+     * WWW-Authenticate); a preflight (OPTIONS with
+     * Access-Control-Request-Method) is answered 204 No Content, allowing
+     * the endpoint's methods and the request headers the page asked for,
+     * before authentication (a browser sends no credentials in a
+     * preflight). false, the default: no CORS headers, so a page on
+     * another origin cannot call the endpoint, whatever allowed_origins
+     * says.
+     */
+    bool cors;
 } mcp_http_endpoint_options_t;
 
 /* ------------------------------------------------------------------------

@@ -135,6 +135,7 @@ mcp_http_endpoint_t *http_endpoint_new(mcp_server_t *srv, const mcp_http_endpoin
         ep->idle_ms = ep->max_ms;
     ep->auth = opts->auth;
     ep->auth_user = opts->auth_user;
+    ep->cors = opts->cors;
     return ep;
 }
 

@@ -39,6 +39,7 @@ struct mcp_http_endpoint {
     int64_t keepalive_ms;
     mcp_http_auth_fn auth;
     void *auth_user;
+    bool cors;
 
     pthread_mutex_t lock;    /* guards everything below */
     pthread_cond_t changed;  /* an exchange was freed (drain waits on it) */
@@ -86,6 +87,7 @@ struct mcp_http_exchange {
     int64_t idle_ms;
     bool long_lived; /* a listen or session stream: keep-alives, no timeouts */
     int verb;        /* HTTP_VERB_POST, _GET or _DELETE */
+    const char *cors_origin; /* the Origin the answer allows (CORS on; in headers), or NULL */
     char *extra_header_name; /* set by the core (Mcp-Session-Id), sent with the answer */
     char *extra_header_value;
     mcp_exchange_t *core; /* the core's handle, once submitted */

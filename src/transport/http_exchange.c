@@ -18,6 +18,7 @@
 
 #include "protocol/sse.h"
 #include "server/server_internal.h"
+#include "transport/http_cors.h"
 #include "transport/http_endpoint.h"
 
 static const mcp_header_t JSON_HEADERS[] = {{"Content-Type", "application/json"}};
@@ -38,10 +39,18 @@ static const mcp_header_t SSE_HEADERS[] = {
  * Answers without an exchange (refusals at begin)
  * ------------------------------------------------------------------------ */
 
-static void respond(const mcp_http_responder_t *out, int status, const mcp_header_t *headers,
-                    size_t n_headers, const char *body, size_t len)
+/* `cors_origin`: the page's origin when the endpoint does CORS (its
+ * headers are added), else NULL. */
+static void respond(const mcp_http_responder_t *out, const char *cors_origin, int status,
+                    const mcp_header_t *headers, size_t n_headers, const char *body, size_t len)
 {
-    bool ok = out->start(out->user, status, headers, n_headers, (int64_t)len) >= 0 &&
+    mcp_header_t all[HTTP_CORS_PREFLIGHT_HEADERS + HTTP_CORS_ANSWER_HEADERS];
+    size_t n = 0;
+    for (size_t i = 0; i < n_headers && i < HTTP_CORS_PREFLIGHT_HEADERS; i++)
+        all[n++] = headers[i];
+    if (cors_origin)
+        http_cors_answer_headers(cors_origin, all, &n);
+    bool ok = out->start(out->user, status, all, n, (int64_t)len) >= 0 &&
               (len == 0 || out->write(out->user, body, len) >= 0);
     out->finish(out->user, ok);
 }
@@ -61,13 +70,13 @@ static char *error_body(int code, const char *reason, size_t *len)
  * Header values are never echoed back: the reason is a fixed sentence.
  * `extra` is an additional header (Allow, WWW-Authenticate) or NULL.
  */
-static void refuse(const mcp_http_responder_t *out, int status, const mcp_header_t *extra,
-                   const char *reason)
+static void refuse(const mcp_http_responder_t *out, const char *cors_origin, int status,
+                   const mcp_header_t *extra, const char *reason)
 {
     size_t len = 0;
     char *body = error_body(MCP_INVALID_REQUEST, reason, &len);
     mcp_header_t headers[2] = {JSON_HEADERS[0], extra ? *extra : JSON_HEADERS[0]};
-    respond(out, status, headers, extra ? 2 : 1, body ? body : "", len);
+    respond(out, cors_origin, status, headers, extra ? 2 : 1, body ? body : "", len);
     free(body);
 }
 
@@ -77,7 +86,7 @@ static void answer_not_found(const mcp_http_responder_t *out)
 {
     static const mcp_header_t text[] = {{"Content-Type", "text/plain"}};
     static const char body[] = "Not Found\n";
-    respond(out, 404, text, 1, body, sizeof body - 1);
+    respond(out, NULL, 404, text, 1, body, sizeof body - 1);
 }
 
 /* ------------------------------------------------------------------------
@@ -177,6 +186,7 @@ static mcp_http_exchange_t *exchange_create(mcp_http_endpoint_t *ep, const mcp_h
     atomic_init(&x->refs, 1);
     pthread_mutex_init(&x->lock, NULL);
     x->state = EXCHANGE_READING;
+    x->cors_origin = http_cors_origin(ep->cors, &(mcp_headers_t){x->headers, x->n_headers});
     x->out = *responder;
     x->accept = *accept;
     x->idle_ms = req->timeout_ms > 0 ? req->timeout_ms : ep->idle_ms;
@@ -212,12 +222,14 @@ static void finish_locked(mcp_http_exchange_t *x, bool complete)
 static int start_locked(mcp_http_exchange_t *x, int status, const mcp_header_t *headers,
                         size_t n_headers, int64_t length)
 {
-    mcp_header_t all[8];
+    mcp_header_t all[8 + HTTP_CORS_ANSWER_HEADERS];
     size_t n = 0;
     for (size_t i = 0; i < n_headers && n < 7; i++)
         all[n++] = headers[i];
     if (x->extra_header_name)
         all[n++] = (mcp_header_t){x->extra_header_name, x->extra_header_value};
+    if (x->cors_origin)
+        http_cors_answer_headers(x->cors_origin, all, &n);
     return x->out.start(x->out.user, status, all, n, length);
 }
 
@@ -445,19 +457,27 @@ int mcp_http_begin(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
     if (!http_host_allowed(h, (const char *const *)ep->allowed_hosts)) {
         server_log(ep->srv, MCP_LOG_WARNING, "HTTP: refused Host \"%.100s\" (see allowed_hosts)",
                    mcp_headers_get(h, "Host"));
-        refuse(responder, 403, NULL, "Forbidden: this server does not answer to that Host");
+        refuse(responder, NULL, 403, NULL,
+               "Forbidden: this server does not answer to that Host");
         return MCP_OK;
     }
     if (!http_origin_allowed(h, (const char *const *)ep->allowed_origins)) {
         server_log(ep->srv, MCP_LOG_WARNING,
                    "HTTP: refused Origin \"%.100s\" (see allowed_origins)",
                    mcp_headers_get(h, "Origin"));
-        refuse(responder, 403, NULL, "Forbidden: requests from that Origin are not allowed");
+        refuse(responder, NULL, 403, NULL, "Forbidden: requests from that Origin are not allowed");
         return MCP_OK;
     }
     /* POST carries messages. GET (a session's stream of server messages)
      * and DELETE (the end of a session) exist only for legacy sessions. */
     bool sessions = ep->srv->legacy_mode == MCP_LEGACY_SESSIONS;
+    const char *cors = http_cors_origin(ep->cors, h);
+    if (cors && http_cors_is_preflight(req->method, h)) {
+        mcp_header_t allow[HTTP_CORS_PREFLIGHT_HEADERS];
+        size_t n = http_cors_preflight_headers(cors, h, sessions, allow);
+        respond(responder, NULL, 204, allow, n, "", 0);
+        return MCP_OK;
+    }
     int verb = strcmp(req->method, "POST") == 0 ? HTTP_VERB_POST
                : sessions && strcmp(req->method, "GET") == 0    ? HTTP_VERB_GET
                : sessions && strcmp(req->method, "DELETE") == 0 ? HTTP_VERB_DELETE
@@ -465,7 +485,7 @@ int mcp_http_begin(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
     if (verb < 0) {
         static const mcp_header_t allow_post = {"Allow", "POST"};
         static const mcp_header_t allow_all = {"Allow", "GET, POST, DELETE"};
-        refuse(responder, 405, sessions ? &allow_all : &allow_post,
+        refuse(responder, cors, 405, sessions ? &allow_all : &allow_post,
                sessions ? "Method Not Allowed: use POST, GET or DELETE"
                         : "Method Not Allowed: the MCP endpoint accepts POST only");
         return MCP_OK;
@@ -477,7 +497,7 @@ int mcp_http_begin(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
         int verdict = ep->auth(ep->auth_user, h, &principal, &challenge);
         if (verdict != 0) {
             mcp_header_t www = {"WWW-Authenticate", challenge};
-            refuse(responder, verdict == 401 ? 401 : 403, challenge ? &www : NULL,
+            refuse(responder, cors, verdict == 401 ? 401 : 403, challenge ? &www : NULL,
                    verdict == 401 ? "Unauthorized" : "Forbidden");
             free(principal);
             free(challenge);
@@ -509,7 +529,7 @@ int mcp_http_begin(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
         reason = TOO_LARGE;
     }
     if (status) {
-        refuse(responder, status, NULL, reason);
+        refuse(responder, cors, status, NULL, reason);
         free(principal);
         return MCP_OK;
     }

@@ -381,7 +381,9 @@ static bool append_head_locked(conn_t *c, int status, const mcp_header_t *header
         ok = append_text_locked(c, headers[i].name) && append_locked(c, ": ", 2) &&
              append_text_locked(c, headers[i].value) && append_locked(c, "\r\n", 2);
     }
-    if (length >= 0) {
+    /* 1xx and 204 answers have no body and no Content-Length (RFC 9110
+     * section 8.6). */
+    if (length >= 0 && status >= 200 && status != 204) {
         const char *digits = decimal_before(end, (uint64_t)length);
         ok = ok && append_text_locked(c, "Content-Length: ") &&
              append_locked(c, digits, (size_t)(end - digits)) && append_locked(c, "\r\n", 2);

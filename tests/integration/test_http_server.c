@@ -66,12 +66,13 @@ typedef struct fixture {
     char base[64];
 } fixture_t;
 
-static fixture_t *start(const mcp_http_options_t *opts)
+/* A server with its legacy mode, on HTTP with `opts`. */
+static fixture_t *start_legacy(mcp_legacy_mode_t legacy, const mcp_http_options_t *opts)
 {
     fixture_t *f = calloc(1, sizeof *f);
     mcp_error_t err = {0};
-    f->srv = mcp_server_new(&(mcp_server_options_t){.name = "http-test", .version = "1.0.0"},
-                            &err);
+    f->srv = mcp_server_new(
+        &(mcp_server_options_t){.name = "http-test", .version = "1.0.0", .legacy = legacy}, &err);
     assert_non_null(f->srv);
     assert_int_equal(mcp_server_add_tool(f->srv, &(mcp_tool_t){
         .name = "echo",
@@ -86,6 +87,11 @@ static fixture_t *start(const mcp_http_options_t *opts)
     assert_true(port != 0); /* port 0 asked: the chosen one is reported */
     snprintf(f->base, sizeof f->base, "http://127.0.0.1:%u", (unsigned)port);
     return f;
+}
+
+static fixture_t *start(const mcp_http_options_t *opts)
+{
+    return start_legacy(MCP_LEGACY_SESSIONS, opts);
 }
 
 static void stop(fixture_t *f)
@@ -573,6 +579,139 @@ static void test_auth(void **state)
 }
 
 /* ------------------------------------------------------------------------
+ * CORS: browser pages at an allowed origin
+ * ------------------------------------------------------------------------ */
+
+/* One request to `base`; its status, the response kept in *resp. */
+static long cors_call(const char *base, const char *method, const char *const *headers,
+                      const char *body, http_response_t *resp)
+{
+    http_request_t req = {.base = base, .method = method, .headers = headers, .body = body};
+    http_call(&req, resp);
+    assert_int_equal(resp->curl_code, 0);
+    return resp->status;
+}
+
+/* The response allows `origin` and varies by Origin, or (origin NULL) has
+ * no CORS header at all. */
+static void assert_allows(const http_response_t *resp, const char *origin)
+{
+    char *allowed = http_header(resp, "Access-Control-Allow-Origin");
+    if (!origin) {
+        assert_null(allowed);
+        return;
+    }
+    assert_non_null(allowed);
+    assert_string_equal(allowed, origin);
+    free(allowed);
+    assert_true(http_header_is(resp, "Vary", "Origin"));
+}
+
+#define PAGE "https://app.example"
+
+static void test_cors(void **state)
+{
+    (void)state;
+    fixture_t *f = start(&(mcp_http_options_t){
+        .endpoint = {.allowed_origins = ALLOWED_ORIGINS, .auth = check_token, .cors = true}});
+    http_response_t resp;
+
+    /* The preflight: 204, before authentication, allowing the methods
+     * (this server serves legacy sessions too: GET and DELETE as well as
+     * POST) and the headers asked for, remembered for a while. */
+    static const char *const preflight[] = {
+        "Origin: " PAGE, "Access-Control-Request-Method: POST",
+        "Access-Control-Request-Headers: authorization, content-type, mcp-method, mcp-name, "
+        "mcp-protocol-version, mcp-param-region",
+        NULL};
+    assert_int_equal(cors_call(f->base, "OPTIONS", preflight, NULL, &resp), 204);
+    assert_allows(&resp, PAGE);
+    assert_true(http_header_is(&resp, "Access-Control-Allow-Methods", "GET, POST, DELETE"));
+    assert_true(http_header_is(&resp, "Access-Control-Allow-Headers",
+                               "authorization, content-type, mcp-method, mcp-name, "
+                               "mcp-protocol-version, mcp-param-region"));
+    assert_true(http_header_is(&resp, "Access-Control-Max-Age", "600"));
+    assert_int_equal(resp.body_len, 0);
+    char *length = http_header(&resp, "Content-Length");
+    if (length) /* RFC 9110 section 8.6: none on a 204, or at most 0 */
+        assert_string_equal(length, "0");
+    free(length);
+    http_response_free(&resp);
+
+    /* A loopback page is allowed too; a list that is not plain names is
+     * not echoed. */
+    static const char *const odd[] = {"Origin: http://localhost:5173",
+                                      "Access-Control-Request-Method: POST",
+                                      "Access-Control-Request-Headers: a(b)", NULL};
+    assert_int_equal(cors_call(f->base, "OPTIONS", odd, NULL, &resp), 204);
+    assert_allows(&resp, "http://localhost:5173");
+    assert_false(http_header_is(&resp, "Access-Control-Allow-Headers", "a(b)"));
+    http_response_free(&resp);
+
+    /* A page at a foreign origin is refused, and told nothing. */
+    static const char *const foreign[] = {"Origin: https://evil.example",
+                                          "Access-Control-Request-Method: POST", NULL};
+    assert_int_equal(cors_call(f->base, "OPTIONS", foreign, NULL, &resp), 403);
+    assert_allows(&resp, NULL);
+    http_response_free(&resp);
+
+    /* The call itself: its answer is the page's to read. */
+    char *body = mcp_text(3, "tools/call", "\"name\":\"whoami\",\"arguments\":{}", NULL);
+    static const char *const call[] = {STD, "Mcp-Method: tools/call", "Mcp-Name: whoami",
+                                       "Origin: " PAGE, "Authorization: Bearer good", NULL};
+    assert_int_equal(cors_call(f->base, NULL, call, body, &resp), 200);
+    assert_allows(&resp, PAGE);
+    char *exposed = http_header(&resp, "Access-Control-Expose-Headers");
+    assert_non_null(exposed);
+    assert_non_null(strstr(exposed, "WWW-Authenticate"));
+    assert_non_null(strstr(exposed, "Mcp-Session-Id"));
+    free(exposed);
+    assert_non_null(strstr(resp.body, "alice"));
+    http_response_free(&resp);
+
+    /* So are its refusals: the challenge of a 401, a 415. */
+    static const char *const anonymous[] = {STD, "Mcp-Method: tools/call", "Mcp-Name: whoami",
+                                            "Origin: " PAGE, NULL};
+    assert_int_equal(cors_call(f->base, NULL, anonymous, body, &resp), 401);
+    assert_allows(&resp, PAGE);
+    http_response_free(&resp);
+    static const char *const text_plain[] = {"Content-Type: text/plain", "Origin: " PAGE,
+                                             "Authorization: Bearer good", NULL};
+    assert_int_equal(cors_call(f->base, NULL, text_plain, body, &resp), 415);
+    assert_allows(&resp, PAGE);
+    http_response_free(&resp);
+
+    /* Not from a browser: no CORS headers. */
+    static const char *const no_origin[] = {STD, "Mcp-Method: tools/call", "Mcp-Name: whoami",
+                                            "Authorization: Bearer good", NULL};
+    assert_int_equal(cors_call(f->base, NULL, no_origin, body, &resp), 200);
+    assert_allows(&resp, NULL);
+    http_response_free(&resp);
+    stop(f);
+
+    /* Without legacy sessions, the endpoint takes POST alone. */
+    f = start_legacy(MCP_LEGACY_STATELESS, &(mcp_http_options_t){.endpoint = {.cors = true}});
+    assert_int_equal(cors_call(f->base, "OPTIONS", odd, NULL, &resp), 204);
+    assert_true(http_header_is(&resp, "Access-Control-Allow-Methods", "POST"));
+    http_response_free(&resp);
+    stop(f);
+
+    /* CORS off (the default): the same preflight is an OPTIONS the
+     * endpoint does not take, and answers carry no CORS header. */
+    f = start(&(mcp_http_options_t){.endpoint = {.allowed_origins = ALLOWED_ORIGINS}});
+    assert_int_equal(cors_call(f->base, "OPTIONS", preflight, NULL, &resp), 405);
+    assert_allows(&resp, NULL);
+    http_response_free(&resp);
+    static const char *const echo_call[] = {STD, "Mcp-Method: tools/call", "Mcp-Name: whoami",
+                                            "Origin: " PAGE, NULL};
+    assert_int_equal(cors_call(f->base, NULL, echo_call, body, &resp), 200);
+    assert_allows(&resp, NULL);
+    http_response_free(&resp);
+    free(body);
+    stop(f);
+}
+
+/* ------------------------------------------------------------------------
  * Options
  * ------------------------------------------------------------------------ */
 
@@ -712,6 +851,7 @@ int main(void)
         cmocka_unit_test(test_body_limit),
         cmocka_unit_test(test_header_limit),
         cmocka_unit_test(test_auth),
+        cmocka_unit_test(test_cors),
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_connection_limits),
     };
