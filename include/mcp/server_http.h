@@ -182,7 +182,8 @@ typedef struct mcp_http_options {
      * 0 picks 30. Slow clients cannot hold a thread: I/O is non-blocking. */
     unsigned connection_timeout_s;
     /* Largest request head (request line and headers) in bytes; a larger
-     * one is refused with 431. 0 picks 8192. The built-in engine keeps no
+     * one is refused with 431 (414 when the request line alone is longer:
+     * a target that long). 0 picks 8192. The built-in engine keeps no
      * input buffer on a connection between requests; on libmicrohttpd
      * every open connection keeps one of about this size, roughly half of
      * it resident, which sets what an idle connection or listen stream

@@ -318,6 +318,7 @@ static const char *reason_phrase(int status)
     case 409: return "Conflict";
     case 413: return "Content Too Large";
     case 415: return "Unsupported Media Type";
+    case 414: return "URI Too Long";
     case 417: return "Expectation Failed";
     case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
@@ -622,6 +623,19 @@ static void body_bytes(conn_t *c, const char *data, size_t len)
     /* The handle is released on close (the answer, 413, ends in linger). */
 }
 
+/* A head over the limit: 414 when its request line alone does not end
+ * within it (the target is what is long: RFC 9112 section 3), else 431. */
+static void refuse_large_head(conn_t *c, size_t max_head)
+{
+    size_t start = 0, len = c->in_len < max_head ? c->in_len : max_head;
+    while (start < len && (c->in[start] == '\r' || c->in[start] == '\n'))
+        start++; /* empty lines before the request line */
+    if (!memchr(c->in + start, '\n', len - start))
+        refuse(c, 414, "request target too long");
+    else
+        refuse(c, 431, "request head too large");
+}
+
 /* Starts the request whose head is in[0..head_len). False when the
  * connection is closed or closing. */
 static bool start_request(conn_t *c, size_t head_len)
@@ -739,17 +753,12 @@ static bool serve_input(conn_t *c)
             if (c->in_len == 0)
                 return true;
             size_t end = mcp_http1_head_end(c->in, c->in_len, c->head_scan, &c->head_scan);
-            if (end == 0) {
-                if (c->in_len > engine->max_head) {
-                    refuse(c, 431, "request head too large");
-                    return true;
-                }
+            if ((end == 0 && c->in_len > engine->max_head) || end > engine->max_head) {
+                refuse_large_head(c, engine->max_head);
                 return true;
             }
-            if (end > engine->max_head) {
-                refuse(c, 431, "request head too large");
+            if (end == 0)
                 return true;
-            }
             if (!start_request(c, end))
                 return c->fd >= 0;
             break;

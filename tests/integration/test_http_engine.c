@@ -1269,7 +1269,8 @@ static void test_framing_errors(void **state)
     }
     stop(f);
 
-    /* A head over max_header_bytes, complete or not: 431. */
+    /* A head over max_header_bytes, complete or not: 431 (its request
+     * line is short). */
     f = start((mcp_http_options_t){.max_header_bytes = 1024});
     char pad[1500];
     memset(pad, 'x', sizeof pad - 1);
@@ -1281,6 +1282,18 @@ static void test_framing_errors(void **state)
         c = client_open(f, 0);
         client_send_str(c, request);
         expect_framing_refusal(c, 431);
+        client_close(c);
+        free(request);
+    }
+    /* A request line that alone passes the limit, ended or not: the
+     * target is too long, 414. */
+    for (int ended = 0; ended < 2; ended++) {
+        char *request;
+        assert_true(asprintf(&request, "\r\nPOST /mcp?%s HTTP/1.1\r\n%s", pad,
+                             ended ? HOST "Content-Length: 0\r\n\r\n" : "") > 0);
+        c = client_open(f, 0);
+        client_send_str(c, request);
+        expect_framing_refusal(c, 414);
         client_close(c);
         free(request);
     }
