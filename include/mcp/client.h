@@ -527,7 +527,10 @@ MCP_API int mcp_client_request(mcp_client_t *client, const char *method, json_t 
  * caller sees what a direct call would give:
  *   - it polls tasks/get, waiting pollIntervalMs between polls (the latest
  *     value the server gave; 1000 ms when it gives none; kept between
- *     10 ms and 60 s);
+ *     10 ms and 60 s); meanwhile it listens for the task
+ *     (subscriptions/listen with taskIds, one stream per task followed),
+ *     and a notifications/tasks ends the wait at once. A server that
+ *     refuses the subscription is polled alone;
  *   - status "input_required": each input request is answered through the
  *     elicit, sample and roots callbacks, exactly as an input_required
  *     round is, and the answers are sent with tasks/update. A key is
@@ -706,13 +709,20 @@ typedef struct mcp_listen_filter {
     bool resources_list_changed;
     const char *const *resource_uris; /* resourceSubscriptions; n_resource_uris entries */
     size_t n_resource_uris;
+    /* taskIds (the Tasks extension): the state of each of these tasks as
+     * it changes. Needs the client option `tasks` (MCP_ESTATE without it)
+     * and a modern connection (MCP_EUNSUPPORTED on a legacy one). */
+    const char *const *task_ids;
+    size_t n_task_ids;
 } mcp_listen_filter_t;
 
 /*
  * A notification of a subscription: `method` is
  * "notifications/tools/list_changed", "notifications/prompts/list_changed",
- * "notifications/resources/list_changed" or
- * "notifications/resources/updated" (params.uri names the resource);
+ * "notifications/resources/list_changed",
+ * "notifications/resources/updated" (params.uri names the resource) or
+ * "notifications/tasks" (params is the task's state, as tasks/get gives
+ * it: the task, with inputRequests, result or error by its status);
  * `params` is borrowed. Called on a client thread.
  */
 typedef void (*mcp_listen_fn)(void *user, const char *method, const json_t *params);

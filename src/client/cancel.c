@@ -80,6 +80,26 @@ void client_cancel_unwatch(mcp_cancel_t *cancel, client_cancel_waiter_t *w)
     pthread_mutex_unlock(&cancel->lock);
 }
 
+int client_cancel_wait_until(mcp_cancel_t *cancel, pthread_mutex_t *lock, pthread_cond_t *cond,
+                             const bool *woken, const struct timespec *until)
+{
+    client_cancel_waiter_t w = {lock, cond, NULL};
+    client_cancel_watch(cancel, &w);
+    int rc = MCP_OK;
+    pthread_mutex_lock(lock);
+    /* The flag is read under the waiter's lock, which the trigger takes to
+     * broadcast: a trigger cannot slip between the check and the wait. */
+    while (rc == MCP_OK && !(woken && *woken)) {
+        if (mcp_cancel_triggered(cancel))
+            rc = MCP_ECANCELED;
+        else if (pthread_cond_timedwait(cond, lock, until) == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(lock);
+    client_cancel_unwatch(cancel, &w);
+    return rc;
+}
+
 int client_cancel_sleep_until(mcp_cancel_t *cancel, const struct timespec *until)
 {
     pthread_mutex_t lock;
@@ -90,20 +110,7 @@ int client_cancel_sleep_until(mcp_cancel_t *cancel, const struct timespec *until
     pthread_cond_init(&cond, &attr);
     pthread_condattr_destroy(&attr);
     pthread_mutex_init(&lock, NULL);
-    client_cancel_waiter_t w = {&lock, &cond, NULL};
-    client_cancel_watch(cancel, &w);
-    int rc = MCP_OK;
-    pthread_mutex_lock(&lock);
-    /* The flag is read under the waiter's lock, which the trigger takes to
-     * broadcast: a trigger cannot slip between the check and the wait. */
-    while (rc == MCP_OK) {
-        if (mcp_cancel_triggered(cancel))
-            rc = MCP_ECANCELED;
-        else if (pthread_cond_timedwait(&cond, &lock, until) == ETIMEDOUT)
-            break;
-    }
-    pthread_mutex_unlock(&lock);
-    client_cancel_unwatch(cancel, &w);
+    int rc = client_cancel_wait_until(cancel, &lock, &cond, NULL, until);
     pthread_mutex_destroy(&lock);
     pthread_cond_destroy(&cond);
     return rc;

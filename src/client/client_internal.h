@@ -53,6 +53,12 @@ void client_cancel_unwatch(mcp_cancel_t *cancel, client_cancel_waiter_t *w);
  * until `cancel` (may be NULL) is triggered: MCP_OK or MCP_ECANCELED. */
 int client_cancel_sleep_until(mcp_cancel_t *cancel, const struct timespec *until);
 
+/* The same on the caller's lock and condition variable (created with
+ * CLOCK_MONOTONIC), which another thread may also broadcast after setting
+ * *woken under `lock`: returns MCP_OK early then, leaving *woken set. */
+int client_cancel_wait_until(mcp_cancel_t *cancel, pthread_mutex_t *lock, pthread_cond_t *cond,
+                             const bool *woken, const struct timespec *until);
+
 /* ------------------------------------------------------------------------
  * Requests and hints (request_build.c; pure)
  * ------------------------------------------------------------------------ */

@@ -112,7 +112,8 @@ static bool is_event(const char *method)
     return strcmp(method, "notifications/tools/list_changed") == 0 ||
            strcmp(method, "notifications/prompts/list_changed") == 0 ||
            strcmp(method, "notifications/resources/list_changed") == 0 ||
-           strcmp(method, "notifications/resources/updated") == 0;
+           strcmp(method, "notifications/resources/updated") == 0 ||
+           strcmp(method, "notifications/tasks") == 0;
 }
 
 static void on_notification(void *user, const json_t *msg)
@@ -372,6 +373,21 @@ static void *supervise(void *arg)
  * The public API
  * ------------------------------------------------------------------------ */
 
+/* obj[key] = the n strings of list, when there are any; false when one
+ * is NULL or not UTF-8 (or memory ran out). */
+static bool add_strings(json_t *obj, const char *key, const char *const *list, size_t n)
+{
+    if (n == 0)
+        return true;
+    json_t *array = json_array();
+    if (!array || json_object_set_new(obj, key, array) != 0)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!list[i] || json_array_append_new(array, json_string(list[i])) != 0)
+            return false;
+    return true;
+}
+
 static json_t *filter_params(const mcp_listen_filter_t *f)
 {
     json_t *n = json_object();
@@ -385,13 +401,8 @@ static json_t *filter_params(const mcp_listen_filter_t *f)
         ok = ok && json_object_set_new(n, "promptsListChanged", json_true()) == 0;
     if (f->resources_list_changed)
         ok = ok && json_object_set_new(n, "resourcesListChanged", json_true()) == 0;
-    if (f->n_resource_uris > 0) {
-        json_t *uris = json_array();
-        ok = ok && uris && json_object_set_new(n, "resourceSubscriptions", uris) == 0;
-        for (size_t i = 0; ok && i < f->n_resource_uris; i++)
-            ok = f->resource_uris[i] &&
-                 json_array_append_new(uris, json_string(f->resource_uris[i])) == 0;
-    }
+    ok = ok && add_strings(n, "resourceSubscriptions", f->resource_uris, f->n_resource_uris);
+    ok = ok && add_strings(n, "taskIds", f->task_ids, f->n_task_ids);
     if (!ok) {
         json_decref(params);
         return NULL;
@@ -485,6 +496,12 @@ int mcp_client_listen(mcp_client_t *client, const mcp_listen_filter_t *filter,
         *honoured_out = NULL;
     if (!client || !filter || !sub_out)
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "client, filter and sub_out are required");
+    if (filter->n_task_ids > 0 && !client->tasks)
+        return mcp_error_set(err, MCP_ESTATE, 0, NULL,
+                             "task ids need the Tasks extension declared (option tasks)");
+    if (filter->n_task_ids > 0 && client->legacy)
+        return mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
+                             "the legacy protocol this server speaks has no Tasks extension");
     mcp_subscription_t *sub = calloc(1, sizeof *sub);
     if (!sub)
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
@@ -505,7 +522,8 @@ int mcp_client_listen(mcp_client_t *client, const mcp_listen_filter_t *filter,
     }
     if (!(sub->params = filter_params(filter))) {
         subscription_free(sub);
-        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "a resource URI is NULL or not UTF-8");
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                             "a resource URI or task id is NULL or not UTF-8");
     }
 
     int rc = client->legacy ? open_legacy(sub, err) : open_stream(sub, err);

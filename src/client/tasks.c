@@ -10,6 +10,12 @@
  * input_required round (client_answer_inputs) and sent with tasks/update;
  * since every poll shows all the requests still outstanding, the keys
  * answered are remembered and never put to the user again.
+ *
+ * While it follows a task the client also listens for it
+ * (subscriptions/listen with taskIds): a notifications/tasks ends the
+ * wait at once, and the poll that follows reads the state, so a task
+ * that moves is seen without waiting out pollIntervalMs. A server that
+ * does not take the subscription is simply polled.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +69,12 @@ static int task_request(mcp_client_t *c, const char *method, const char *task_id
 typedef struct follow {
     mcp_client_t *c;
     char *id;
+    /* The subscription to the task's notifications (NULL: polls only),
+     * and what its callback wakes. */
+    mcp_subscription_t *sub;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    bool heard; /* a notification since the last poll; under lock */
     /* Each request on the wire: the call's timeout and cancel. Progress is
      * not reported for tasks (the extension does not support it). */
     mcp_request_options_t wire;
@@ -163,6 +175,31 @@ static void abandon(follow_t *f)
     mcp_error_clear(&e);
 }
 
+static void on_task_notification(void *user, const char *method, const json_t *params)
+{
+    (void)method; /* the filter names the task alone */
+    (void)params; /* the poll it wakes reads the state */
+    follow_t *f = user;
+    pthread_mutex_lock(&f->lock);
+    f->heard = true;
+    pthread_cond_broadcast(&f->changed);
+    pthread_mutex_unlock(&f->lock);
+}
+
+/* Subscribes to the task's notifications; a server that will not is
+ * polled alone, so a failure is only logged. */
+static void listen_to_task(follow_t *f)
+{
+    const char *const ids[] = {f->id};
+    mcp_error_t e = {0};
+    if (mcp_client_listen(f->c, &(mcp_listen_filter_t){.task_ids = ids, .n_task_ids = 1},
+                          on_task_notification, f, &(mcp_listen_options_t){.no_reopen = true},
+                          &f->sub, NULL, &e) != MCP_OK)
+        client_log(f->c, MCP_LOG_DEBUG, "task %s is polled without notifications: %s", f->id,
+                   e.message);
+    mcp_error_clear(&e);
+}
+
 static int follow(mcp_client_t *c, const client_task_t *created,
                   const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err)
 {
@@ -177,17 +214,30 @@ static int follow(mcp_client_t *c, const client_task_t *created,
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     }
     adopt_interval(&f, created);
+    pthread_mutex_init(&f.lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&f.changed, &attr);
+    pthread_condattr_destroy(&attr);
 
     /* A task created already over has its outcome ready: no need to wait. */
     bool wait = !client_task_status_final(created->status);
+    if (wait)
+        listen_to_task(&f);
     bool ended = false;
     int rc = MCP_OK;
     while (rc == MCP_OK && !ended) {
         struct timespec until = mcp_clock_deadline(f.interval_ms);
-        if (wait && client_cancel_sleep_until(o.cancel, &until) != MCP_OK) {
+        if (wait &&
+            client_cancel_wait_until(o.cancel, &f.lock, &f.changed, &f.heard, &until) != MCP_OK) {
             rc = mcp_error_set(err, MCP_ECANCELED, 0, NULL, "the call was cancelled");
             break;
         }
+        /* Whatever was heard so far, this poll reads. */
+        pthread_mutex_lock(&f.lock);
+        f.heard = false;
+        pthread_mutex_unlock(&f.lock);
         wait = true;
         json_t *state = NULL;
         client_task_t task;
@@ -200,8 +250,11 @@ static int follow(mcp_client_t *c, const client_task_t *created,
         }
         json_decref(state);
     }
+    mcp_subscription_close(f.sub);
     if (rc != MCP_OK && !ended)
         abandon(&f);
+    pthread_cond_destroy(&f.changed);
+    pthread_mutex_destroy(&f.lock);
     free(f.id);
     json_decref(f.answered);
     return rc;

@@ -9,6 +9,8 @@
  *   - a task that fails is MCP_ERPC with the tool's error;
  *   - the caller's mcp_cancel_t cancels the task at the server;
  *   - keep_task, then mcp_client_task_get/update/cancel by hand;
+ *   - a subscription with taskIds hears the task's states (notifications/tasks),
+ *     and a followed task's end is heard without waiting out the interval;
  *   - without the option, the same tool answers directly, and a tool that
  *     needs a task is refused with -32021.
  * What the server saw is read back through its "stats" tool, so that the
@@ -120,11 +122,12 @@ static int stats(mcp_call_t *call, void *user)
                         "sawCancel", atomic_load(&saw_cancel)));
 }
 
-static mcp_server_t *make_server(void)
+/* A server whose tasks ask to be polled every `poll_ms`. */
+static mcp_server_t *make_server(int poll_ms)
 {
     mcp_error_t err = {0};
     mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){
-        .name = "tasks", .version = "1.0.0", .task_poll_interval_ms = POLL_INTERVAL_MS}, &err);
+        .name = "tasks", .version = "1.0.0", .task_poll_interval_ms = poll_ms}, &err);
     const mcp_tool_t tools[] = {
         {.name = "render", .handler = render, .tasks = MCP_TASKS_OPTIONAL},
         {.name = "survey", .handler = survey, .tasks = MCP_TASKS_OPTIONAL},
@@ -143,9 +146,9 @@ static mcp_server_t *make_server(void)
     return srv;
 }
 
-static int serve_stdio(void)
+static int serve_stdio(int poll_ms)
 {
-    mcp_server_t *srv = make_server();
+    mcp_server_t *srv = make_server(poll_ms);
     int rc = srv ? mcp_server_run_stdio(srv, NULL) : MCP_ENOMEM;
     mcp_server_free(srv);
     return rc == MCP_OK ? 0 : 1;
@@ -220,7 +223,7 @@ static int setup(void **state, bool http)
     f->user.asked = json_object();
     if (http) {
         mcp_error_t err = {0};
-        f->srv = make_server();
+        f->srv = make_server(POLL_INTERVAL_MS);
         assert_non_null(f->srv);
         assert_int_equal(mcp_http_server_start(f->srv, &(mcp_http_options_t){0}, &f->server,
                                                &err),
@@ -456,6 +459,172 @@ static void test_keep_task_and_task_calls(void **state)
 }
 
 /* ------------------------------------------------------------------------
+ * Listening to a task
+ * ------------------------------------------------------------------------ */
+
+/* The notifications/tasks a subscription delivered: the states, in order. */
+typedef struct heard {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    json_t *states;
+    int other; /* notifications of any other method */
+} heard_t;
+
+static void on_task_event(void *user, const char *method, const json_t *params)
+{
+    heard_t *h = user;
+    pthread_mutex_lock(&h->lock);
+    if (strcmp(method, "notifications/tasks") == 0)
+        json_array_append_new(h->states, json_deep_copy(params));
+    else
+        h->other++;
+    pthread_cond_broadcast(&h->cond);
+    pthread_mutex_unlock(&h->lock);
+}
+
+/* Waits up to 5 s for a notified state with `status` (and, when `asking`
+ * is not NULL, an input request of that key); a copy of it (new
+ * reference). */
+static json_t *await_heard(heard_t *h, const char *status, const char *asking)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    json_t *found = NULL;
+    pthread_mutex_lock(&h->lock);
+    while (!found) {
+        size_t i;
+        json_t *state;
+        json_array_foreach(h->states, i, state) {
+            if (strcmp(json_string_value(json_object_get(state, "status")), status) == 0 &&
+                (!asking || json_object_get(json_object_get(state, "inputRequests"), asking))) {
+                found = json_deep_copy(state);
+                break;
+            }
+        }
+        if (!found && pthread_cond_timedwait(&h->cond, &h->lock, &until) != 0)
+            break;
+    }
+    pthread_mutex_unlock(&h->lock);
+    if (!found)
+        fail_msg("no notifications/tasks with status %s", status);
+    return found;
+}
+
+/* A subscription with taskIds hears the task's states as they change --
+ * the input it asks for, then its result -- with no polling. */
+static void test_listen_to_task(void **state)
+{
+    fixture_t *f = *state;
+    json_t *created = NULL;
+    mcp_error_t err = {0};
+    const mcp_request_options_t keep = {.keep_task = true};
+    assert_int_equal(mcp_client_call_tool(f->c, "survey", NULL, &keep, &created, &err), MCP_OK);
+    const char *id = json_string_value(json_object_get(created, "taskId"));
+
+    heard_t h = {.states = json_array()};
+    pthread_mutex_init(&h.lock, NULL);
+    pthread_cond_init(&h.cond, NULL);
+    const char *const ids[] = {id};
+    mcp_subscription_t *sub = NULL;
+    json_t *honoured = NULL;
+    int rc = mcp_client_listen(f->c, &(mcp_listen_filter_t){.task_ids = ids, .n_task_ids = 1},
+                               on_task_event, &h, NULL, &sub, &honoured, &err);
+    if (rc != MCP_OK)
+        fail_msg("listen: %s", err.message);
+    json_t *listed = json_object_get(honoured, "taskIds");
+    assert_int_equal(json_array_size(listed), 1);
+    assert_string_equal(json_string_value(json_array_get(listed, 0)), id);
+    json_decref(honoured);
+
+    /* The task waits for a name (maybe from before the subscription):
+     * answered, it asks for the city, which the stream tells. */
+    json_decref(await_status(f->c, id, "input_required"));
+    json_t *answer = json_pack("{s:{s:s, s:{s:s}}}", "name", "action", "accept", "content",
+                               "name", "Grace");
+    assert_int_equal(mcp_client_task_update(f->c, id, answer, NULL, &err), MCP_OK);
+    json_decref(answer);
+    json_t *heard = await_heard(&h, "input_required", "city");
+    MCP_ASSERT_SCHEMA_DEFINITION_VALID(heard, "DetailedTask", SCHEMA_EXT_TASKS);
+    assert_string_equal(json_string_value(json_object_get(heard, "taskId")), id);
+    assert_non_null(json_object_get(json_object_get(heard, "inputRequests"), "city"));
+    json_decref(heard);
+
+    answer = json_pack("{s:{s:s, s:{s:s}}}", "city", "action", "accept", "content", "city",
+                       "Arlington");
+    assert_int_equal(mcp_client_task_update(f->c, id, answer, NULL, &err), MCP_OK);
+    json_decref(answer);
+    heard = await_heard(&h, "completed", NULL);
+    MCP_ASSERT_SCHEMA_DEFINITION_VALID(heard, "DetailedTask", SCHEMA_EXT_TASKS);
+    assert_string_equal(first_text(json_object_get(heard, "result")), "Grace from Arlington");
+    json_decref(heard);
+    assert_int_equal(h.other, 0);
+    mcp_subscription_close(sub);
+    json_decref(h.states);
+    pthread_cond_destroy(&h.cond);
+    pthread_mutex_destroy(&h.lock);
+    json_decref(created);
+
+    /* Task ids need the extension declared. */
+    mcp_client_t *plain = connect_client(f, false);
+    assert_int_equal(mcp_client_listen(plain,
+                                       &(mcp_listen_filter_t){.task_ids = ids, .n_task_ids = 1},
+                                       on_task_event, &h, NULL, &sub, NULL, &err),
+                     MCP_ESTATE);
+    assert_null(sub);
+    mcp_error_clear(&err);
+    mcp_client_free(plain);
+}
+
+/* Following a task, the client listens for it: a server that asks to be
+ * polled every 5 s still has its 150 ms task's result read at once, when
+ * it notifies the end. */
+static void test_follow_hears_the_end(void **state)
+{
+    fixture_t *f = *state;
+    mcp_server_t *srv = NULL;
+    mcp_http_server_t *http = NULL;
+    mcp_error_t err = {0};
+    mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
+        .name = "tasks-test", .version = "1.0", .era = MCP_CLIENT_ERA_MODERN, .tasks = true},
+        &err);
+    assert_non_null(c);
+    int rc;
+    if (f->http) {
+        srv = make_server(5000);
+        assert_non_null(srv);
+        assert_int_equal(mcp_http_server_start(srv, &(mcp_http_options_t){0}, &http, &err),
+                         MCP_OK);
+        char url[64];
+        snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp",
+                 (unsigned)mcp_http_server_port(http));
+        rc = mcp_client_connect_http(c, &(mcp_http_target_t){.url = url}, &err);
+    } else {
+        rc = mcp_client_connect_stdio(c, &(mcp_stdio_target_t){
+            .argv = (const char *const[]){self_path, "--stdio-server", "5000", NULL}}, &err);
+    }
+    if (rc != MCP_OK)
+        fail_msg("connect: %s", err.message);
+
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    json_t *r = NULL;
+    assert_int_equal(mcp_client_call_tool(c, "render", NULL, NULL, &r, &err), MCP_OK);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_string_equal(first_text(r), "rendered as a task");
+    json_decref(r);
+    long took_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    if (took_ms >= 2500)
+        fail_msg("the call took %ld ms: the task's end was not heard", took_ms);
+
+    mcp_client_free(c);
+    if (http) {
+        mcp_http_server_stop(http);
+        mcp_server_free(srv);
+    }
+}
+
+/* ------------------------------------------------------------------------
  * Without the option
  * ------------------------------------------------------------------------ */
 
@@ -493,7 +662,7 @@ static void test_tasks_off(void **state)
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--stdio-server") == 0)
-        return serve_stdio();
+        return serve_stdio(argc > 2 ? atoi(argv[2]) : POLL_INTERVAL_MS);
     ssize_t n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
     if (n <= 0)
         return 1;
@@ -507,6 +676,8 @@ int main(int argc, char **argv)
         BOTH(test_task_failed),
         BOTH(test_task_cancelled_by_caller),
         BOTH(test_keep_task_and_task_calls),
+        BOTH(test_listen_to_task),
+        BOTH(test_follow_hears_the_end),
         BOTH(test_tasks_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -149,7 +149,16 @@ static void test_declared_only_with_the_option(void **state)
     /* Every request, the probe and the polls too, declares it... */
     json_t *declared = json_pack("{s:{}}", MCP_EXTENSION_TASKS);
     json_t *all = fake_requests(f->ft);
-    assert_int_equal(json_array_size(all), 3); /* discover, tools/call, tasks/get */
+    /* discover, tools/call, the subscription to the task (which this
+     * server refuses: it is polled alone), tasks/get */
+    assert_int_equal(json_array_size(all), 4);
+    const json_t *listen = json_array_get(all, 2);
+    assert_string_equal(fake_method(listen), "subscriptions/listen");
+    const json_t *ids = json_object_get(json_object_get(fake_params(listen), "notifications"),
+                                        "taskIds");
+    assert_int_equal(json_array_size(ids), 1);
+    assert_string_equal(json_string_value(json_array_get(ids, 0)), "t-1");
+    assert_string_equal(fake_method(json_array_get(all, 3)), "tasks/get");
     size_t i;
     json_t *req;
     json_array_foreach(all, i, req)
