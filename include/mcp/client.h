@@ -738,6 +738,9 @@ typedef struct mcp_listen_options {
      * the stream broke and re-opening failed or was disabled (rc < 0). Not
      * called after mcp_subscription_close(). May be NULL. */
     void (*on_end)(void *user, int rc);
+    /* How long to wait for the server's acknowledgement, in ms; 0: the
+     * client's timeout (option timeout_ms). */
+    int64_t ack_timeout_ms;
 } mcp_listen_options_t;
 
 /*

@@ -37,6 +37,7 @@ struct mcp_subscription {
     void *user;
     bool no_reopen;
     void (*on_end)(void *user, int rc);
+    int64_t ack_timeout_ms;        /* < 0: wait as long as it takes */
 
     pthread_mutex_t lock;          /* guards the fields below */
     pthread_cond_t cond;
@@ -242,13 +243,13 @@ static int open_stream(mcp_subscription_t *sub, mcp_error_t *err)
                              mcp_strerror(rc));
 
     struct timespec deadline;
-    if (c->timeout_ms >= 0)
-        deadline = mcp_clock_deadline(c->timeout_ms);
+    if (sub->ack_timeout_ms >= 0)
+        deadline = mcp_clock_deadline(sub->ack_timeout_ms);
     pthread_mutex_lock(&sub->lock);
     sub->ex = ex;
     bool timed_out = false;
     while (sub->state == STREAM_OPENING && !sub->closing && !timed_out) {
-        if (c->timeout_ms < 0)
+        if (sub->ack_timeout_ms < 0)
             pthread_cond_wait(&sub->cond, &sub->lock);
         else
             timed_out = pthread_cond_timedwait(&sub->cond, &sub->lock, &deadline) != 0 &&
@@ -263,7 +264,7 @@ static int open_stream(mcp_subscription_t *sub, mcp_error_t *err)
         rc = mcp_error_set(err, MCP_ECANCELED, 0, NULL, "the subscription was closed");
     } else if (timed_out) {
         rc = mcp_error_set(err, MCP_ETIMEDOUT, 0, NULL, "no acknowledgement within %lld ms",
-                           (long long)c->timeout_ms);
+                           (long long)sub->ack_timeout_ms);
     } else if (json_object_get(sub->end_response, "error")) {
         mcp_error_t e = {0};
         rc = mcp_error_from_json(&e, json_object_get(sub->end_response, "error")) == MCP_OK
@@ -516,6 +517,8 @@ int mcp_client_listen(mcp_client_t *client, const mcp_listen_filter_t *filter,
     sub->user = user;
     sub->no_reopen = opts && opts->no_reopen;
     sub->on_end = opts ? opts->on_end : NULL;
+    sub->ack_timeout_ms =
+        opts && opts->ack_timeout_ms > 0 ? opts->ack_timeout_ms : client->timeout_ms;
     if (!(sub->events = json_array())) {
         subscription_free(sub);
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");

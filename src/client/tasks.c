@@ -187,13 +187,16 @@ static void on_task_notification(void *user, const char *method, const json_t *p
 }
 
 /* Subscribes to the task's notifications; a server that will not is
- * polled alone, so a failure is only logged. */
+ * polled alone, so a failure is only logged. The acknowledgement is
+ * awaited no longer than the first poll would be. */
 static void listen_to_task(follow_t *f)
 {
     const char *const ids[] = {f->id};
     mcp_error_t e = {0};
     if (mcp_client_listen(f->c, &(mcp_listen_filter_t){.task_ids = ids, .n_task_ids = 1},
-                          on_task_notification, f, &(mcp_listen_options_t){.no_reopen = true},
+                          on_task_notification, f,
+                          &(mcp_listen_options_t){.no_reopen = true,
+                                                  .ack_timeout_ms = f->interval_ms},
                           &f->sub, NULL, &e) != MCP_OK)
         client_log(f->c, MCP_LOG_DEBUG, "task %s is polled without notifications: %s", f->id,
                    e.message);

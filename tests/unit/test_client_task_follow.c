@@ -34,6 +34,7 @@ typedef struct server {
     const char *states[MAX_STATES]; /* the tasks/get results in turn; the last repeats */
     size_t polls;                 /* tasks/get seen */
     bool hang_polls;              /* leave tasks/get in flight */
+    bool hang_listen;             /* never acknowledge subscriptions/listen */
 } server_t;
 
 static json_t *respond(void *user, fake_transport_t *ft, const json_t *req)
@@ -57,6 +58,8 @@ static json_t *respond(void *user, fake_transport_t *ft, const json_t *req)
         s->polls++;
         return fake_result(req, json_loads(state, 0, NULL));
     }
+    if (strcmp(m, "subscriptions/listen") == 0 && s->hang_listen)
+        return NULL;
     if (strcmp(m, "tasks/update") == 0 || strcmp(m, "tasks/cancel") == 0)
         return fake_result(req, json_pack("{s:s}", "resultType", "complete"));
     return fake_error(req, -32601, "Method not found", NULL);
@@ -284,6 +287,27 @@ static void test_poll_interval(void **state)
 }
 
 /* A task created already over is asked for its outcome at once. */
+/* A server that takes the task's subscription but never acknowledges it
+ * delays the first poll by no more than the poll interval: the wait for
+ * the acknowledgement is bounded by it, not by the client's timeout. */
+static void test_unacknowledged_listen(void **state)
+{
+    fixture_t *f = *state;
+    f->server.created = "{\"resultType\":\"task\",\"taskId\":\"t-1\",\"status\":\"working\","
+                        TIMES ",\"ttlMs\":null,\"pollIntervalMs\":100}";
+    f->server.states[0] = COMPLETED;
+    f->server.hang_listen = true;
+    int64_t t0 = now_ms();
+    json_t *r = NULL;
+    assert_int_equal(call(f, NULL, &r, NULL), MCP_OK);
+    int64_t took = now_ms() - t0;
+    json_decref(r);
+    /* 100 ms for the acknowledgement, 100 to the poll. */
+    assert_true(took >= 200);
+    assert_true(took < 2000);
+    assert_int_equal(f->server.polls, 1);
+}
+
 static void test_created_over_polled_at_once(void **state)
 {
     fixture_t *f = *state;
@@ -655,6 +679,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_other_extensions_declared, setup, teardown),
         cmocka_unit_test_setup_teardown(test_followed_to_completion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_poll_interval, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unacknowledged_listen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_created_over_polled_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inputs_answered_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_input_limit, setup, teardown),
