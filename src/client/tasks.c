@@ -30,6 +30,8 @@
 #define DEFAULT_POLL_INTERVAL_MS 1000
 #define MIN_POLL_INTERVAL_MS 10
 #define MAX_POLL_INTERVAL_MS 60000
+/* The longest wait for the acknowledgement of a task's subscription. */
+#define MAX_ACK_WAIT_MS 2000
 
 /* Did this client's request declare the extension? Legacy requests carry
  * no capabilities. */
@@ -188,15 +190,16 @@ static void on_task_notification(void *user, const char *method, const json_t *p
 
 /* Subscribes to the task's notifications; a server that will not is
  * polled alone, so a failure is only logged. The acknowledgement is
- * awaited no longer than the first poll would be. */
+ * awaited no longer than the first poll would be, nor than
+ * MAX_ACK_WAIT_MS: that wait does not watch the call's cancel. */
 static void listen_to_task(follow_t *f)
 {
     const char *const ids[] = {f->id};
+    int64_t ack_ms = f->interval_ms < MAX_ACK_WAIT_MS ? f->interval_ms : MAX_ACK_WAIT_MS;
     mcp_error_t e = {0};
     if (mcp_client_listen(f->c, &(mcp_listen_filter_t){.task_ids = ids, .n_task_ids = 1},
                           on_task_notification, f,
-                          &(mcp_listen_options_t){.no_reopen = true,
-                                                  .ack_timeout_ms = f->interval_ms},
+                          &(mcp_listen_options_t){.no_reopen = true, .ack_timeout_ms = ack_ms},
                           &f->sub, NULL, &e) != MCP_OK)
         client_log(f->c, MCP_LOG_DEBUG, "task %s is polled without notifications: %s", f->id,
                    e.message);
