@@ -21,6 +21,15 @@ static inline bool mcp_ascii_same_nocase(unsigned char a, unsigned char b)
     return a == b || ((a ^ b) == 0x20 && lower >= 'a' && lower <= 'z');
 }
 
+/* RFC 9110 tchar, the bytes of a token (methods, header names), as a
+ * table: the request reader checks every byte of every header name. */
+extern const bool mcp_tchar_table[256];
+
+static inline bool mcp_is_tchar(unsigned char c)
+{
+    return mcp_tchar_table[c];
+}
+
 /* Do two header names match, ignoring ASCII case? Both NUL-terminated. */
 bool mcp_header_name_is(const char *name, const char *wanted);
 

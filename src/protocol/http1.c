@@ -42,31 +42,6 @@ static bool is_one_of(unsigned char c, const char *set)
     return c != '\0' && strchr(set, c) != NULL;
 }
 
-/* RFC 9110 tchar: the bytes of a token (methods, header names). A table,
- * as every byte of every header name is checked. */
-static const bool tchar_table[256] = {
-    ['!'] = true, ['#'] = true, ['$'] = true, ['%'] = true, ['&'] = true, ['\''] = true,
-    ['*'] = true, ['+'] = true, ['-'] = true, ['.'] = true, ['^'] = true, ['_'] = true,
-    ['`'] = true, ['|'] = true, ['~'] = true,
-    ['0'] = true, ['1'] = true, ['2'] = true, ['3'] = true, ['4'] = true, ['5'] = true,
-    ['6'] = true, ['7'] = true, ['8'] = true, ['9'] = true,
-    ['A'] = true, ['B'] = true, ['C'] = true, ['D'] = true, ['E'] = true, ['F'] = true,
-    ['G'] = true, ['H'] = true, ['I'] = true, ['J'] = true, ['K'] = true, ['L'] = true,
-    ['M'] = true, ['N'] = true, ['O'] = true, ['P'] = true, ['Q'] = true, ['R'] = true,
-    ['S'] = true, ['T'] = true, ['U'] = true, ['V'] = true, ['W'] = true, ['X'] = true,
-    ['Y'] = true, ['Z'] = true,
-    ['a'] = true, ['b'] = true, ['c'] = true, ['d'] = true, ['e'] = true, ['f'] = true,
-    ['g'] = true, ['h'] = true, ['i'] = true, ['j'] = true, ['k'] = true, ['l'] = true,
-    ['m'] = true, ['n'] = true, ['o'] = true, ['p'] = true, ['q'] = true, ['r'] = true,
-    ['s'] = true, ['t'] = true, ['u'] = true, ['v'] = true, ['w'] = true, ['x'] = true,
-    ['y'] = true, ['z'] = true,
-};
-
-static bool is_tchar(unsigned char c)
-{
-    return tchar_table[c];
-}
-
 /* Control characters: C0 and DEL. */
 static bool is_ctl(unsigned char c)
 {
@@ -251,7 +226,7 @@ static int parse_request_line(line_t line, mcp_http1_head_t *out)
     char *p = line.start, *end = line.start + line.len;
 
     char *method = p;
-    while (p < end && is_tchar((unsigned char)*p))
+    while (p < end && mcp_is_tchar((unsigned char)*p))
         p++;
     if (p == method || p == end || *p != ' ')
         return 400;
@@ -288,7 +263,7 @@ static int parse_field_line(line_t line, mcp_header_t *header)
      * (RFC 9112 section 5.1), which some proxies would strip and others
      * keep in the name. */
     char *name = p;
-    while (p < end && is_tchar((unsigned char)*p))
+    while (p < end && mcp_is_tchar((unsigned char)*p))
         p++;
     if (p == name || p == end || *p != ':')
         return 400;

@@ -26,6 +26,7 @@
 
 #include "mcp/errors.h"
 #include "mcp/xmcp_header.h"
+#include "protocol/headers_internal.h"
 
 #define ANNOTATION "x-mcp-header"
 
@@ -91,19 +92,12 @@ struct walk {
     size_t nsteps;
 };
 
-/* RFC 9110 tchar: ALPHA DIGIT and !#$%&'*+-.^_`|~ */
-static bool is_tchar(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
-
 static bool is_token(const char *s, size_t len)
 {
     if (len == 0)
         return false;
     for (size_t i = 0; i < len; i++)
-        if (!is_tchar((unsigned char)s[i]))
+        if (!mcp_is_tchar((unsigned char)s[i]))
             return false;
     return true;
 }

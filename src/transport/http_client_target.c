@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "mcp/header_value.h"
+#include "protocol/headers_internal.h"
 #include "transport/http_client.h"
 #include "transport/http_client_target.h"
 
@@ -15,19 +16,12 @@
  * Validating and copying
  * ------------------------------------------------------------------------ */
 
-/* RFC 9110 tchar: what a header name consists of. */
-static bool is_tchar(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           (c && strchr("!#$%&'*+-.^_`|~", c));
-}
-
 static bool is_token(const char *s, size_t n)
 {
     if (n == 0)
         return false;
     for (size_t i = 0; i < n; i++) {
-        if (!is_tchar(s[i]))
+        if (!mcp_is_tchar((unsigned char)s[i]))
             return false;
     }
     return true;

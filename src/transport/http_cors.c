@@ -34,15 +34,11 @@ void http_cors_answer_headers(const char *origin, mcp_header_t *headers, size_t 
  * token characters, commas and spaces only, so that it is safe to echo. */
 static bool is_name_list(const char *s)
 {
-    static const char allowed[] = "!#$%&'*+-.^_`|~, \t";
     if (!*s)
         return false;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-        if (!alnum && !strchr(allowed, c))
+    for (; *s; s++)
+        if (!mcp_is_tchar((unsigned char)*s) && !strchr(", \t", *s))
             return false;
-    }
     return true;
 }
 

@@ -33,10 +33,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <microhttpd.h>
 
+#include "protocol/headers_internal.h"
 #include "protocol/http1.h"
 #include "server/server_internal.h"
 #include "transport/http_endpoint.h"
@@ -452,7 +452,7 @@ static bool adopt_absolute_form(const char **path, char **path_copy, char *host,
         *path = *path_copy;
     }
     for (size_t i = 0; i < list->count; i++) {
-        if (strcasecmp(list->items[i].name, "Host") == 0) {
+        if (mcp_header_name_is(list->items[i].name, "Host")) {
             list->items[i].value = host;
             return true;
         }
