@@ -31,3 +31,12 @@ struct timespec mcp_clock_deadline(int64_t ms)
     }
     return ts;
 }
+
+void mcp_clock_cond_init(pthread_cond_t *cond)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(cond, &attr);
+    pthread_condattr_destroy(&attr);
+}

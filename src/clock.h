@@ -4,14 +4,14 @@
  * Every wait in libmcp (a request's timeout, an idle worker, a stream that
  * must open in time) measures on CLOCK_MONOTONIC, so that setting the wall
  * clock neither fires nor stalls a timeout. Condition variables that wait
- * on these deadlines are created with pthread_condattr_setclock(...,
- * CLOCK_MONOTONIC).
+ * on these deadlines are created with mcp_clock_cond_init().
  *
- * Both functions are thread-safe and cannot fail.
+ * The functions are thread-safe and cannot fail.
  */
 #ifndef MCP_CLOCK_H
 #define MCP_CLOCK_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -27,5 +27,9 @@ int64_t mcp_clock_coarse_ms(void);
  * pthread_cond_timedwait on a monotonic condition variable. A negative
  * `ms` is taken as 0. */
 struct timespec mcp_clock_deadline(int64_t ms);
+
+/* Initialises `cond` to time its waits on the monotonic clock, as
+ * mcp_clock_deadline() needs. (Linux cannot fail this.) */
+void mcp_clock_cond_init(pthread_cond_t *cond);
 
 #endif /* MCP_CLOCK_H */

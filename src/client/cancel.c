@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "client/client_internal.h"
+#include "clock.h"
 
 struct mcp_cancel {
     pthread_mutex_t lock;      /* guards `waiters` */
@@ -104,11 +105,7 @@ int client_cancel_sleep_until(mcp_cancel_t *cancel, const struct timespec *until
 {
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&cond, &attr);
-    pthread_condattr_destroy(&attr);
+    mcp_clock_cond_init(&cond);
     pthread_mutex_init(&lock, NULL);
     int rc = client_cancel_wait_until(cancel, &lock, &cond, NULL, until);
     pthread_mutex_destroy(&lock);

@@ -507,11 +507,7 @@ int mcp_client_listen(mcp_client_t *client, const mcp_listen_filter_t *filter,
     if (!sub)
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     pthread_mutex_init(&sub->lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&sub->cond, &attr);
-    pthread_condattr_destroy(&attr);
+    mcp_clock_cond_init(&sub->cond);
     sub->client = client;
     sub->fn = fn;
     sub->user = user;

@@ -218,11 +218,7 @@ int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
     waiter_t *w = calloc(1, sizeof *w);
     if (!w)
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->cond, &attr);
-    pthread_condattr_destroy(&attr);
+    mcp_clock_cond_init(&w->cond);
     pthread_mutex_init(&w->lock, NULL);
     w->client = c;
     w->progress = o->progress;

@@ -221,11 +221,7 @@ static int follow(mcp_client_t *c, const client_task_t *created,
     }
     adopt_interval(&f, created);
     pthread_mutex_init(&f.lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&f.changed, &attr);
-    pthread_condattr_destroy(&attr);
+    mcp_clock_cond_init(&f.changed);
 
     /* A task created already over has its outcome ready: no need to wait. */
     bool wait = !client_task_status_final(created->status);

@@ -254,11 +254,7 @@ static host_server_t *server_new(mcp_host_t *h, const mcp_server_config_t *confi
     }
     s->host = h;
     s->state = MCP_HOST_CONNECTING;
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->wake, &attr);
-    pthread_condattr_destroy(&attr);
+    mcp_clock_cond_init(&s->wake);
     return s;
 }
 

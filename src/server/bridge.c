@@ -232,11 +232,7 @@ bridge_t *bridge_new(mcp_server_t *srv)
         return NULL;
     b->srv = srv;
     pthread_mutex_init(&b->lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&b->wake, &attr);
-    pthread_condattr_destroy(&attr);
+    mcp_clock_cond_init(&b->wake);
     return b;
 }
 

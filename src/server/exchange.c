@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "server/server_internal.h"
+#include "clock.h"
 
 static void live_link(mcp_exchange_t *ex)
 {
@@ -65,11 +66,7 @@ mcp_exchange_t *exchange_new(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t 
     pthread_mutex_init(&ex->send_lock, NULL);
     atomic_init(&ex->cancel_handled, false);
     /* mcp_call_sleep() computes deadlines on the monotonic clock. */
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&ex->wait_cond, &attr);
-    pthread_condattr_destroy(&attr);
+    mcp_clock_cond_init(&ex->wait_cond);
 
     /* The per-request envelope (validated by the ladder before we get
      * here): what the handler may ask about the client. */

@@ -110,12 +110,8 @@ mcp_http_endpoint_t *http_endpoint_new(mcp_server_t *srv, const mcp_http_endpoin
     ep->srv = srv;
     ep->timer_due = INT64_MAX; /* no thread yet: the first request starts one */
     pthread_mutex_init(&ep->lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&ep->changed, &attr);
-    pthread_cond_init(&ep->timer_wake, &attr);
-    pthread_condattr_destroy(&attr);
+    mcp_clock_cond_init(&ep->changed);
+    mcp_clock_cond_init(&ep->timer_wake);
 
     const char *const *hosts = opts->allowed_hosts;
     if (!hosts && any_host_by_default)

@@ -319,11 +319,7 @@ int client_http_sse_new(const mcp_http_target_t *target, const client_transport_
     if (hooks)
         t->base.hooks = *hooks; /* before the reader thread, which reads them, starts */
     pthread_mutex_init(&t->lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&t->cond, &attr);
-    pthread_condattr_destroy(&attr);
+    mcp_clock_cond_init(&t->cond);
     message_channel_init(&t->channel, &t->base, post, t);
     int rc = http_target_init(&t->target, target, err);
     if (rc != MCP_OK) {

@@ -196,11 +196,7 @@ static stdio_writer_t *writer_new(int fd, int spin_us)
     w->sink.release = writer_release;
     atomic_init(&w->refs, 1);
     pthread_mutex_init(&w->lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->idle, &attr);
-    pthread_condattr_destroy(&attr);
+    mcp_clock_cond_init(&w->idle);
     w->fd = fd;
     w->open = true;
     return w;

@@ -338,11 +338,7 @@ static client_legacy_t *legacy_new(void)
     }
     pthread_mutex_init(&l->lock, NULL);
     pthread_mutex_init(&l->handshake, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&l->cond, &attr);
-    pthread_condattr_destroy(&attr);
+    mcp_clock_cond_init(&l->cond);
     l->stream_retry_ms = -1;
     return l;
 }
