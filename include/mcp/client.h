@@ -583,6 +583,20 @@ MCP_API int mcp_client_task_update(mcp_client_t *client, const char *task_id,
 MCP_API int mcp_client_task_cancel(mcp_client_t *client, const char *task_id,
                                    const mcp_request_options_t *opts, mcp_error_t *err);
 
+/* Follows a task known by its id (kept with opts->keep_task, or by an
+ * earlier process) to its end, as mcp_client_call_tool() follows the
+ * tasks it makes: the first tasks/get goes out at once, input requests
+ * are answered through the callbacks and sent with tasks/update, and
+ * *result_out (new reference) is the CallToolResult of a task that
+ * completed; "failed" is MCP_ERPC and "cancelled" MCP_ECANCELED.
+ * Giving up does not cancel the task, since the caller knows its id:
+ * triggering opts->cancel, or any failure, only ends the wait (send
+ * mcp_client_task_cancel() to stop the task). opts->timeout_ms bounds
+ * each request on the wire, not the task. */
+MCP_API int mcp_client_task_follow(mcp_client_t *client, const char *task_id,
+                                   const mcp_request_options_t *opts, json_t **result_out,
+                                   mcp_error_t *err);
+
 /* ------------------------------------------------------------------------
  * Skills (the extension io.modelcontextprotocol/skills, SEP-2640)
  *

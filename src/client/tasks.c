@@ -1,7 +1,8 @@
 /*
  * The Tasks extension on the client (SEP-2663; digest section 8.2): what a
  * CreateTaskResult means to the call it answers, following a task to its
- * end, and the public tasks/get, tasks/update and tasks/cancel.
+ * end (from its CreateTaskResult, or from its id alone), and the public
+ * tasks/get, tasks/update and tasks/cancel.
  *
  * Following a task is a loop of tasks/get polls, each one a request of its
  * own through client_call() (so versions, headers and the per-request
@@ -206,12 +207,18 @@ static void listen_to_task(follow_t *f)
     mcp_error_clear(&e);
 }
 
-static int follow(mcp_client_t *c, const client_task_t *created,
-                  const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err)
+/* Follows the task `id` to its end. `created` is the CreateTaskResult
+ * that made it, or NULL when the caller has only the id: then the first
+ * poll goes out at once. A follow that fails before the task ended
+ * cancels the task when `cancel_if_abandoned` (the caller alone knew the
+ * id). */
+static int follow(mcp_client_t *c, const char *id, const client_task_t *created,
+                  bool cancel_if_abandoned, const mcp_request_options_t *opts,
+                  json_t **result_out, mcp_error_t *err)
 {
     client_call_opts_t o;
     client_resolve_opts(c, opts, &o);
-    follow_t f = {.c = c, .id = strdup(created->id),
+    follow_t f = {.c = c, .id = strdup(id),
                   .wire = {.timeout_ms = o.timeout_ms, .cancel = o.cancel},
                   .interval_ms = DEFAULT_POLL_INTERVAL_MS, .answered = json_object()};
     if (!f.id || !f.answered) {
@@ -219,13 +226,15 @@ static int follow(mcp_client_t *c, const client_task_t *created,
         json_decref(f.answered);
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     }
-    adopt_interval(&f, created);
+    if (created)
+        adopt_interval(&f, created);
     pthread_mutex_init(&f.lock, NULL);
     mcp_clock_cond_init(&f.changed);
 
-    /* A task created already over has its outcome ready: no need to wait. */
-    bool wait = !client_task_status_final(created->status);
-    if (wait)
+    /* A task created already over has its outcome ready: no need to wait.
+     * Nor is there for a task known by its id alone: its state is news. */
+    bool wait = created && !client_task_status_final(created->status);
+    if (!created || wait)
         listen_to_task(&f);
     bool ended = false;
     int rc = MCP_OK;
@@ -253,7 +262,7 @@ static int follow(mcp_client_t *c, const client_task_t *created,
         json_decref(state);
     }
     mcp_subscription_close(f.sub);
-    if (rc != MCP_OK && !ended)
+    if (rc != MCP_OK && !ended && cancel_if_abandoned)
         abandon(&f);
     pthread_cond_destroy(&f.changed);
     pthread_mutex_destroy(&f.lock);
@@ -281,11 +290,12 @@ int client_task_answered(mcp_client_t *c, const char *method, json_t *created,
         *result_out = json_incref(created);
         return MCP_OK;
     }
-    return follow(c, &task, opts, result_out, err);
+    return follow(c, task.id, &task, true, opts, result_out, err);
 }
 
 /* ------------------------------------------------------------------------
- * The public calls: tasks/get, tasks/update, tasks/cancel
+ * The public calls: tasks/get, tasks/update, tasks/cancel, and following a
+ * task known by its id
  * ------------------------------------------------------------------------ */
 
 static int check_task_call(const mcp_client_t *client, const char *task_id, mcp_error_t *err)
@@ -349,4 +359,18 @@ int mcp_client_task_cancel(mcp_client_t *client, const char *task_id,
     rc = task_request(client, "tasks/cancel", task_id, NULL, opts, &ack, err);
     json_decref(ack);
     return rc;
+}
+
+int mcp_client_task_follow(mcp_client_t *client, const char *task_id,
+                           const mcp_request_options_t *opts, json_t **result_out,
+                           mcp_error_t *err)
+{
+    if (result_out)
+        *result_out = NULL;
+    if (!result_out)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "result_out is required");
+    int rc = check_task_call(client, task_id, err);
+    if (rc != MCP_OK)
+        return rc;
+    return follow(client, task_id, NULL, false, opts, result_out, err);
 }

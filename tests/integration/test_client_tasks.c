@@ -8,7 +8,8 @@
  *     key, and answered with tasks/update;
  *   - a task that fails is MCP_ERPC with the tool's error;
  *   - the caller's mcp_cancel_t cancels the task at the server;
- *   - keep_task, then mcp_client_task_get/update/cancel by hand;
+ *   - keep_task, then mcp_client_task_get/update/cancel by hand, and
+ *     mcp_client_task_follow() of a task known by its id;
  *   - a subscription with taskIds hears the task's states (notifications/tasks),
  *     and a followed task's end is heard without waiting out the interval;
  *   - without the option, the same tool answers directly, and a tool that
@@ -458,6 +459,80 @@ static void test_keep_task_and_task_calls(void **state)
     mcp_error_clear(&err);
 }
 
+/* A kept task followed later by its id alone: its questions go to the
+ * elicit callback as in a call, and its result is the call's; a task
+ * that already ended gives its outcome at once. */
+static void test_follow_by_id(void **state)
+{
+    fixture_t *f = *state;
+    json_t *created = NULL, *r = NULL;
+    mcp_error_t err = {0};
+    const mcp_request_options_t keep = {.keep_task = true};
+    assert_int_equal(mcp_client_call_tool(f->c, "survey", NULL, &keep, &created, &err), MCP_OK);
+    const char *id = json_string_value(json_object_get(created, "taskId"));
+    assert_int_equal(mcp_client_task_follow(f->c, id, NULL, &r, &err), MCP_OK);
+    assert_string_equal(first_text(r), "Ada from Paris");
+    assert_string_equal(json_string_value(json_object_get(r, "resultType")), "complete");
+    assert_call_result_valid(r);
+    assert_int_equal(f->user.total, 2);
+    json_decref(r);
+    r = NULL;
+    /* Over already: the same result again, and no question. */
+    assert_int_equal(mcp_client_task_follow(f->c, id, NULL, &r, &err), MCP_OK);
+    assert_string_equal(first_text(r), "Ada from Paris");
+    assert_int_equal(f->user.total, 2);
+    json_decref(r);
+    json_decref(created);
+
+    /* A task that fails is the call's error. */
+    assert_int_equal(mcp_client_call_tool(f->c, "quota", NULL, &keep, &created, &err), MCP_OK);
+    id = json_string_value(json_object_get(created, "taskId"));
+    r = NULL;
+    assert_int_equal(mcp_client_task_follow(f->c, id, NULL, &r, &err), MCP_ERPC);
+    assert_null(r);
+    assert_int_equal(err.code, -32042);
+    mcp_error_clear(&err);
+    json_decref(created);
+
+    /* A task the server does not know. */
+    assert_int_equal(mcp_client_task_follow(f->c, "no-such-task", NULL, &r, &err), MCP_ERPC);
+    assert_int_equal(err.code, -32602);
+    assert_null(r);
+    mcp_error_clear(&err);
+}
+
+/* Giving up on a task followed by its id ends the wait and leaves the
+ * task running: whoever has the id decides its fate. */
+static void test_follow_by_id_cancelled(void **state)
+{
+    fixture_t *f = *state;
+    int before = server_count(f->c, "sawCancel");
+    json_t *created = NULL, *r = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_call_tool(f->c, "forever", NULL,
+                                          &(mcp_request_options_t){.keep_task = true}, &created,
+                                          &err),
+                     MCP_OK);
+    const char *id = json_string_value(json_object_get(created, "taskId"));
+    mcp_cancel_t *cancel = mcp_cancel_new();
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, cancel_after_300ms, cancel), 0);
+    assert_int_equal(mcp_client_task_follow(f->c, id, &(mcp_request_options_t){.cancel = cancel},
+                                            &r, &err),
+                     MCP_ECANCELED);
+    assert_null(r);
+    mcp_error_clear(&err);
+    pthread_join(th, NULL);
+    mcp_cancel_free(cancel);
+    json_decref(await_status(f->c, id, "working"));
+    assert_int_equal(server_count(f->c, "sawCancel"), before);
+
+    assert_int_equal(mcp_client_task_cancel(f->c, id, NULL, &err), MCP_OK);
+    json_decref(await_status(f->c, id, "cancelled"));
+    await_server_count(f->c, "sawCancel", before + 1);
+    json_decref(created);
+}
+
 /* ------------------------------------------------------------------------
  * Listening to a task
  * ------------------------------------------------------------------------ */
@@ -676,6 +751,8 @@ int main(int argc, char **argv)
         BOTH(test_task_failed),
         BOTH(test_task_cancelled_by_caller),
         BOTH(test_keep_task_and_task_calls),
+        BOTH(test_follow_by_id),
+        BOTH(test_follow_by_id_cancelled),
         BOTH(test_listen_to_task),
         BOTH(test_follow_hears_the_end),
         BOTH(test_tasks_off),
