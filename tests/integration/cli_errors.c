@@ -303,12 +303,34 @@ static void test_help_and_version(void **state)
     assert_status(&r, EXIT_OK);
     assert_contains(r.out, "Usage:");
     static const char *const commands[] = {"info", "tools", "call", "resources", "templates",
-                                           "read", "prompts", "prompt", "complete", "listen",
-                                           "ping"};
+                                           "read", "prompts", "prompt", "complete",
+                                           "skills", "skill", "listen", "ping"};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         char line[64];
         snprintf(line, sizeof line, "\n  %s ", commands[i]);
         assert_contains(r.out, line);
+    }
+    /* Every option starts a line of its own, and no line is wider than a
+     * terminal of 80 columns. */
+    static const char *const options[] = {"-c, --config", "--era", "-j, --json", "-H, --header",
+                                          "--token ", "--token-env", "--oauth", "-t, --timeout",
+                                          "--log-level", "-v, --verbose", "-k, --insecure",
+                                          "-h, --help", "-V, --version", "-a, --answer",
+                                          "-y, --yes", "--decline", "--sample-command", "--root"};
+    for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
+        const char *at = strstr(r.out, options[i]);
+        if (!at)
+            fail_msg("--help does not show %s", options[i]);
+        while (at > r.out && at[-1] == ' ')
+            at--;
+        if (at > r.out && at[-1] != '\n')
+            fail_msg("%s does not start a line of --help:\n%s", options[i], r.out);
+    }
+    for (const char *line = r.out; *line;) {
+        size_t n = strcspn(line, "\n");
+        if (n > 79)
+            fail_msg("a line of --help is %zu columns wide: %.*s", n, (int)n, line);
+        line += n + (line[n] == '\n');
     }
     assert_contains(r.out, "Exit status:");
     assert_contains(r.out, "--sample-command");

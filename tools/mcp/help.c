@@ -41,7 +41,7 @@ void help_print(void)
            "      --token-env VAR       ... with the token taken from variable VAR\n"
            "      --oauth               sign in with OAuth when the server asks (HTTP):\n"
            "                            open the address shown, paste where it lands;\n"
-           "                            kept in ~/.local/state/mcp/oauth.json"
+           "                            kept in ~/.local/state/mcp/oauth.json\n"
            "  -t, --timeout SECONDS     how long to wait for each answer (default 60);\n"
            "                            for listen, how long to listen\n"
            "      --log-level LEVEL     ask for server logs at LEVEL and above (debug,\n"
