@@ -303,7 +303,7 @@ static void test_help_and_version(void **state)
     assert_status(&r, EXIT_OK);
     assert_contains(r.out, "Usage:");
     static const char *const commands[] = {"info", "tools", "call", "resources", "templates",
-                                           "read", "prompts", "prompt", "complete",
+                                           "read", "prompts", "prompt", "complete", "task",
                                            "skills", "skill", "listen", "ping"};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         char line[64];

@@ -33,8 +33,8 @@ void cli_strings_free(cli_strings_t *list)
 
 void cli_options_free(cli_options_t *opt)
 {
-    cli_strings_t *lists[] = {&opt->words,   &opt->headers, &opt->answers,
-                              &opt->roots,   &opt->subscribe};
+    cli_strings_t *lists[] = {&opt->words, &opt->headers,   &opt->answers,
+                              &opt->roots, &opt->subscribe, &opt->listen_task_ids};
     for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
         cli_strings_free(lists[i]);
 }
@@ -46,7 +46,8 @@ void cli_options_free(cli_options_t *opt)
 typedef enum option_id {
     O_CONFIG, O_ERA, O_JSON, O_HEADER, O_TOKEN, O_TOKEN_ENV, O_OAUTH, O_TIMEOUT, O_LOG_LEVEL,
     O_VERBOSE, O_INSECURE, O_ANSWER, O_YES, O_DECLINE, O_SAMPLE_COMMAND, O_ROOT, O_ARGS,
-    O_TOOLS, O_PROMPTS, O_RESOURCES, O_SUBSCRIBE, O_COUNT, O_HELP, O_VERSION
+    O_TOOLS, O_PROMPTS, O_RESOURCES, O_SUBSCRIBE, O_TASK, O_COUNT, O_DETACH, O_WAIT, O_CANCEL,
+    O_HELP, O_VERSION
 } option_id_t;
 
 typedef struct option_spec {
@@ -79,7 +80,11 @@ static const option_spec_t specs[] = {
     {"prompts", 0, false, CLI_OPT_LISTEN, O_PROMPTS},
     {"resources", 0, false, CLI_OPT_LISTEN, O_RESOURCES},
     {"subscribe", 0, true, CLI_OPT_LISTEN, O_SUBSCRIBE},
+    {"task", 0, true, CLI_OPT_LISTEN, O_TASK},
     {"count", 0, true, CLI_OPT_LISTEN, O_COUNT},
+    {"detach", 0, false, CLI_OPT_DETACH, O_DETACH},
+    {"wait", 0, false, CLI_OPT_TASK, O_WAIT},
+    {"cancel", 0, false, CLI_OPT_TASK, O_CANCEL},
     {"help", 'h', false, 0, O_HELP},
     {"version", 'V', false, 0, O_VERSION},
 };
@@ -218,6 +223,19 @@ static int apply(cli_options_t *opt, const option_spec_t *spec, const char *valu
         if (!push(&opt->subscribe, value))
             return CLI_EXIT_USAGE;
         break;
+    case O_TASK:
+        if (!push(&opt->listen_task_ids, value))
+            return CLI_EXIT_USAGE;
+        break;
+    case O_DETACH:
+        opt->detach = true;
+        break;
+    case O_WAIT:
+        opt->task_wait = true;
+        break;
+    case O_CANCEL:
+        opt->task_cancel = true;
+        break;
     case O_COUNT:
         errno = 0;
         opt->count = strtol(value, &end, 10);
@@ -295,6 +313,8 @@ static int check_combinations(const cli_options_t *opt, const bool *used)
         return cli_usage_error("usage: mcp TARGET %s %s", cmd->name, cmd->synopsis);
     if (opt->yes && opt->decline)
         return cli_usage_error("--yes and --decline contradict each other");
+    if (opt->task_wait && opt->task_cancel)
+        return cli_usage_error("--wait and --cancel contradict each other");
     if (opt->token && opt->token_env)
         return cli_usage_error("give --token or --token-env, not both");
     if (opt->oauth && (opt->token || opt->token_env))

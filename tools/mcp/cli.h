@@ -90,7 +90,11 @@ typedef struct cli_options {
     const char *args_json;         /* call --args */
     bool listen_tools, listen_prompts, listen_resources;
     cli_strings_t subscribe;       /* listen --subscribe URI */
+    cli_strings_t listen_task_ids; /* listen --task ID */
     long count;                    /* listen --count N (0: no limit) */
+    bool detach;                   /* call --detach: a task is not followed */
+    bool task_wait;                /* task --wait */
+    bool task_cancel;              /* task --cancel */
 
     bool help;
     bool version;
@@ -115,7 +119,9 @@ typedef struct cli_session {
 /* Command-specific options (cli_command_t.options). */
 enum {
     CLI_OPT_ARGS = 1u << 0,     /* --args */
-    CLI_OPT_LISTEN = 1u << 1    /* --tools --prompts --resources --subscribe --count */
+    CLI_OPT_LISTEN = 1u << 1,   /* --tools --prompts --resources --subscribe --task --count */
+    CLI_OPT_DETACH = 1u << 2,   /* --detach */
+    CLI_OPT_TASK = 1u << 3      /* --wait --cancel */
 };
 
 struct cli_command {
@@ -150,5 +156,6 @@ int cmd_listen(cli_session_t *s);
 int cmd_ping(cli_session_t *s);
 int cmd_skills(cli_session_t *s);
 int cmd_skill(cli_session_t *s);
+int cmd_task(cli_session_t *s);
 
 #endif /* MCP_CLI_H */

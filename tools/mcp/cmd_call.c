@@ -1,9 +1,11 @@
 /*
- * mcp TARGET call TOOL [KEY=VALUE ...] [--args JSON]
+ * mcp TARGET call TOOL [KEY=VALUE ...] [--args JSON] [--detach]
  *
  * The tool's input schema (from tools/list) types the KEY=VALUE words and
  * says which arguments are required, so that a mistake is caught with a
- * clear message before anything runs.
+ * clear message before anything runs. A call the server makes a task of
+ * is followed to its end, or with --detach left running: its id is then
+ * the output, for mcp TARGET task ID later.
  */
 #include <stdio.h>
 #include <string.h>
@@ -67,23 +69,18 @@ static json_t *base_arguments(cli_session_t *s, int *status)
     return base;
 }
 
-static void print_result(cli_session_t *s, const char *name, const json_t *result)
+/* The id on stdout, for scripts; what became of the call on stderr. A
+ * server mcp started over stdio ends when mcp does, and its tasks too. */
+static void print_detached(const cli_session_t *s, const char *task_id, const char *status)
 {
-    bool failed = json_is_true(json_object_get(result, "isError"));
-    FILE *f = failed ? stderr : stdout;
-    const json_t *content = json_object_get(result, "content");
-    const json_t *structured = json_object_get(result, "structuredContent");
-    if (failed) {
-        term_stderr_lock();
-        fprintf(stderr, "mcp: %stool \"%s\" reported an error:%s\n", term_sgr(stderr, TERM_RED),
-                name, term_sgr(stderr, TERM_RESET));
-    }
-    if (json_array_size(content) > 0)
-        out_content(f, content);
-    else if (structured)
-        out_json(f, structured);
-    if (failed)
-        term_stderr_unlock();
+    printf("%s\n", task_id);
+    fflush(stdout);
+    if (s->transport == MCP_TRANSPORT_STDIO)
+        term_notef("the call became task %s (%s), which ends with the server when mcp exits",
+                   task_id, status ? status : "?");
+    else
+        term_notef("the call runs on as task %s (%s); follow it with: task %s [--wait|--cancel]",
+                   task_id, status ? status : "?", task_id);
 }
 
 int cmd_call(cli_session_t *s)
@@ -106,6 +103,7 @@ int cmd_call(cli_session_t *s)
         return status;
 
     mcp_request_options_t opts = progress_options(&s->request);
+    opts.keep_task = s->opt->detach;
     json_t *result = NULL;
     mcp_error_t err = {0};
     int rc = mcp_client_call_tool(s->client, name, args, &opts, &result, &err);
@@ -118,10 +116,13 @@ int cmd_call(cli_session_t *s)
         mcp_error_clear(&err);
         return status;
     }
+    const char *task_id = json_string_value(json_object_get(result, "taskId"));
     if (s->opt->json)
         json_out_print(result);
+    else if (task_id && s->opt->detach)
+        print_detached(s, task_id, json_string_value(json_object_get(result, "status")));
     else
-        print_result(s, name, result);
+        out_tool_result(name, result);
     status = json_is_true(json_object_get(result, "isError")) ? CLI_EXIT_TOOL_ERROR : CLI_EXIT_OK;
     json_decref(result);
     return status;

@@ -1,5 +1,6 @@
 /*
- * mcp TARGET listen [--tools] [--prompts] [--resources] [--subscribe URI ...] [--count N]
+ * mcp TARGET listen [--tools] [--prompts] [--resources] [--subscribe URI ...]
+ *                   [--task ID ...] [--count N]
  *
  * Notifications arrive on a thread of the subscription; the main thread
  * waits (poll) for one of: enough notifications, the end of the
@@ -62,6 +63,17 @@ static void print_event(const listen_state_t *st, const char *method, const json
         if (strcmp(names[i].method, method) == 0)
             text = names[i].text;
     const char *uri = json_string_value(json_object_get(params, "uri"));
+    if (strcmp(method, "notifications/tasks") == 0) {
+        /* "task 786512e2 input_required: Waiting for your answer" */
+        const char *id = json_string_value(json_object_get(params, "taskId"));
+        const char *status = json_string_value(json_object_get(params, "status"));
+        const char *message = json_string_value(json_object_get(params, "statusMessage"));
+        printf("%s%s%s task %s %s%s%s\n", term_sgr(stdout, TERM_DIM), when,
+               term_sgr(stdout, TERM_RESET), id ? id : "?", status ? status : "?",
+               message ? ": " : "", message ? message : "");
+        fflush(stdout);
+        return;
+    }
     printf("%s%s%s %s%s%s\n", term_sgr(stdout, TERM_DIM), when, term_sgr(stdout, TERM_RESET), text,
            uri ? " " : "", uri ? uri : "");
     fflush(stdout);
@@ -122,6 +134,13 @@ static void describe_filter(const json_t *filter, char *buf, size_t cap)
         if (n > 0 && (size_t)n < cap - used)
             used += (size_t)n;
     }
+    const json_t *id;
+    json_array_foreach(json_object_get(filter, "taskIds"), i, id) {
+        int n = snprintf(buf + used, cap - used, "%s%s", used ? (i ? ", " : "; task ") : "task ",
+                         json_string_value(id) ? json_string_value(id) : "?");
+        if (n > 0 && (size_t)n < cap - used)
+            used += (size_t)n;
+    }
 }
 
 /* Waits for the end; returns the exit status. */
@@ -176,13 +195,15 @@ int cmd_listen(cli_session_t *s)
 {
     const cli_options_t *opt = s->opt;
     bool everything = !opt->listen_tools && !opt->listen_prompts && !opt->listen_resources &&
-                      opt->subscribe.n == 0;
+                      opt->subscribe.n == 0 && opt->listen_task_ids.n == 0;
     mcp_listen_filter_t filter = {
         .tools_list_changed = everything || opt->listen_tools,
         .prompts_list_changed = everything || opt->listen_prompts,
         .resources_list_changed = everything || opt->listen_resources,
         .resource_uris = opt->subscribe.v,
         .n_resource_uris = opt->subscribe.n,
+        .task_ids = opt->listen_task_ids.v,
+        .n_task_ids = opt->listen_task_ids.n,
     };
     listen_state_t st = {.json = opt->json, .want = opt->count, .wake = {-1, -1}};
     pthread_mutex_init(&st.lock, NULL);

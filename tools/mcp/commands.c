@@ -21,7 +21,7 @@ static const cli_command_t tools = {
     0, 0, 0, cmd_tools};
 
 static const cli_command_t call = {
-    "call", "TOOL [KEY=VALUE ...] [--args JSON]", "call a tool",
+    "call", "TOOL [KEY=VALUE ...] [--args JSON] [--detach]", "call a tool",
     "Calls TOOL. Each KEY=VALUE sets an argument, typed by the tool's input schema:\n"
     "  count=5 is the integer 5 when count is an integer, the string \"5\" when a\n"
     "  string; flag=yes is true for a boolean; tags=a,b is [\"a\",\"b\"] for an array.\n"
@@ -32,8 +32,12 @@ static const cli_command_t call = {
     "structured content when there is no other. Progress is shown on stderr.\n"
     "When the tool reports an error (isError), its content goes to stderr and the\n"
     "exit status is 1. If the server asks a question meanwhile, see --answer,\n"
-    "--yes and --decline.\n",
-    1, SIZE_MAX, CLI_OPT_ARGS, cmd_call};
+    "--yes and --decline.\n"
+    "\n"
+    "A server may make a task of a long call (the Tasks extension): mcp follows\n"
+    "it to its end, and Ctrl-C cancels it. With --detach the task is left\n"
+    "running and its id printed, for mcp TARGET task ID later.\n",
+    1, SIZE_MAX, CLI_OPT_ARGS | CLI_OPT_DETACH, cmd_call};
 
 static const cli_command_t resources = {
     "resources", "", "list the resources",
@@ -77,11 +81,13 @@ static const cli_command_t complete = {
     3, SIZE_MAX, 0, cmd_complete};
 
 static const cli_command_t listen = {
-    "listen", "[--tools] [--prompts] [--resources] [--subscribe URI ...] [--count N]",
+    "listen",
+    "[--tools] [--prompts] [--resources] [--subscribe URI ...] [--task ID ...] [--count N]",
     "wait for change notifications",
     "Subscribes to the server's notifications and prints each as it comes:\n"
     "  --tools, --prompts, --resources   changes to those lists\n"
     "  --subscribe URI                   updates of the resource URI (repeatable)\n"
+    "  --task ID                         the status of the task ID (repeatable)\n"
     "Without any of these: changes to all three lists.\n"
     "Runs until Ctrl-C, until N notifications came (--count N), or until\n"
     "--timeout SECONDS passed (then the exit status is 4 if --count was not\n"
@@ -107,6 +113,17 @@ static const cli_command_t skill = {
     "fetched but the file asked for.\n",
     1, 2, 0, cmd_skill};
 
+static const cli_command_t task = {
+    "task", "ID [--wait | --cancel]", "show, follow or cancel a task",
+    "Shows the task ID (the Tasks extension; call --detach prints such ids):\n"
+    "its status and, once it completed, its result as call prints it.\n"
+    "  --wait     follow it to its end, answering its questions as call does,\n"
+    "             and print its result; Ctrl-C stops waiting, not the task\n"
+    "  --cancel   ask the server to cancel it, then show its status\n"
+    "Exit status: 0 while it works or waits for input and once it completed,\n"
+    "1 when its result is a tool error, 3 when it failed or was cancelled.\n",
+    1, 1, CLI_OPT_TASK, cmd_task};
+
 static const cli_command_t ping = {
     "ping", "", "check that the server answers",
     "Sends ping (legacy servers) and shows how long the answer took. Modern\n"
@@ -115,7 +132,7 @@ static const cli_command_t ping = {
 
 const cli_command_t *const cli_commands[] = {
     &info, &tools, &call, &resources, &templates, &read_cmd, &prompts, &prompt, &complete,
-    &skills, &skill, &listen, &ping, NULL};
+    &task, &skills, &skill, &listen, &ping, NULL};
 
 const cli_command_t *cli_command_find(const char *name)
 {

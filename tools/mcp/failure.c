@@ -25,8 +25,8 @@ int cli_status_for(int rc)
     case MCP_EAUTH:
     case MCP_ENOMEM:
         return CLI_EXIT_CONNECTION;
-    case MCP_ECANCELED:
-        return signals_interrupted() ? CLI_EXIT_INTERRUPTED : CLI_EXIT_CONNECTION;
+    case MCP_ECANCELED: /* by Ctrl-C, or by the server (a task it cancelled) */
+        return signals_interrupted() ? CLI_EXIT_INTERRUPTED : CLI_EXIT_PROTOCOL;
     default: /* MCP_ERPC, MCP_EPROTO, MCP_EUNSUPPORTED, ... */
         return CLI_EXIT_PROTOCOL;
     }

@@ -4,6 +4,7 @@
 #include "output.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -275,4 +276,23 @@ void out_content(FILE *f, const json_t *content)
             out_json(f, block);
         }
     }
+}
+
+void out_tool_result(const char *name, const json_t *result)
+{
+    bool failed = json_is_true(json_object_get(result, "isError"));
+    FILE *f = failed ? stderr : stdout;
+    const json_t *content = json_object_get(result, "content");
+    const json_t *structured = json_object_get(result, "structuredContent");
+    if (failed) {
+        term_stderr_lock();
+        fprintf(stderr, "mcp: %stool \"%s\" reported an error:%s\n", term_sgr(stderr, TERM_RED),
+                name, term_sgr(stderr, TERM_RESET));
+    }
+    if (json_array_size(content) > 0)
+        out_content(f, content);
+    else if (structured)
+        out_json(f, structured);
+    if (failed)
+        term_stderr_unlock();
 }

@@ -1,6 +1,7 @@
 /*
- * A stdio MCP server for the tests of the mcp command: everything a server
- * may ask of a client, and ways of failing.
+ * An MCP server for the tests of the mcp command: everything a server may
+ * ask of a client, and ways of failing. Over stdio, or with --http 0 over
+ * HTTP on a free port of 127.0.0.1 (its URL on stderr) until SIGTERM.
  *
  * Tools:
  *   profile   asks for a form with every kind of field (string with a
@@ -16,6 +17,8 @@
  *   job {ms}  a task (for clients that declared the Tasks extension; a
  *             plain call for others): sleeps (cancellable), then asks
  *             "Proceed?" (boolean go), answers "job done: go=<go>"
+ *   broken_job  a task that fails with a JSON-RPC error (-32603 "the job
+ *             broke")
  *   crash     writes a last word on stderr and exits
  * Resources:
  *   data://blob   the bytes 0..255 (a blob)
@@ -23,6 +26,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +146,14 @@ static int job(mcp_call_t *call, void *user)
     return mcp_call_add_textf(call, "job done: go=%s", json_is_true(go) ? "true" : "false");
 }
 
+static int broken_job(mcp_call_t *call, void *user)
+{
+    int rc = mcp_call_start_task(call);
+    if (rc != MCP_OK && rc != MCP_EUNSUPPORTED)
+        return rc;
+    return mcp_call_fail(call, MCP_INTERNAL_ERROR, "the job broke");
+}
+
 static int crash(mcp_call_t *call, void *user)
 {
     fprintf(stderr, "cli_test_server: crashing on purpose\n");
@@ -162,8 +175,33 @@ static int read_two(mcp_call_t *call, const char *uri, void *user)
     return rc ? rc : mcp_call_add_resource_text(call, "data://two#2", "text/plain", "second");
 }
 
-int main(void)
+/* Serves over HTTP until SIGTERM or SIGINT. */
+static int serve_http(mcp_server_t *srv)
 {
+    /* Blocked before any thread starts, so that only sigwait() gets them. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    mcp_error_t err = {0};
+    mcp_http_server_t *http;
+    if (mcp_http_server_start(srv, &(mcp_http_options_t){0}, &http, &err) != MCP_OK) {
+        fprintf(stderr, "cli_test_server: %s\n", err.message);
+        mcp_error_clear(&err);
+        return MCP_EIO;
+    }
+    fprintf(stderr, "cli_test_server: serving http://127.0.0.1:%u/mcp\n",
+            (unsigned)mcp_http_server_port(http));
+    int sig;
+    sigwait(&stop, &sig);
+    mcp_http_server_stop(http);
+    return MCP_OK;
+}
+
+int main(int argc, char **argv)
+{
+    bool http = argc > 1 && strcmp(argv[1], "--http") == 0;
     mcp_error_t err = {0};
     mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){
         .name = "cli-test-server", .version = "1.0.0"}, &err);
@@ -184,6 +222,7 @@ int main(void)
          MCP_TASKS_NONE},
         {"job", job, "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\"}}}",
          MCP_TASKS_OPTIONAL},
+        {"broken_job", broken_job, NULL, MCP_TASKS_OPTIONAL},
         {"crash", crash, NULL, MCP_TASKS_NONE},
     };
     for (size_t i = 0; srv && i < sizeof tools / sizeof tools[0]; i++)
@@ -203,7 +242,7 @@ int main(void)
         mcp_server_free(srv);
         return 1;
     }
-    int rc = mcp_server_run_stdio(srv, NULL);
+    int rc = http ? serve_http(srv) : mcp_server_run_stdio(srv, NULL);
     mcp_server_free(srv);
     return rc == MCP_OK ? 0 : 1;
 }
