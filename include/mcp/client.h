@@ -550,6 +550,16 @@ MCP_API int mcp_client_request(mcp_client_t *client, const char *method, json_t 
  * MCP_EPROTO, as does resultType "task" on a request that did not declare
  * the extension, or to any method but tools/call.
  *
+ * A legacy (2025-11-25) server has experimental tasks of its own, which
+ * the caller asks for: with the option `tasks`, a tools/call of a tool
+ * the server listed with execution.taskSupport "optional" or "required"
+ * is sent as a task when the server declares tasks for tools/call
+ * (tools/list is fetched first when the tool is new to the client). It
+ * is followed the same way (tasks/get polls, then tasks/result, during
+ * which the server's questions reach the callbacks as its requests), the
+ * caller's cancel sends tasks/cancel, and the caller sees what a direct
+ * call gives. keep_task does not apply there, nor do the functions below.
+ *
  * With opts->keep_task the CreateTaskResult itself is the result of
  * mcp_client_call_tool(), and the functions below manage the task. They
  * need the option `tasks` (MCP_ESTATE without it) and a modern connection

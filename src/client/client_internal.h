@@ -11,7 +11,8 @@
  *   skill_shape.c   reading a skill entry the server sent (pure)
  *   skills.c        skills/list, skills/get, reading and verifying skill files
  *   sha256.c        SHA-256 (Nettle, loaded on first use), for OAuth and skills
- *   tool_headers.c  x-mcp-header annotations of known tools
+ *   known_tools.c   what tools/list said of each tool: x-mcp-header
+ *                   annotations, legacy execution.taskSupport
  *   cache.c         the result cache (pure)
  *   calls.c         the public call functions
  *   listen.c        subscriptions/listen
@@ -186,6 +187,26 @@ typedef struct client_task {
 int client_task_read(const json_t *obj, bool detailed, const char *expected_id,
                      client_task_t *out, mcp_error_t *err);
 
+/*
+ * Reads `obj` (borrowed) as the Task of a legacy (2025-11-25) server's
+ * experimental tasks: the members client_task_read() checks, but with
+ * ttl and pollInterval for ttlMs and pollIntervalMs, and no detailed
+ * members (tasks/result gives the outcome). Same errors.
+ */
+int client_task_read_legacy(const json_t *obj, const char *expected_id, client_task_t *out,
+                            mcp_error_t *err);
+
+/* The wait between polls when the server never named one, and the range
+ * any interval is kept in: a server cannot make the client spin, nor
+ * leave it asleep for an hour. */
+#define CLIENT_TASK_DEFAULT_POLL_MS 1000
+#define CLIENT_TASK_MIN_POLL_MS 10
+#define CLIENT_TASK_MAX_POLL_MS 60000
+
+/* The wait between polls after the server described `task`: the interval
+ * it asks for, kept in range, or `current_ms` when it asks for none. */
+int64_t client_task_poll_interval(const client_task_t *task, int64_t current_ms);
+
 /* Does this status end the task? */
 bool client_task_status_final(client_task_status_t status);
 
@@ -274,10 +295,19 @@ int client_skill_file_verify(const client_skill_t *skill, const client_skill_fil
                              mcp_error_t *err);
 
 /* ------------------------------------------------------------------------
- * Known tools and their x-mcp-header annotations (tool_headers.c)
+ * Known tools: their x-mcp-header annotations and legacy task support
+ * (known_tools.c)
  * ------------------------------------------------------------------------ */
 
 typedef struct client_tool client_tool_t;
+
+/* execution.taskSupport of a legacy (2025-11-25) server's tool. */
+typedef enum client_task_support {
+    CLIENT_TASK_SUPPORT_UNKNOWN,   /* a tool the client has not seen */
+    CLIENT_TASK_SUPPORT_FORBIDDEN, /* "forbidden", or no execution.taskSupport */
+    CLIENT_TASK_SUPPORT_OPTIONAL,
+    CLIENT_TASK_SUPPORT_REQUIRED
+} client_task_support_t;
 
 typedef struct client_tools {
     client_tool_t *head;
@@ -293,8 +323,8 @@ typedef struct client_tools {
  * Checks the tools of a ListToolsResult page (modified in place): tools
  * whose x-mcp-header annotations are invalid, or that are not objects with
  * a string name, are removed from result.tools (and logged through `log`);
- * the annotations of the others are recorded in `tools`. Returns MCP_OK or
- * MCP_ENOMEM.
+ * the annotations and task support of the others are recorded in `tools`.
+ * Returns MCP_OK or MCP_ENOMEM.
  */
 int client_tools_accept_page(client_tools_t *tools, json_t *result, mcp_log_fn log,
                              void *log_user);
@@ -302,6 +332,9 @@ int client_tools_accept_page(client_tools_t *tools, json_t *result, mcp_log_fn l
 /* The recorded annotations of tool `name` (borrowed until the table
  * changes), or NULL when the tool is unknown. */
 const mcp_param_headers_t *client_tools_find(const client_tools_t *tools, const char *name);
+
+/* The execution.taskSupport tool `name` was listed with. */
+client_task_support_t client_tools_task_support(const client_tools_t *tools, const char *name);
 
 /* Moves the tools of `from` into `to`, replacing tools of the same name. */
 void client_tools_merge(client_tools_t *to, client_tools_t *from);

@@ -17,6 +17,9 @@
  *   - resultType "task" (the Tasks extension): kept, or followed to the
  *     task's end (tasks.c), when the request declared the extension and
  *     may become a task; invalid otherwise;
+ *   - a legacy tools/call of a tool listed with execution.taskSupport is
+ *     sent as a task of the experimental 2025-11-25 tasks and followed
+ *     (legacy/tasks.c);
  *   - a result without resultType is complete; an unknown one is invalid.
  *
  * A timeout applies to each request on the wire: time a person spends
@@ -215,6 +218,9 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
         return mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
                              "%s does not exist on the legacy protocol this server speaks",
                              method);
+    if (c->legacy && strcmp(method, "tools/call") == 0 &&
+        client_legacy_task_wanted(c, params, opts))
+        return client_legacy_task_call(c, params, opts, result_out, err);
     client_call_opts_t o;
     client_resolve_opts(c, opts, &o);
 

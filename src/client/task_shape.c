@@ -1,9 +1,11 @@
 /*
  * Reading a task the server sent (the Tasks extension, SEP-2663): the
  * CreateTaskResult that answers tools/call, and the DetailedTask that
- * answers tasks/get. Everything the client does with a task starts from
- * what client_task_read() accepted, so this is the one place that decides
- * whether a peer's task is well formed. Pure.
+ * answers tasks/get; and the Task of a legacy (2025-11-25) server's
+ * experimental tasks, which names two members differently (ttl,
+ * pollInterval). Everything the client does with a task starts from what
+ * client_task_read() or client_task_read_legacy() accepted, so this is the
+ * one place that decides whether a peer's task is well formed. Pure.
  */
 #include <string.h>
 
@@ -19,6 +21,16 @@ static const struct {
     {"failed", CLIENT_TASK_FAILED},
     {"cancelled", CLIENT_TASK_CANCELLED},
 };
+
+int64_t client_task_poll_interval(const client_task_t *task, int64_t current_ms)
+{
+    if (!task->has_poll_interval)
+        return current_ms;
+    json_int_t ms = task->poll_interval_ms;
+    return ms < CLIENT_TASK_MIN_POLL_MS   ? CLIENT_TASK_MIN_POLL_MS
+           : ms > CLIENT_TASK_MAX_POLL_MS ? CLIENT_TASK_MAX_POLL_MS
+                                          : (int64_t)ms;
+}
 
 bool client_task_status_final(client_task_status_t status)
 {
@@ -54,8 +66,10 @@ static int read_status_member(const json_t *obj, client_task_t *out, mcp_error_t
     return MCP_OK;
 }
 
-int client_task_read(const json_t *obj, bool detailed, const char *expected_id,
-                     client_task_t *out, mcp_error_t *err)
+/* What both eras' tasks have; the names of the two members that differ
+ * are given. */
+static int read_task(const json_t *obj, const char *expected_id, const char *ttl_key,
+                     const char *interval_key, client_task_t *out, mcp_error_t *err)
 {
     memset(out, 0, sizeof *out);
     if (!json_is_object(obj))
@@ -78,23 +92,38 @@ int client_task_read(const json_t *obj, bool detailed, const char *expected_id,
         return malformed(err, "status is missing or unknown");
     out->status = statuses[i].status;
 
-    const json_t *ttl = json_object_get(obj, "ttlMs");
+    const json_t *ttl = json_object_get(obj, ttl_key);
     if (!json_is_string(json_object_get(obj, "createdAt")) ||
         !json_is_string(json_object_get(obj, "lastUpdatedAt")))
         return malformed(err, "createdAt or lastUpdatedAt is missing or not a string");
     if (!json_is_integer(ttl) && !json_is_null(ttl))
-        return malformed(err, "ttlMs is missing or neither an integer nor null");
+        return mcp_error_set(err, MCP_EPROTO, 0, NULL,
+                             "invalid task: %s is missing or neither an integer nor null",
+                             ttl_key);
 
     const json_t *message = json_object_get(obj, "statusMessage");
     if (message && !json_is_string(message))
         return malformed(err, "statusMessage is not a string");
     out->status_message = json_string_value(message);
 
-    const json_t *interval = json_object_get(obj, "pollIntervalMs");
+    const json_t *interval = json_object_get(obj, interval_key);
     if (interval && !json_is_integer(interval))
-        return malformed(err, "pollIntervalMs is not an integer");
+        return mcp_error_set(err, MCP_EPROTO, 0, NULL, "invalid task: %s is not an integer",
+                             interval_key);
     out->has_poll_interval = interval != NULL;
     out->poll_interval_ms = json_integer_value(interval);
+    return MCP_OK;
+}
 
-    return detailed ? read_status_member(obj, out, err) : MCP_OK;
+int client_task_read(const json_t *obj, bool detailed, const char *expected_id,
+                     client_task_t *out, mcp_error_t *err)
+{
+    int rc = read_task(obj, expected_id, "ttlMs", "pollIntervalMs", out, err);
+    return rc == MCP_OK && detailed ? read_status_member(obj, out, err) : rc;
+}
+
+int client_task_read_legacy(const json_t *obj, const char *expected_id, client_task_t *out,
+                            mcp_error_t *err)
+{
+    return read_task(obj, expected_id, "ttl", "pollInterval", out, err);
 }

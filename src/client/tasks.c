@@ -25,12 +25,6 @@
 #include "mcp/request.h"
 #include "clock.h"
 
-/* The wait between polls when the server never named one, and the range
- * any interval is kept in: a server cannot make the client spin, nor
- * leave it asleep for an hour. */
-#define DEFAULT_POLL_INTERVAL_MS 1000
-#define MIN_POLL_INTERVAL_MS 10
-#define MAX_POLL_INTERVAL_MS 60000
 /* The longest wait for the acknowledgement of a task's subscription. */
 #define MAX_ACK_WAIT_MS 2000
 
@@ -85,16 +79,6 @@ typedef struct follow {
     json_t *answered;   /* the input requests answered, by key */
     int updates;        /* tasks/update requests sent */
 } follow_t;
-
-static void adopt_interval(follow_t *f, const client_task_t *task)
-{
-    if (!task->has_poll_interval)
-        return;
-    json_int_t ms = task->poll_interval_ms;
-    f->interval_ms = ms < MIN_POLL_INTERVAL_MS   ? MIN_POLL_INTERVAL_MS
-                     : ms > MAX_POLL_INTERVAL_MS ? MAX_POLL_INTERVAL_MS
-                                                 : (int64_t)ms;
-}
 
 /* Answers the input requests (borrowed) not answered yet, and sends the
  * answers. Requests already answered are the server not having taken the
@@ -220,14 +204,14 @@ static int follow(mcp_client_t *c, const char *id, const client_task_t *created,
     client_resolve_opts(c, opts, &o);
     follow_t f = {.c = c, .id = strdup(id),
                   .wire = {.timeout_ms = o.timeout_ms, .cancel = o.cancel},
-                  .interval_ms = DEFAULT_POLL_INTERVAL_MS, .answered = json_object()};
+                  .interval_ms = CLIENT_TASK_DEFAULT_POLL_MS, .answered = json_object()};
     if (!f.id || !f.answered) {
         free(f.id);
         json_decref(f.answered);
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     }
     if (created)
-        adopt_interval(&f, created);
+        f.interval_ms = client_task_poll_interval(created, f.interval_ms);
     pthread_mutex_init(&f.lock, NULL);
     mcp_clock_cond_init(&f.changed);
 
@@ -256,7 +240,7 @@ static int follow(mcp_client_t *c, const char *id, const client_task_t *created,
         if (rc == MCP_OK)
             rc = client_task_read(state, true, f.id, &task, err);
         if (rc == MCP_OK) {
-            adopt_interval(&f, &task);
+            f.interval_ms = client_task_poll_interval(&task, f.interval_ms);
             rc = take_state(&f, &task, &ended, result_out, err);
         }
         json_decref(state);

@@ -13,7 +13,8 @@
  * Against server-everything: list and call tools (echo, get-sum, the
  * long-running one with progress), a sampling and an elicitation request
  * from the server answered by the callbacks, a resource subscription
- * delivering an update. HTTP peers listen on 127.0.0.1 only
+ * delivering an update, and a tool that requires a task (the experimental
+ * tasks of 2025-11-25), asking its question through tasks/result. HTTP peers listen on 127.0.0.1 only
  * (loopback_only.mjs); server-everything's get-env tool is never called.
  *
  * A peer that is not installed FAILS the test, saying what to install:
@@ -70,7 +71,10 @@ static int sample(void *user, const json_t *params, json_t **result_out)
 static int elicit(void *user, const json_t *params, json_t **result_out)
 {
     (void)user;
-    assert_string_equal(json_string_value(json_object_get(params, "mode")), "form");
+    /* Form mode, said or implied (2025-11-25 makes "mode" optional). */
+    const char *mode = json_string_value(json_object_get(params, "mode"));
+    if (mode && strcmp(mode, "form") != 0)
+        return -1;
     assert_non_null(json_object_get(params, "requestedSchema"));
     elicits++;
     *result_out = json_pack("{s:s}", "action", "decline");
@@ -102,7 +106,7 @@ static mcp_client_t *new_client(void)
     samples = elicits = progresses = updates = 0;
     mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
         .name = "libmcp-legacy-test", .version = "1.0", .timeout_ms = 30000,
-        .sample = sample, .elicit = elicit}, NULL);
+        .sample = sample, .elicit = elicit, .tasks = true}, NULL);
     assert_non_null(c);
     return c;
 }
@@ -200,6 +204,62 @@ static void call_echo(mcp_client_t *c)
     assert_int_equal(mcp_client_ping(c, NULL, &err), MCP_OK);
 }
 
+/* simulate-research-query requires a task; with ambiguous, the task asks
+ * for a clarification (elicitation/create) while tasks/result waits, and
+ * the declined answer shows in the report. */
+static void research(mcp_client_t *c, bool ambiguous)
+{
+    mcp_error_t err = {0};
+    json_t *r = NULL, *args = json_pack("{s:s, s:b}", "topic", "python", "ambiguous", ambiguous);
+    int asked = elicits;
+    if (mcp_client_call_tool(c, "simulate-research-query", args, NULL, &r, &err) != MCP_OK)
+        fail_msg("simulate-research-query: %s", err.message);
+    const char *report = first_text(r);
+    assert_non_null(report);
+    assert_non_null(strstr(report, "# Research Report: python"));
+    assert_false(json_is_true(json_object_get(r, "isError")));
+    if (ambiguous) {
+        assert_int_equal(elicits, asked + 1);
+        assert_non_null(strstr(report, "User declined"));
+    }
+    json_decref(args);
+    json_decref(r);
+}
+
+static void *cancel_after_1500ms(void *arg)
+{
+    struct timespec ts = {1, 500 * 1000000L};
+    nanosleep(&ts, NULL);
+    mcp_cancel_trigger(arg);
+    return NULL;
+}
+
+/* Giving up on the task cancels it at the server (tasks/list shows it). */
+static void research_cancelled(mcp_client_t *c)
+{
+    mcp_error_t err = {0};
+    mcp_cancel_t *cancel = mcp_cancel_new();
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, cancel_after_1500ms, cancel), 0);
+    json_t *r = NULL, *args = json_pack("{s:s}", "topic", "cats");
+    assert_int_equal(mcp_client_call_tool(c, "simulate-research-query", args,
+                                          &(mcp_request_options_t){.cancel = cancel}, &r, &err),
+                     MCP_ECANCELED);
+    assert_null(r);
+    mcp_error_clear(&err);
+    pthread_join(th, NULL);
+    mcp_cancel_free(cancel);
+    json_decref(args);
+    assert_int_equal(mcp_client_request(c, "tasks/list", NULL, NULL, &r, &err), MCP_OK);
+    int cancelled = 0;
+    size_t i;
+    json_t *task;
+    json_array_foreach(json_object_get(r, "tasks"), i, task)
+        cancelled += strcmp(json_string_value(json_object_get(task, "status")), "cancelled") == 0;
+    assert_int_equal(cancelled, 1);
+    json_decref(r);
+}
+
 static void exercise_everything(mcp_client_t *c)
 {
     mcp_error_t err = {0};
@@ -252,6 +312,8 @@ static void exercise_everything(mcp_client_t *c)
     pthread_mutex_unlock(&lock);
     assert_true(got >= 1);
     mcp_subscription_close(sub);
+
+    research(c, true);
 }
 
 static void assert_verdict(mcp_client_t *c, mcp_verdict_kind_t kind, bool http_sse)
@@ -293,6 +355,8 @@ static void test_everything_stdio(void **state)
     assert_int_equal(mcp_client_era(c), MCP_ERA_LEGACY);
     assert_string_equal(mcp_client_protocol_version(c), "2025-11-25");
     exercise_everything(c);
+    research(c, false); /* polled until completed, then tasks/result */
+    research_cancelled(c);
     mcp_client_free(c);
 }
 

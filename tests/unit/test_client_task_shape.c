@@ -2,6 +2,8 @@
  * client_task_read(): which tasks a server may send, as a table. Each row
  * is a CreateTaskResult (created) or a tasks/get answer (detailed), with
  * the verdict and, for an accepted task, what the client reads from it.
+ * Then client_task_read_legacy() (the Task of 2025-11-25's experimental
+ * tasks) and client_task_poll_interval().
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -164,6 +166,66 @@ static void test_detailed_members(void **state)
     json_decref(obj);
 }
 
+/* The legacy Task: ttl and pollInterval, not ttlMs and pollIntervalMs. */
+static const struct {
+    const char *json;
+    int rc;
+    json_int_t interval; /* -1: none given */
+} legacy_cases[] = {
+    {"{\"taskId\":\"t-1\",\"status\":\"working\",\"createdAt\":\"a\",\"lastUpdatedAt\":\"b\","
+     "\"ttl\":300000,\"pollInterval\":1000}", MCP_OK, 1000},
+    {"{\"taskId\":\"t-1\",\"status\":\"input_required\",\"createdAt\":\"a\","
+     "\"lastUpdatedAt\":\"b\",\"ttl\":null}", MCP_OK, -1},
+    /* A modern task is not a legacy one: its ttl is missing. */
+    {"{" BASE ",\"status\":\"working\"}", MCP_EPROTO, 0},
+    {"{\"taskId\":\"t-1\",\"status\":\"working\",\"createdAt\":\"a\",\"lastUpdatedAt\":\"b\","
+     "\"ttl\":\"forever\"}", MCP_EPROTO, 0},
+    {"{\"taskId\":\"t-1\",\"status\":\"working\",\"createdAt\":\"a\",\"lastUpdatedAt\":\"b\","
+     "\"ttl\":1,\"pollInterval\":\"1s\"}", MCP_EPROTO, 0},
+    {"{\"taskId\":\"t-1\",\"status\":\"paused\",\"createdAt\":\"a\",\"lastUpdatedAt\":\"b\","
+     "\"ttl\":1}", MCP_EPROTO, 0},
+};
+
+static void test_legacy_task(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof legacy_cases / sizeof legacy_cases[0]; i++) {
+        json_t *obj = json_loads(legacy_cases[i].json, 0, NULL);
+        assert_non_null(obj);
+        client_task_t task;
+        mcp_error_t err = {0};
+        int rc = client_task_read_legacy(obj, "t-1", &task, &err);
+        if (rc != legacy_cases[i].rc)
+            fail_msg("legacy case %zu: %s gives %d (%s)", i, legacy_cases[i].json, rc,
+                     err.message);
+        if (rc == MCP_OK) {
+            assert_int_equal(task.has_poll_interval, legacy_cases[i].interval >= 0);
+            if (legacy_cases[i].interval >= 0)
+                assert_int_equal(task.poll_interval_ms, legacy_cases[i].interval);
+        }
+        mcp_error_clear(&err);
+        json_decref(obj);
+    }
+}
+
+/* The server's interval, kept between 10 ms and 60 s; none keeps the
+ * current one. */
+static void test_poll_interval(void **state)
+{
+    (void)state;
+    client_task_t task = {.has_poll_interval = false};
+    assert_int_equal(client_task_poll_interval(&task, 750), 750);
+    task.has_poll_interval = true;
+    task.poll_interval_ms = 250;
+    assert_int_equal(client_task_poll_interval(&task, 750), 250);
+    task.poll_interval_ms = 0;
+    assert_int_equal(client_task_poll_interval(&task, 750), CLIENT_TASK_MIN_POLL_MS);
+    task.poll_interval_ms = -5;
+    assert_int_equal(client_task_poll_interval(&task, 750), CLIENT_TASK_MIN_POLL_MS);
+    task.poll_interval_ms = 3600000;
+    assert_int_equal(client_task_poll_interval(&task, 750), CLIENT_TASK_MAX_POLL_MS);
+}
+
 static void test_final_statuses(void **state)
 {
     (void)state;
@@ -179,6 +241,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_task_table),
         cmocka_unit_test(test_detailed_members),
+        cmocka_unit_test(test_legacy_task),
+        cmocka_unit_test(test_poll_interval),
         cmocka_unit_test(test_final_statuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
  *               (answered through the same callbacks as MRTR input) and
  *               its notifications (log, list_changed, resources/updated)
  *   listen.c    mcp_client_listen() mapped onto resources/subscribe
+ *   tasks.c     tools/call as a task of the experimental 2025-11-25 tasks
  */
 #ifndef MCP_CLIENT_LEGACY_H
 #define MCP_CLIENT_LEGACY_H
@@ -149,5 +150,24 @@ void client_legacy_listen_renew(mcp_client_t *c, const mcp_request_options_t *op
 /* Does a subscription with (honoured) `filter` want `method`/`params`? */
 bool client_legacy_filter_matches(const json_t *filter, const char *method,
                                   const json_t *params);
+
+/* ------------------------------------------------------------------------
+ * tasks.c
+ * ------------------------------------------------------------------------ */
+
+/* Should this tools/call (params borrowed) be a task? Yes on a legacy
+ * connection of a client with the option `tasks`, when the server takes
+ * tasks for tools/call and listed the tool with execution.taskSupport
+ * "optional" or "required"; tools/list is fetched (with `opts`' timeout
+ * and cancel) when the tool is new to the client. */
+bool client_legacy_task_wanted(mcp_client_t *c, const json_t *params,
+                               const mcp_request_options_t *opts);
+
+/* tools/call (params borrowed) as a task, followed to its end: *result_out
+ * is the CallToolResult, as a direct call gives it; a failed task is
+ * MCP_ERPC with its error, a cancelled one MCP_ECANCELED. */
+int client_legacy_task_call(mcp_client_t *c, const json_t *params,
+                            const mcp_request_options_t *opts, json_t **result_out,
+                            mcp_error_t *err);
 
 #endif /* MCP_CLIENT_LEGACY_H */

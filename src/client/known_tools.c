@@ -1,7 +1,9 @@
 /*
- * The x-mcp-header annotations of the tools the client has seen (digest
- * section 4.6): tools/call mirrors annotated arguments into Mcp-Param-*
- * headers, and a tool with invalid annotations is dropped from tools/list.
+ * What the client remembers of the tools it has seen in tools/list: their
+ * x-mcp-header annotations (digest section 4.6), which tools/call mirrors
+ * into Mcp-Param-* headers (a tool with invalid annotations is dropped
+ * from tools/list), and, from legacy servers, execution.taskSupport,
+ * which says whether a call may or must be a task (legacy/tasks.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@ struct client_tool {
     client_tool_t *next;
     char *name;
     mcp_param_headers_t headers;
+    client_task_support_t task_support;
 };
 
 static void tool_free(client_tool_t *t)
@@ -33,21 +36,47 @@ void client_tools_clear(client_tools_t *tools)
     tools->generation++;
 }
 
-const mcp_param_headers_t *client_tools_find(const client_tools_t *tools, const char *name)
+static const client_tool_t *find(const client_tools_t *tools, const char *name)
 {
     for (const client_tool_t *t = tools->head; t; t = t->next)
         if (strcmp(t->name, name) == 0)
-            return &t->headers;
+            return t;
     return NULL;
 }
 
+const mcp_param_headers_t *client_tools_find(const client_tools_t *tools, const char *name)
+{
+    const client_tool_t *t = find(tools, name);
+    return t ? &t->headers : NULL;
+}
+
+client_task_support_t client_tools_task_support(const client_tools_t *tools, const char *name)
+{
+    const client_tool_t *t = find(tools, name);
+    return t ? t->task_support : CLIENT_TASK_SUPPORT_UNKNOWN;
+}
+
+/* execution.taskSupport of a tool (borrowed); absent means forbidden. */
+static client_task_support_t task_support_of(const json_t *tool)
+{
+    const char *s =
+        json_string_value(json_object_get(json_object_get(tool, "execution"), "taskSupport"));
+    if (s && strcmp(s, "required") == 0)
+        return CLIENT_TASK_SUPPORT_REQUIRED;
+    if (s && strcmp(s, "optional") == 0)
+        return CLIENT_TASK_SUPPORT_OPTIONAL;
+    return CLIENT_TASK_SUPPORT_FORBIDDEN;
+}
+
 /* Records (or replaces) tool `name`; takes the headers. */
-static int remember(client_tools_t *tools, const char *name, mcp_param_headers_t *headers)
+static int remember(client_tools_t *tools, const char *name, mcp_param_headers_t *headers,
+                    client_task_support_t task_support)
 {
     for (client_tool_t *t = tools->head; t; t = t->next)
         if (strcmp(t->name, name) == 0) {
             mcp_param_headers_clear(&t->headers);
             t->headers = *headers;
+            t->task_support = task_support;
             return MCP_OK;
         }
     client_tool_t *t = calloc(1, sizeof *t);
@@ -57,6 +86,7 @@ static int remember(client_tools_t *tools, const char *name, mcp_param_headers_t
         return MCP_ENOMEM;
     }
     t->headers = *headers;
+    t->task_support = task_support;
     t->next = tools->head;
     tools->head = t;
     return MCP_OK;
@@ -116,7 +146,7 @@ int client_tools_accept_page(client_tools_t *tools, json_t *result, mcp_log_fn l
             json_array_remove(list, i);
             continue;
         }
-        if ((rc = remember(tools, name, &headers)) != MCP_OK)
+        if ((rc = remember(tools, name, &headers, task_support_of(tool))) != MCP_OK)
             return rc;
         i++;
     }
