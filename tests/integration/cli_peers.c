@@ -339,6 +339,16 @@ static void everything_common(const cli_target_t *t, bool over_http)
     assert_contains(r.out, "\"action\": \"decline\"");
     proc_result_free(&r);
 
+    /* A tool that needs the experimental tasks of 2025-11-25: mcp runs it
+     * as one, and its question, asked through tasks/result, is answered
+     * by a flag. */
+    CLI(&r, t, "-v", "call", "simulate-research-query", "topic=python", "ambiguous=true", "-a",
+        "interpretation=snake");
+    assert_status(&r, EXIT_OK);
+    assert_contains(r.out, "# Research Report: python (snake)");
+    assert_contains(r.err, "\"method\":\"tasks/result\"");
+    proc_result_free(&r);
+
     /* Sampling through --sample-command; roots from --root. */
     CLI(&r, t, "call", "trigger-sampling-request", "prompt=hi", "maxTokens=5",
         "--sample-command",
