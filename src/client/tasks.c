@@ -295,14 +295,22 @@ static int check_task_call(const mcp_client_t *client, const char *task_id, mcp_
     return MCP_OK;
 }
 
-int mcp_client_task_get(mcp_client_t *client, const char *task_id,
-                        const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err)
+/* check_task_call() for the calls with a result: *result_out is NULL
+ * until they succeed. */
+static int check_task_query(const mcp_client_t *client, const char *task_id,
+                            json_t **result_out, mcp_error_t *err)
 {
     if (result_out)
         *result_out = NULL;
     if (!result_out)
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "result_out is required");
-    int rc = check_task_call(client, task_id, err);
+    return check_task_call(client, task_id, err);
+}
+
+int mcp_client_task_get(mcp_client_t *client, const char *task_id,
+                        const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err)
+{
+    int rc = check_task_query(client, task_id, result_out, err);
     if (rc != MCP_OK)
         return rc;
     json_t *state = NULL;
@@ -349,12 +357,6 @@ int mcp_client_task_follow(mcp_client_t *client, const char *task_id,
                            const mcp_request_options_t *opts, json_t **result_out,
                            mcp_error_t *err)
 {
-    if (result_out)
-        *result_out = NULL;
-    if (!result_out)
-        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "result_out is required");
-    int rc = check_task_call(client, task_id, err);
-    if (rc != MCP_OK)
-        return rc;
-    return follow(client, task_id, NULL, false, opts, result_out, err);
+    int rc = check_task_query(client, task_id, result_out, err);
+    return rc == MCP_OK ? follow(client, task_id, NULL, false, opts, result_out, err) : rc;
 }

@@ -104,6 +104,23 @@ static void on_end(void *user, int rc)
     wake(st);
 }
 
+/* Appends "WHAT a, b" (or "; WHAT a, b" after other text) for the
+ * strings of `list` to buf, which holds `used` bytes; returns the new
+ * length. */
+static size_t describe_list(const json_t *list, const char *what, char *buf, size_t used,
+                            size_t cap)
+{
+    size_t i;
+    const json_t *item;
+    json_array_foreach(list, i, item) {
+        int n = snprintf(buf + used, cap - used, "%s%s%s", i ? ", " : used ? "; " : "",
+                         i ? "" : what, json_string_value(item) ? json_string_value(item) : "?");
+        if (n > 0 && (size_t)n < cap - used)
+            used += (size_t)n;
+    }
+    return used;
+}
+
 /* "tools, prompts and resources changes, updates of notes://index" */
 static void describe_filter(const json_t *filter, char *buf, size_t cap)
 {
@@ -126,21 +143,9 @@ static void describe_filter(const json_t *filter, char *buf, size_t cap)
         if (n > 0 && (size_t)n < cap - used)
             used += (size_t)n;
     }
-    size_t i;
-    const json_t *uri;
-    json_array_foreach(json_object_get(filter, "resourceSubscriptions"), i, uri) {
-        int n = snprintf(buf + used, cap - used, "%s%s", used ? (i ? ", " : "; updates of ") : "updates of ",
-                         json_string_value(uri) ? json_string_value(uri) : "?");
-        if (n > 0 && (size_t)n < cap - used)
-            used += (size_t)n;
-    }
-    const json_t *id;
-    json_array_foreach(json_object_get(filter, "taskIds"), i, id) {
-        int n = snprintf(buf + used, cap - used, "%s%s", used ? (i ? ", " : "; task ") : "task ",
-                         json_string_value(id) ? json_string_value(id) : "?");
-        if (n > 0 && (size_t)n < cap - used)
-            used += (size_t)n;
-    }
+    used = describe_list(json_object_get(filter, "resourceSubscriptions"), "updates of ", buf,
+                         used, cap);
+    describe_list(json_object_get(filter, "taskIds"), "task ", buf, used, cap);
 }
 
 /* Waits for the end; returns the exit status. */

@@ -26,14 +26,14 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <mcp/mcp.h>
 #include <mcp/server.h>
+
+#include "serve_http.h"
 
 /* Answers a tool with the JSON text of `value` (borrowed). */
 static int answer_json(mcp_call_t *call, const json_t *value)
@@ -175,30 +175,6 @@ static int read_two(mcp_call_t *call, const char *uri, void *user)
     return rc ? rc : mcp_call_add_resource_text(call, "data://two#2", "text/plain", "second");
 }
 
-/* Serves over HTTP until SIGTERM or SIGINT. */
-static int serve_http(mcp_server_t *srv)
-{
-    /* Blocked before any thread starts, so that only sigwait() gets them. */
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    mcp_error_t err = {0};
-    mcp_http_server_t *http;
-    if (mcp_http_server_start(srv, &(mcp_http_options_t){0}, &http, &err) != MCP_OK) {
-        fprintf(stderr, "cli_test_server: %s\n", err.message);
-        mcp_error_clear(&err);
-        return MCP_EIO;
-    }
-    fprintf(stderr, "cli_test_server: serving http://127.0.0.1:%u/mcp\n",
-            (unsigned)mcp_http_server_port(http));
-    int sig;
-    sigwait(&stop, &sig);
-    mcp_http_server_stop(http);
-    return MCP_OK;
-}
-
 int main(int argc, char **argv)
 {
     bool http = argc > 1 && strcmp(argv[1], "--http") == 0;
@@ -242,7 +218,8 @@ int main(int argc, char **argv)
         mcp_server_free(srv);
         return 1;
     }
-    int rc = http ? serve_http(srv) : mcp_server_run_stdio(srv, NULL);
+    int rc = http ? serve_http_until_signal(srv, "cli_test_server")
+                  : mcp_server_run_stdio(srv, NULL);
     mcp_server_free(srv);
     return rc == MCP_OK ? 0 : 1;
 }

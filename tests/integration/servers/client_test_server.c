@@ -17,13 +17,14 @@
  *   counter://value   a number, cacheable for a minute; every read counts,
  *                     so a test sees which reads reached the server
  */
-#define _POSIX_C_SOURCE 200809L /* sigwait */
+#define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <mcp/mcp.h>
+
+#include "serve_http.h"
 
 #define COUNTER_URI "counter://value"
 
@@ -143,30 +144,6 @@ static int add_everything(mcp_error_t *err)
     return rc;
 }
 
-static int serve_http(void)
-{
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);
-
-    mcp_error_t err = {0};
-    mcp_http_server_t *http;
-    int rc = mcp_http_server_start(server, &(mcp_http_options_t){0}, &http, &err);
-    if (rc != MCP_OK) {
-        fprintf(stderr, "client_test_server: %s\n", err.message);
-        mcp_error_clear(&err);
-        return rc;
-    }
-    fprintf(stderr, "client_test_server: serving http://127.0.0.1:%u/mcp\n",
-            (unsigned)mcp_http_server_port(http));
-    int sig;
-    sigwait(&stop, &sig);
-    mcp_http_server_stop(http);
-    return MCP_OK;
-}
-
 int main(int argc, char **argv)
 {
     mcp_error_t err = {0};
@@ -178,8 +155,9 @@ int main(int argc, char **argv)
         mcp_server_free(server);
         return 1;
     }
-    int rc = argc > 1 && strcmp(argv[1], "--http") == 0 ? serve_http()
-                                                        : mcp_server_run_stdio(server, NULL);
+    int rc = argc > 1 && strcmp(argv[1], "--http") == 0
+                 ? serve_http_until_signal(server, "client_test_server")
+                 : mcp_server_run_stdio(server, NULL);
     mcp_server_free(server);
     return rc == MCP_OK ? 0 : 1;
 }
