@@ -528,7 +528,8 @@ MCP_API int mcp_client_request(mcp_client_t *client, const char *method, json_t 
  *   - it polls tasks/get, waiting pollIntervalMs between polls (the latest
  *     value the server gave; 1000 ms when it gives none; kept between
  *     10 ms and 60 s); meanwhile it listens for the task
- *     (subscriptions/listen with taskIds, one stream per task followed),
+ *     (subscriptions/listen with taskIds: one subscription names every
+ *     task the client follows at the time, whichever calls follow them),
  *     and a notifications/tasks ends the wait at once. A server that
  *     refuses the subscription is polled alone;
  *   - status "input_required": each input request is answered through the

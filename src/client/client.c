@@ -133,6 +133,7 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
         return NULL;
     }
     pthread_mutex_init(&c->lock, NULL);
+    client_task_watch_init(&c->task_watch);
     c->next_id = 1;
     if (set_versions(c, opts->protocol_version, err) != MCP_OK) {
         mcp_client_free(c);
@@ -229,6 +230,7 @@ void mcp_client_free(mcp_client_t *client)
 {
     if (!client)
         return;
+    client_task_watch_close(&client->task_watch);
     client_close_subscriptions(client);
     client_legacy_close(client);
     if (client->transport) {

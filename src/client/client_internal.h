@@ -348,6 +348,23 @@ void client_tools_clear(client_tools_t *tools);
 
 #define CLIENT_MAX_VERSIONS 8
 
+/* The tasks the client is following, and the one subscription that
+ * listens for all of them (tasks.c). */
+struct follow;
+typedef struct client_task_watch {
+    pthread_mutex_t lock;
+    struct follow *follows;     /* the tasks followed now */
+    mcp_subscription_t *sub;    /* listens for `covered`, or NULL */
+    json_t *covered;            /* the task ids `sub` names (array), or NULL */
+    bool refreshing;            /* a thread is replacing `sub` */
+    bool stale;                 /* `follows` changed since it began */
+} client_task_watch_t;
+
+/* The task watch of a new client, and its end (closing its subscription,
+ * if a call left one open). */
+void client_task_watch_init(client_task_watch_t *w);
+void client_task_watch_close(client_task_watch_t *w);
+
 struct mcp_client {
     /* Options, fixed after mcp_client_new. */
     json_t *client_info;
@@ -402,6 +419,7 @@ struct mcp_client {
     client_cache_t *cache;
     client_tools_t tools;
     mcp_subscription_t *subs;    /* open subscriptions */
+    client_task_watch_t task_watch;
     bool connected;              /* connect succeeded: on_closed is reported */
     bool closed;                 /* the transport in use ended by itself
                                     (false while there is none) */

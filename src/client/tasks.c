@@ -12,11 +12,22 @@
  * since every poll shows all the requests still outstanding, the keys
  * answered are remembered and never put to the user again.
  *
- * While it follows a task the client also listens for it
- * (subscriptions/listen with taskIds): a notifications/tasks ends the
- * wait at once, and the poll that follows reads the state, so a task
- * that moves is seen without waiting out pollIntervalMs. A server that
- * does not take the subscription is simply polled.
+ * While it follows tasks the client also listens for them: one
+ * subscription (subscriptions/listen with taskIds) names every task
+ * followed at the time, however many calls follow them, and a
+ * notifications/tasks ends the wait of the call that follows that task,
+ * whose next poll reads the state. So a task that moves is seen without
+ * waiting out pollIntervalMs, and a hundred tasks cost one stream, not a
+ * hundred. A server that does not take the subscription is simply polled.
+ *
+ * The subscription is replaced when a task it does not name is followed
+ * (the filter of a subscription is fixed), by one thread at a time: a
+ * follow that starts meanwhile marks the watch stale, and the thread
+ * replacing it goes round once more. A task whose follow ended stays in
+ * the filter until the next replacement; the subscription is closed when
+ * no task is followed. Locks: the watch's lock, then a follow's; never
+ * the other way, and neither is held while a subscription opens or
+ * closes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -64,11 +75,10 @@ static int task_request(mcp_client_t *c, const char *method, const char *task_id
  * ------------------------------------------------------------------------ */
 
 typedef struct follow {
+    struct follow *next; /* in the client's task watch */
     mcp_client_t *c;
     char *id;
-    /* The subscription to the task's notifications (NULL: polls only),
-     * and what its callback wakes. */
-    mcp_subscription_t *sub;
+    /* What a notification about the task wakes. */
     pthread_mutex_t lock;
     pthread_cond_t changed;
     bool heard; /* a notification since the last poll; under lock */
@@ -162,34 +172,164 @@ static void abandon(follow_t *f)
     mcp_error_clear(&e);
 }
 
-static void on_task_notification(void *user, const char *method, const json_t *params)
+/* ------------------------------------------------------------------------
+ * The task watch: one subscription for every task followed
+ * ------------------------------------------------------------------------ */
+
+void client_task_watch_init(client_task_watch_t *w)
 {
-    (void)method; /* the filter names the task alone */
-    (void)params; /* the poll it wakes reads the state */
-    follow_t *f = user;
-    pthread_mutex_lock(&f->lock);
-    f->heard = true;
-    pthread_cond_broadcast(&f->changed);
-    pthread_mutex_unlock(&f->lock);
+    memset(w, 0, sizeof *w);
+    pthread_mutex_init(&w->lock, NULL);
 }
 
-/* Subscribes to the task's notifications; a server that will not is
- * polled alone, so a failure is only logged. The acknowledgement is
- * awaited no longer than the first poll would be, nor than
- * MAX_ACK_WAIT_MS: that wait does not watch the call's cancel. */
-static void listen_to_task(follow_t *f)
+void client_task_watch_close(client_task_watch_t *w)
 {
-    const char *const ids[] = {f->id};
-    int64_t ack_ms = f->interval_ms < MAX_ACK_WAIT_MS ? f->interval_ms : MAX_ACK_WAIT_MS;
-    mcp_error_t e = {0};
-    if (mcp_client_listen(f->c, &(mcp_listen_filter_t){.task_ids = ids, .n_task_ids = 1},
-                          on_task_notification, f,
-                          &(mcp_listen_options_t){.no_reopen = true, .ack_timeout_ms = ack_ms},
-                          &f->sub, NULL, &e) != MCP_OK)
-        client_log(f->c, MCP_LOG_DEBUG, "task %s is polled without notifications: %s", f->id,
-                   e.message);
-    mcp_error_clear(&e);
+    mcp_subscription_close(w->sub);
+    json_decref(w->covered);
+    pthread_mutex_destroy(&w->lock);
 }
+
+/* A notifications/tasks: wakes the follow of that task, if any. */
+static void on_task_notification(void *user, const char *method, const json_t *params)
+{
+    (void)method; /* the filter names tasks alone */
+    client_task_watch_t *w = user;
+    const char *id = json_string_value(json_object_get(params, "taskId"));
+    pthread_mutex_lock(&w->lock);
+    for (follow_t *f = w->follows; f && id; f = f->next) {
+        if (strcmp(f->id, id) != 0)
+            continue;
+        pthread_mutex_lock(&f->lock);
+        f->heard = true;
+        pthread_cond_broadcast(&f->changed);
+        pthread_mutex_unlock(&f->lock);
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
+static bool names(const json_t *ids, const char *id)
+{
+    size_t i;
+    const json_t *v;
+    json_array_foreach(ids, i, v)
+        if (strcmp(json_string_value(v), id) == 0)
+            return true;
+    return false;
+}
+
+/* The ids of the tasks followed now (new array; NULL when out of memory),
+ * and whether `covered` names them all. Under the watch's lock. */
+static json_t *followed_ids(const client_task_watch_t *w, bool *covered)
+{
+    json_t *ids = json_array();
+    *covered = true;
+    for (const follow_t *f = w->follows; f && ids; f = f->next) {
+        if (!names(w->covered, f->id))
+            *covered = false;
+        if (!names(ids, f->id) && json_array_append_new(ids, json_string(f->id)) != 0) {
+            json_decref(ids);
+            ids = NULL;
+        }
+    }
+    return ids;
+}
+
+/* Opens a subscription for `ids` (NULL when the server will not, which
+ * is only logged). Its acknowledgement is awaited no longer than
+ * `ack_ms`: the wait does not watch any call's cancel. */
+static mcp_subscription_t *subscribe(mcp_client_t *c, const json_t *ids, int64_t ack_ms)
+{
+    size_t n = json_array_size(ids);
+    const char **v = calloc(n, sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_string_value(json_array_get(ids, i));
+    mcp_subscription_t *sub = NULL;
+    mcp_error_t e = {0};
+    if (mcp_client_listen(c, &(mcp_listen_filter_t){.task_ids = v, .n_task_ids = n},
+                          on_task_notification, &c->task_watch,
+                          &(mcp_listen_options_t){.ack_timeout_ms = ack_ms}, &sub, NULL,
+                          &e) != MCP_OK)
+        client_log(c, MCP_LOG_DEBUG, "tasks are polled without notifications: %s", e.message);
+    mcp_error_clear(&e);
+    free(v);
+    return sub;
+}
+
+/* Brings the subscription in line with the tasks followed: a new one when
+ * a task is not named, none when no task is followed. One thread at a
+ * time; the others mark the watch stale and go on. */
+static void watch_refresh(mcp_client_t *c, int64_t ack_ms)
+{
+    client_task_watch_t *w = &c->task_watch;
+    pthread_mutex_lock(&w->lock);
+    if (w->refreshing) {
+        w->stale = true;
+        pthread_mutex_unlock(&w->lock);
+        return;
+    }
+    w->refreshing = true;
+    do {
+        w->stale = false;
+        bool covered;
+        json_t *ids = followed_ids(w, &covered);
+        mcp_subscription_t *old = NULL;
+        if (!w->follows) {
+            old = w->sub;
+            w->sub = NULL;
+            json_decref(w->covered);
+            w->covered = NULL;
+        } else if (ids && !covered) {
+            pthread_mutex_unlock(&w->lock);
+            mcp_subscription_t *fresh = subscribe(c, ids, ack_ms);
+            pthread_mutex_lock(&w->lock);
+            if (fresh) {
+                old = w->sub;
+                w->sub = fresh;
+                json_decref(w->covered);
+                w->covered = json_incref(ids);
+            }
+        }
+        json_decref(ids);
+        if (old) {
+            pthread_mutex_unlock(&w->lock);
+            mcp_subscription_close(old);
+            pthread_mutex_lock(&w->lock);
+        }
+    } while (w->stale);
+    w->refreshing = false;
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void watch_add(follow_t *f, int64_t ack_ms)
+{
+    client_task_watch_t *w = &f->c->task_watch;
+    pthread_mutex_lock(&w->lock);
+    f->next = w->follows;
+    w->follows = f;
+    pthread_mutex_unlock(&w->lock);
+    watch_refresh(f->c, ack_ms);
+}
+
+static void watch_remove(follow_t *f)
+{
+    client_task_watch_t *w = &f->c->task_watch;
+    pthread_mutex_lock(&w->lock);
+    for (follow_t **p = &w->follows; *p; p = &(*p)->next)
+        if (*p == f) {
+            *p = f->next;
+            break;
+        }
+    bool none = !w->follows;
+    pthread_mutex_unlock(&w->lock);
+    if (none)
+        watch_refresh(f->c, 0);
+}
+
+/* ------------------------------------------------------------------------
+ * The follow loop
+ * ------------------------------------------------------------------------ */
 
 /* Follows the task `id` to its end. `created` is the CreateTaskResult
  * that made it, or NULL when the caller has only the id: then the first
@@ -216,10 +356,13 @@ static int follow(mcp_client_t *c, const char *id, const client_task_t *created,
     mcp_clock_cond_init(&f.changed);
 
     /* A task created already over has its outcome ready: no need to wait.
-     * Nor is there for a task known by its id alone: its state is news. */
+     * Nor is there for a task known by its id alone: its state is news.
+     * The wait for the subscription's acknowledgement never holds up the
+     * first poll, nor lasts longer than MAX_ACK_WAIT_MS. */
     bool wait = created && !client_task_status_final(created->status);
-    if (!created || wait)
-        listen_to_task(&f);
+    bool watched = !created || wait;
+    if (watched)
+        watch_add(&f, f.interval_ms < MAX_ACK_WAIT_MS ? f.interval_ms : MAX_ACK_WAIT_MS);
     bool ended = false;
     int rc = MCP_OK;
     while (rc == MCP_OK && !ended) {
@@ -245,7 +388,8 @@ static int follow(mcp_client_t *c, const char *id, const client_task_t *created,
         }
         json_decref(state);
     }
-    mcp_subscription_close(f.sub);
+    if (watched)
+        watch_remove(&f);
     if (rc != MCP_OK && !ended && cancel_if_abandoned)
         abandon(&f);
     pthread_cond_destroy(&f.changed);

@@ -12,6 +12,7 @@
  *     mcp_client_task_follow() of a task known by its id;
  *   - a subscription with taskIds hears the task's states (notifications/tasks),
  *     and a followed task's end is heard without waiting out the interval;
+ *     tasks followed at once share one subscription;
  *   - without the option, the same tool answers directly, and a tool that
  *     needs a task is refused with -32021.
  * What the server saw is read back through its "stats" tool, so that the
@@ -651,28 +652,29 @@ static void test_listen_to_task(void **state)
     mcp_client_free(plain);
 }
 
-/* Following a task, the client listens for it: a server that asks to be
- * polled every 5 s still has its 150 ms task's result read at once, when
- * it notifies the end. */
-static void test_follow_hears_the_end(void **state)
+/* A server whose tasks ask to be polled every 5 s, and a client of it:
+ * over HTTP the server runs in this process (*srv_out, *http_out), over
+ * stdio in a child. */
+static mcp_client_t *slow_poll_client(fixture_t *f, mcp_trace_fn trace, void *trace_user,
+                                      mcp_server_t **srv_out, mcp_http_server_t **http_out)
 {
-    fixture_t *f = *state;
-    mcp_server_t *srv = NULL;
-    mcp_http_server_t *http = NULL;
     mcp_error_t err = {0};
+    *srv_out = NULL;
+    *http_out = NULL;
     mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
-        .name = "tasks-test", .version = "1.0", .era = MCP_CLIENT_ERA_MODERN, .tasks = true},
-        &err);
+        .name = "tasks-test", .version = "1.0", .era = MCP_CLIENT_ERA_MODERN, .tasks = true,
+        .trace = trace, .trace_user = trace_user}, &err);
     assert_non_null(c);
     int rc;
     if (f->http) {
-        srv = make_server(5000);
-        assert_non_null(srv);
-        assert_int_equal(mcp_http_server_start(srv, &(mcp_http_options_t){0}, &http, &err),
+        *srv_out = make_server(5000);
+        assert_non_null(*srv_out);
+        assert_int_equal(mcp_http_server_start(*srv_out, &(mcp_http_options_t){0}, http_out,
+                                               &err),
                          MCP_OK);
         char url[64];
         snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp",
-                 (unsigned)mcp_http_server_port(http));
+                 (unsigned)mcp_http_server_port(*http_out));
         rc = mcp_client_connect_http(c, &(mcp_http_target_t){.url = url}, &err);
     } else {
         rc = mcp_client_connect_stdio(c, &(mcp_stdio_target_t){
@@ -680,23 +682,111 @@ static void test_follow_hears_the_end(void **state)
     }
     if (rc != MCP_OK)
         fail_msg("connect: %s", err.message);
+    return c;
+}
 
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    json_t *r = NULL;
-    assert_int_equal(mcp_client_call_tool(c, "render", NULL, NULL, &r, &err), MCP_OK);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    assert_string_equal(first_text(r), "rendered as a task");
-    json_decref(r);
-    long took_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
-    if (took_ms >= 2500)
-        fail_msg("the call took %ld ms: the task's end was not heard", took_ms);
-
+static void slow_poll_client_free(mcp_client_t *c, mcp_server_t *srv, mcp_http_server_t *http)
+{
     mcp_client_free(c);
     if (http) {
         mcp_http_server_stop(http);
         mcp_server_free(srv);
     }
+}
+
+static long ms_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Following a task, the client listens for it: a server that asks to be
+ * polled every 5 s still has its 150 ms task's result read at once, when
+ * it notifies the end. */
+static void test_follow_hears_the_end(void **state)
+{
+    mcp_server_t *srv;
+    mcp_http_server_t *http;
+    mcp_client_t *c = slow_poll_client(*state, NULL, NULL, &srv, &http);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    json_t *r = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_call_tool(c, "render", NULL, NULL, &r, &err), MCP_OK);
+    long took_ms = ms_since(&t0);
+    assert_string_equal(first_text(r), "rendered as a task");
+    json_decref(r);
+    if (took_ms >= 2500)
+        fail_msg("the call took %ld ms: the task's end was not heard", took_ms);
+    slow_poll_client_free(c, srv, http);
+}
+
+/* The subscriptions/listen requests the client sent: how many, and the
+ * most task ids one of them named. */
+typedef struct listens {
+    atomic_int sent;
+    atomic_int widest;
+} listens_t;
+
+static void count_listens(void *user, mcp_trace_direction_t direction, const char *text,
+                          size_t len)
+{
+    listens_t *l = user;
+    if (direction != MCP_TRACE_SENT)
+        return;
+    json_t *msg = json_loadb(text, len, 0, NULL);
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    if (method && strcmp(method, "subscriptions/listen") == 0) {
+        atomic_fetch_add(&l->sent, 1);
+        int n = (int)json_array_size(json_object_get(
+            json_object_get(json_object_get(msg, "params"), "notifications"), "taskIds"));
+        int widest = atomic_load(&l->widest);
+        while (n > widest && !atomic_compare_exchange_weak(&l->widest, &widest, n))
+            ;
+    }
+    json_decref(msg);
+}
+
+#define PARALLEL_CALLS 4
+
+static void *call_render(void *arg)
+{
+    json_t *r = NULL;
+    mcp_error_t err = {0};
+    int rc = mcp_client_call_tool(arg, "render", NULL, NULL, &r, &err);
+    bool ok = rc == MCP_OK && strcmp(first_text(r), "rendered as a task") == 0;
+    json_decref(r);
+    mcp_error_clear(&err);
+    return ok ? arg : NULL;
+}
+
+/* Tasks followed at the same time share one subscription: one request
+ * names several of them, and every call still hears its task's end. */
+static void test_followed_tasks_share_a_subscription(void **state)
+{
+    listens_t listens = {0};
+    mcp_server_t *srv;
+    mcp_http_server_t *http;
+    mcp_client_t *c = slow_poll_client(*state, count_listens, &listens, &srv, &http);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pthread_t threads[PARALLEL_CALLS];
+    for (int i = 0; i < PARALLEL_CALLS; i++)
+        assert_int_equal(pthread_create(&threads[i], NULL, call_render, c), 0);
+    int ok = 0;
+    for (int i = 0; i < PARALLEL_CALLS; i++) {
+        void *result;
+        pthread_join(threads[i], &result);
+        ok += result != NULL;
+    }
+    long took_ms = ms_since(&t0);
+    assert_int_equal(ok, PARALLEL_CALLS);
+    if (took_ms >= 2500)
+        fail_msg("the calls took %ld ms: the tasks' ends were not heard", took_ms);
+    assert_true(atomic_load(&listens.sent) >= 1);
+    assert_true(atomic_load(&listens.widest) >= 2);
+    slow_poll_client_free(c, srv, http);
 }
 
 /* ------------------------------------------------------------------------
@@ -755,6 +845,7 @@ int main(int argc, char **argv)
         BOTH(test_follow_by_id_cancelled),
         BOTH(test_listen_to_task),
         BOTH(test_follow_hears_the_end),
+        BOTH(test_followed_tasks_share_a_subscription),
         BOTH(test_tasks_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
