@@ -4,7 +4,8 @@
  * It keeps notes in memory and shows every kind of thing a server offers:
  *   tools      echo (text), add (structured output), countdown (progress,
  *              cancellation), add_note (changes a resource), delete_note
- *              (asks the user to confirm first)
+ *              (asks the user to confirm first), export_notes (a task:
+ *              the client gets a handle at once and asks for the result)
  *   resources  notes://index (a static resource that changes), and the
  *              template note://{name} (one per note)
  *   prompts    summarize_notes, with a `style` argument
@@ -80,6 +81,34 @@ static int countdown(mcp_call_t *call, void *user)
     }
     mcp_call_progress(call, (double)seconds, (double)seconds, "done");
     return mcp_call_add_textf(call, "Lift-off after %lld seconds!", (long long)seconds);
+}
+
+/* A slow job, run as a task when the client allows it (the Tasks
+ * extension): the call is answered at once with a task handle, and the
+ * client polls for the outcome. For other clients it is a plain call. */
+static int export_notes(mcp_call_t *call, void *user)
+{
+    int64_t seconds = 2;
+    mcp_call_arg_int(call, "seconds", &seconds);
+    if (seconds < 0 || seconds > 60)
+        return mcp_call_tool_error(call, "seconds must be between 0 and 60");
+    int rc = mcp_call_start_task(call);
+    if (rc != MCP_OK && rc != MCP_EUNSUPPORTED)
+        return rc;
+    pthread_mutex_lock(&notes_lock);
+    char *all = json_dumps(notes, JSON_INDENT(2) | JSON_SORT_KEYS);
+    size_t count = json_object_size(notes);
+    pthread_mutex_unlock(&notes_lock);
+    if (!all)
+        return MCP_ENOMEM;
+    char message[64];
+    snprintf(message, sizeof message, "bundling %zu notes", count);
+    mcp_call_set_task_message(call, message); /* MCP_EINVAL when not a task */
+    rc = mcp_call_sleep(call, seconds * 1000); /* the work, simulated */
+    if (rc == MCP_OK)
+        rc = mcp_call_add_textf(call, "%s", all);
+    free(all);
+    return rc == MCP_OK ? MCP_OK : MCP_ECANCELED;
 }
 
 static int add_note(mcp_call_t *call, void *user)
@@ -243,6 +272,14 @@ static int add_everything(mcp_server_t *srv, mcp_error_t *err)
                              "\"required\":[\"name\"]}",
              .annotations = "{\"destructiveHint\":true}",
              .handler = delete_note}, err)))
+        return rc;
+    if ((rc = mcp_server_add_tool(srv, &(mcp_tool_t){
+             .name = "export_notes",
+             .description = "Bundle every note into one JSON text (slow: runs as a task)",
+             .input_schema = "{\"type\":\"object\",\"properties\":{\"seconds\":"
+                             "{\"type\":\"integer\",\"minimum\":0,\"maximum\":60}}}",
+             .annotations = "{\"readOnlyHint\":true}",
+             .tasks = MCP_TASKS_OPTIONAL, .handler = export_notes}, err)))
         return rc;
     if ((rc = mcp_server_add_resource(srv, &(mcp_resource_t){
              .uri = "notes://index", .name = "index", .description = "The names of all notes",

@@ -6,8 +6,9 @@
 # Starts the example server (examples/notes_server.c) over HTTP on a free
 # port and runs mcp against it: what the server is, its tools, a call with
 # a progress bar, a listener that receives an update, its skill (verified),
-# a tool that asks for confirmation (answered with --yes); then the same
-# server over stdio.
+# a slow call that becomes a task (detached, shown, waited for), a tool
+# that asks for confirmation (answered with --yes); then the same server
+# over stdio.
 # Every step is bounded in time, the server is stopped at the end whatever
 # happens, and colour is used only on a terminal and never with NO_COLOR.
 set -euo pipefail
@@ -120,6 +121,15 @@ say "${dim}Skills are instructions for the model, with files beside them; mcp pr
 say "${dim}a skill's SKILL.md only once its size, digest and frontmatter match the listing.${reset}"
 run "$url" skills
 run "$url" skill note-taking
+
+say ""
+say "${dim}export_notes is slow, so the server makes a task of it: the call is answered${reset}"
+say "${dim}at once with a handle. --detach leaves the task running and prints its id...${reset}"
+printf '\n%s$ id=$(mcp %s call export_notes seconds=2 --detach)%s\n' "$cyan" "$url" "$reset"
+task_id=$(mcp "$url" call export_notes seconds=2 --detach)
+say "${dim}...which any later mcp can look at, or wait for:${reset}"
+run "$url" task "$task_id"
+run "$url" task "$task_id" --wait
 
 say ""
 say "${dim}delete_note asks the user to confirm first; --yes answers for a script.${reset}"

@@ -168,7 +168,7 @@ static void test_unknown_tool(void **state)
     CLI(&r, &notes, "call", "frobnicate");
     assert_status(&r, EXIT_PROTOCOL);
     assert_contains(r.err, "the server has no tool \"frobnicate\" (it has: add, add_note, "
-                           "countdown, delete_note, echo)");
+                           "countdown, delete_note, echo, export_notes)");
     proc_result_free(&r);
 
     CLI(&r, &notes, "--json", "call", "frobnicate");

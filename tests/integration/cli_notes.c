@@ -116,9 +116,11 @@ static void test_tools(void **state)
     CLI(&r, &f->target, "tools", "--json");
     assert_status(&r, EXIT_OK);
     const json_t *tools = jpath(r.json, "tools");
-    assert_int_equal(json_array_size(tools), 5);
-    static const char *const names[] = {"add", "add_note", "countdown", "delete_note", "echo"};
-    for (size_t i = 0; i < 5; i++) {
+    static const char *const names[] = {"add",  "add_note", "countdown", "delete_note",
+                                        "echo", "export_notes"};
+    const size_t n = sizeof names / sizeof names[0];
+    assert_int_equal(json_array_size(tools), n);
+    for (size_t i = 0; i < n; i++) {
         const json_t *tool = json_array_get(tools, i);
         assert_string_equal(jstr(tool, "name"), names[i]);
         assert_string_equal(jstr(tool, "inputSchema/type"), "object");

@@ -148,7 +148,7 @@ static void test_legacy_session(void **state)
     handshake(&child, "{\"elicitation\":{},\"roots\":{\"listChanged\":true}}");
 
     response = roundtrip(&child, legacy_request(1, "tools/list", NULL), NULL);
-    assert_int_equal(json_array_size(json_object_get(expect_legacy_result(response), "tools")), 5);
+    assert_int_equal(json_array_size(json_object_get(expect_legacy_result(response), "tools")), 6);
     json_decref(response);
 
     response = roundtrip(&child, tool_call(2, "echo", json_pack("{s:s}", "text", "hi")), NULL);

@@ -101,7 +101,7 @@ static void test_session(void **state)
     json_decref(response);
 
     response = roundtrip(&child, modern_request(2, "tools/list", NULL));
-    assert_int_equal(json_array_size(json_object_get(result_of(response), "tools")), 5);
+    assert_int_equal(json_array_size(json_object_get(result_of(response), "tools")), 6);
     json_decref(response);
 
     response = roundtrip(&child, tool_call(3, "add_note", json_pack("{s:s, s:s}", "name", "todo",

@@ -68,7 +68,7 @@ function inspect(target, args) {
 async function exercise(target, how) {
   const { tools } = await inspect(target, ['--method', 'tools/list']);
   assert.deepEqual(tools.map((t) => t.name).sort(),
-                   ['add', 'add_note', 'countdown', 'delete_note', 'echo'], how);
+                   ['add', 'add_note', 'countdown', 'delete_note', 'echo', 'export_notes'], how);
 
   const echoed = await inspect(target, ['--method', 'tools/call', '--tool-name', 'echo',
                                         '--tool-arg', 'text=hello inspector']);

@@ -85,7 +85,7 @@ async function run() {
 
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name),
-                     ['add', 'add_note', 'countdown', 'delete_note', 'echo']);
+                     ['add', 'add_note', 'countdown', 'delete_note', 'echo', 'export_notes']);
     const echoTool = tools.find((t) => t.name === 'echo');
     assert.equal(echoTool.description, 'Echo the text back');
     assert.deepEqual(echoTool.inputSchema, {

@@ -153,7 +153,7 @@ async function run() {
     // Lists and calls.
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(),
-                     ['add', 'add_note', 'countdown', 'delete_note', 'echo']);
+                     ['add', 'add_note', 'countdown', 'delete_note', 'echo', 'export_notes']);
     const echoed = await sdk.callTool(client, { name: 'echo', arguments: { text: 'héllo ✓' } });
     assert.equal(textOf(echoed), 'héllo ✓');
     assert.equal(echoed.resultType, undefined);
