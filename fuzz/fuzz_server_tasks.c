@@ -3,7 +3,10 @@
  * is one message for mcp_server_submit() on a server whose tools become
  * tasks (one asks for input inside its task, one fails, one waits for a
  * cancellation), so tools/call, tasks/get, tasks/update, tasks/cancel and
- * listen streams with taskIds meet peer-controlled bytes.
+ * listen streams with taskIds meet peer-controlled bytes; and, after a
+ * legacy initialize of 2025-11-25, the experimental tasks of that version
+ * (tools/call with "task", tasks/get, tasks/result -- which sends a
+ * task's questions --, tasks/list and tasks/cancel).
  *
  * Task ids are random, so a message may name the last task created with
  * the placeholder "$TASK" (in any string): the harness puts the id of the
@@ -79,8 +82,11 @@ static int waiter(mcp_call_t *call, void *user)
 
 static mcp_server_t *new_server(void)
 {
+    /* A legacy client that never answers a question holds its request (and
+     * the harness, which waits for each answer) only briefly. */
     mcp_server_t *srv = mcp_server_new(
-        &(mcp_server_options_t){.name = "fuzz", .version = "1", .task_poll_interval_ms = 10},
+        &(mcp_server_options_t){.name = "fuzz", .version = "1", .task_poll_interval_ms = 10,
+                                .legacy_input_timeout_ms = 50},
         NULL);
     if (!srv)
         return NULL;
@@ -103,7 +109,10 @@ static char last_task[64];
 
 static void remember_task(const json_t *msg)
 {
-    const char *id = json_string_value(json_object_get(json_object_get(msg, "result"), "taskId"));
+    const json_t *result = json_object_get(msg, "result");
+    const char *id = json_string_value(json_object_get(result, "taskId"));
+    if (!id) /* a legacy CreateTaskResult: {"task": Task} */
+        id = json_string_value(json_object_get(json_object_get(result, "task"), "taskId"));
     pthread_mutex_lock(&lock);
     if (id && strlen(id) < sizeof last_task)
         strcpy(last_task, id);
@@ -164,11 +173,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *principal = (flags & 2) && n >= 2 ? "other" : flags & 1 ? "fuzzer" : NULL;
         mcp_request_context_t ctx = {.transport = MCP_TRANSPORT_STDIO, .principal = principal};
         fuzz_sink_init(&sinks[n]);
-        bool stream = msg && memmem(msg, msg_len, "subscriptions/listen", 20);
+        bool stream = msg && (memmem(msg, msg_len, "subscriptions/listen", 20) ||
+                              memmem(msg, msg_len, "tasks/result", 12));
         if (!msg || mcp_server_submit(srv, conn, msg, msg_len, &ctx, &sinks[n].sink, NULL) != MCP_OK)
             fuzz_sink_abandon(&sinks[n]);
         /* Each answer (a task id among them) is in before the next
-         * message, except for listen streams, which stay open. */
+         * message, except for listen streams, which stay open, and
+         * tasks/result, which waits for its task. */
         else if (!stream)
             fuzz_sink_wait(&sinks[n]);
         free(msg);

@@ -241,14 +241,27 @@ typedef int (*mcp_tool_fn)(mcp_call_t *call, void *user);
  * per call, by calling mcp_call_start_task(). A server with such a tool
  * advertises the extension and serves tasks/get, tasks/update and
  * tasks/cancel.
+ *
+ * Legacy clients of 2025-11-25 get that version's experimental tasks
+ * from the same handlers: initialize declares capabilities.tasks,
+ * tools/list shows execution.taskSupport ("optional" or "required"), and
+ * the client decides: a tools/call with params.task is a task before the
+ * handler runs (mcp_call_start_task() then returns 0), read with
+ * tasks/get, tasks/result (questions the task asks are sent to the client
+ * as requests on its stream), tasks/list and tasks/cancel. Older legacy
+ * versions have no tasks.
  */
 typedef enum mcp_task_support {
-    MCP_TASKS_NONE = 0,  /* never a task (mcp_call_start_task refuses) */
-    MCP_TASKS_OPTIONAL,  /* a task when the client declared the extension;
-                          * with other clients the handler runs as usual */
-    MCP_TASKS_REQUIRED   /* only for clients that declared the extension:
-                          * others are refused with -32021 naming it, before
-                          * the handler runs */
+    MCP_TASKS_NONE = 0,  /* never a task (mcp_call_start_task refuses; a
+                          * 2025-11-25 call with params.task is -32601) */
+    MCP_TASKS_OPTIONAL,  /* a task when the client declared the extension
+                          * (or, 2025-11-25, asked for one); with other
+                          * clients the handler runs as usual */
+    MCP_TASKS_REQUIRED   /* only as a task: modern clients that did not
+                          * declare the extension are refused with -32021
+                          * naming it, 2025-11-25 calls without params.task
+                          * with -32601, older legacy clients with -32021,
+                          * all before the handler runs */
 } mcp_task_support_t;
 
 typedef struct mcp_tool {
@@ -798,9 +811,10 @@ MCP_API const json_t *mcp_call_state(const mcp_call_t *call);
  * Turns the call into a task: the task is stored (tasks/get finds it from
  * now on), the client receives the CreateTaskResult as the answer to its
  * tools/call, and the handler goes on as the task's body. Returns 0, also
- * when the call is a task already (a handler that runs again after input);
- * MCP_EUNSUPPORTED when the client did not declare the extension on this
- * request (or speaks a legacy revision): go on and answer as usual;
+ * when the call is a task already (a handler that runs again after input,
+ * or a 2025-11-25 client's call that asked to be a task); MCP_EUNSUPPORTED
+ * when the client did not declare the extension on this request (or is a
+ * legacy client that did not ask for a task): go on and answer as usual;
  * MCP_EINVAL outside a tools/call handler or for a tool registered without
  * `tasks`; MCP_ECANCELED when the request was cancelled; MCP_ENOMEM.
  */

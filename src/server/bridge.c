@@ -25,6 +25,14 @@
  * until it is freed (its cancellation may come at any time, even after the
  * round ended), each pending request one, and the job that resumes the
  * handler one.
+ *
+ * The same requests carry the questions of a legacy (2025-11-25) task,
+ * with the related-task _meta, on the stream of a tasks/result waiting
+ * for it (legacy_tasks.c). Such a round belongs to the task, not to the
+ * exchange: it holds the task and the exchange, its answers go to the
+ * task (legacy_task_input_answered) instead of resuming a handler, and
+ * the exchange's owner drops it if the exchange is cancelled
+ * (bridge_forget_exchange).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +40,7 @@
 #include <time.h>
 
 #include "server/secrets.h"
-#include "server/server_internal.h"
+#include "server/task_internal.h"
 #include "clock.h"
 
 /* One bridged round of one request. */
@@ -45,6 +53,7 @@ typedef struct round {
     int outstanding;
     bool over;              /* resumed, failed or cancelled: nothing more */
     mcp_error_t error;      /* why the round failed, when it did */
+    struct task *task;      /* a legacy task's questions (reference), or NULL */
 } round_t;
 
 /* A request sent to a client, awaiting its answer. */
@@ -76,6 +85,10 @@ static void round_unref(round_t *r)
     json_decref(r->next_state);
     mcp_error_clear(&r->error);
     pthread_mutex_destroy(&r->lock);
+    if (r->task) {
+        task_unref(r->task);
+        exchange_unref(r->ex);
+    }
     free(r);
 }
 
@@ -143,10 +156,16 @@ static void resume_job(void *arg)
     round_unref(r);
 }
 
-/* Ends the round: resume the handler, or fail the request. */
+/* Ends the round: resume the handler, or fail the request; a task's
+ * round hands the answers to the task. */
 static void finish_round(bridge_t *b, round_t *r)
 {
     forget_round(b, r);
+    if (r->task) {
+        legacy_task_input_answered(r->task, r->ex, r->answers, &r->error);
+        round_unref(r); /* the task round's own */
+        return;
+    }
     atomic_fetch_add(&r->refs, 1); /* the job's */
     if (server_run_job(b->srv, resume_job, r) != MCP_OK) {
         mcp_error_t err = {0};
@@ -276,6 +295,74 @@ static bool mint_request_id(char out[48])
     return true;
 }
 
+/*
+ * Registers one pending request of round `r` per input request (borrowed)
+ * and returns them as JSON-RPC requests by id (new object), ready to send
+ * on the stream of `ex`. A legacy task's requests carry its id in the
+ * related-task _meta. Registered before any is sent, so an answer that
+ * races ahead of the sending still finds its round.
+ */
+static json_t *register_requests(bridge_t *b, mcp_exchange_t *ex, round_t *r,
+                                 const json_t *input_requests, const char *task_id)
+{
+    const char *version = ex->protocol_version;
+    int64_t deadline = mcp_clock_ms() + ex->srv->legacy_input_timeout_ms;
+    json_t *requests = json_object();
+    const char *key;
+    json_t *request;
+    pthread_mutex_lock(&b->lock);
+    json_object_foreach((json_t *)input_requests, key, request) {
+        const char *method = json_string_value(json_object_get(request, "method"));
+        pending_t *p = method ? calloc(1, sizeof *p) : NULL;
+        if (!p || !mint_request_id(p->id) || !(p->key = strdup(key)) ||
+            !(p->method = strdup(method))) {
+            if (p) {
+                free(p->key);
+                free(p);
+            }
+            continue; /* not sent: the round times out without its answer */
+        }
+        p->deadline_ms = deadline;
+        p->session = ex->session;
+        p->round = r;
+        atomic_fetch_add(&r->refs, 1);
+        r->outstanding++;
+        p->next = b->pending;
+        b->pending = p;
+        json_t *params = mcp_legacy_request_params(method, json_object_get(request, "params"),
+                                                   version, p->id);
+        if (params && task_id) {
+            json_t *meta = json_object_get(params, "_meta");
+            if (!json_is_object(meta)) {
+                meta = json_object();
+                json_object_set_new(params, "_meta", meta);
+            }
+            json_object_set_new(meta, "io.modelcontextprotocol/related-task",
+                                json_pack("{s:s}", "taskId", task_id));
+        }
+        json_t *id = json_string(p->id);
+        json_object_set_new(requests, p->id, mcp_jsonrpc_request(id, method, params));
+        json_decref(id);
+    }
+    if (!b->reaper_running && !b->stopping)
+        b->reaper_running = pthread_create(&b->reaper, NULL, reaper_main, b) == 0;
+    pthread_cond_signal(&b->wake);
+    pthread_mutex_unlock(&b->lock);
+    return requests;
+}
+
+/* Sends the requests (borrowed) on the stream of `ex`. */
+static void send_requests(mcp_exchange_t *ex, const json_t *requests)
+{
+    const char *id;
+    json_t *msg;
+    json_object_foreach((json_t *)requests, id, msg) {
+        json_t *copy = json_incref(msg);
+        if (exchange_request(ex, copy) != MCP_OK)
+            break; /* the client is gone: the cancellation path ends the round */
+    }
+}
+
 void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
 {
     bridge_t *b = ex->srv->bridge;
@@ -306,43 +393,7 @@ void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
     ex->on_cancel = round_cancelled;
     round_unref(previous);
 
-    const char *version = ex->protocol_version;
-    int64_t deadline = mcp_clock_ms() + ex->srv->legacy_input_timeout_ms;
-    json_t *requests = json_object();
-    const char *key;
-    json_t *request;
-    /* Register every request before sending any, so an answer that races
-     * ahead of the loop still finds its round. */
-    pthread_mutex_lock(&b->lock);
-    json_object_foreach(call->input_requests, key, request) {
-        const char *method = json_string_value(json_object_get(request, "method"));
-        pending_t *p = method ? calloc(1, sizeof *p) : NULL;
-        if (!p || !mint_request_id(p->id) || !(p->key = strdup(key)) ||
-            !(p->method = strdup(method))) {
-            if (p) {
-                free(p->key);
-                free(p);
-            }
-            continue; /* not sent: the round times out without its answer */
-        }
-        p->deadline_ms = deadline;
-        p->session = ex->session;
-        p->round = r;
-        atomic_fetch_add(&r->refs, 1);
-        r->outstanding++;
-        p->next = b->pending;
-        b->pending = p;
-        json_t *params = mcp_legacy_request_params(method, json_object_get(request, "params"),
-                                                   version, p->id);
-        json_t *id = json_string(p->id);
-        json_object_set_new(requests, p->id, mcp_jsonrpc_request(id, method, params));
-        json_decref(id);
-    }
-    if (!b->reaper_running && !b->stopping)
-        b->reaper_running = pthread_create(&b->reaper, NULL, reaper_main, b) == 0;
-    pthread_cond_signal(&b->wake);
-    pthread_mutex_unlock(&b->lock);
-
+    json_t *requests = register_requests(b, ex, r, call->input_requests, NULL);
     /* Cancelled before the round was in place: end it now (round_cancelled
      * acts once, whoever calls it first), and drop what was registered
      * after a cancellation that came first had ended the round. */
@@ -350,16 +401,75 @@ void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
         round_cancelled(ex);
         forget_round(b, r);
     } else {
-        const char *id;
-        json_t *msg;
-        json_object_foreach(requests, id, msg) {
-            json_t *copy = json_incref(msg);
-            if (exchange_request(ex, copy) != MCP_OK)
-                break; /* the client is gone: the cancellation path ends the round */
-        }
+        send_requests(ex, requests);
     }
     json_decref(requests);
     exchange_unref(ex);
+}
+
+void bridge_ask_for_task(mcp_exchange_t *ex, struct task *t, json_t *input_requests)
+{
+    bridge_t *b = ex->srv->bridge;
+    round_t *r = calloc(1, sizeof *r);
+    if (!r) {
+        mcp_error_t err = {0};
+        mcp_error_set(&err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "Internal error: out of memory");
+        legacy_task_input_answered(t, ex, NULL, &err);
+        json_decref(input_requests);
+        return;
+    }
+    atomic_init(&r->refs, 1); /* the round's own, until it ends */
+    exchange_ref(ex);
+    r->ex = ex;
+    /* The round may end (answered, timed out) while we still send: hold
+     * the exchange meanwhile. */
+    exchange_ref(ex);
+    task_ref(t);
+    r->task = t;
+    r->answers = json_object();
+    pthread_mutex_init(&r->lock, NULL);
+    json_t *requests = register_requests(b, ex, r, input_requests, t->id);
+    json_decref(input_requests);
+    pthread_mutex_lock(&r->lock);
+    bool none = r->outstanding == 0 && !r->over;
+    if (none) {
+        r->over = true;
+        mcp_error_set(&r->error, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL,
+                      "Internal error: the task's questions could not be sent");
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (none)
+        finish_round(b, r);
+    else
+        send_requests(ex, requests);
+    json_decref(requests);
+    exchange_unref(ex);
+}
+
+bool bridge_forget_exchange(bridge_t *b, mcp_exchange_t *ex)
+{
+    bool found = false;
+    for (;;) {
+        round_t *r = NULL;
+        pthread_mutex_lock(&b->lock);
+        for (pending_t *p = b->pending; p && !r; p = p->next)
+            if (p->round->ex == ex && p->round->task) {
+                r = p->round;
+                atomic_fetch_add(&r->refs, 1);
+            }
+        pthread_mutex_unlock(&b->lock);
+        if (!r)
+            return found;
+        found = true;
+        pthread_mutex_lock(&r->lock);
+        bool mine = !r->over;
+        r->over = true;
+        pthread_mutex_unlock(&r->lock);
+        forget_round(b, r);
+        if (mine)
+            round_unref(r); /* the round's own: it ends unanswered */
+        round_unref(r);
+    }
 }
 
 bool bridge_deliver(mcp_server_t *srv, const mcp_session_t *session, const mcp_message_t *msg)

@@ -58,6 +58,7 @@ mcp_exchange_t *exchange_new(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t 
     ex->msg = *msg;
     memset(msg, 0, sizeof *msg);
     ex->log_level = -1;
+    ex->legacy_task_ttl_ms = -1;
     if (conn) {
         conn_ref(conn);
         ex->conn = conn;

@@ -299,12 +299,16 @@ static void answer_result(mcp_sink_t *sink, const mcp_message_t *msg, json_t *re
     sink_answer(sink, mcp_jsonrpc_result(msg->id, result_new), 200);
 }
 
-/* The initialize result: negotiated version, legacy capabilities, identity. */
-static json_t *initialize_result(mcp_server_t *srv, const char *version)
+/* The initialize result: negotiated version, legacy capabilities (tasks
+ * from 2025-11-25; listed only for clients the server can tell apart),
+ * identity. */
+static json_t *initialize_result(mcp_server_t *srv, const char *version, bool can_list_tasks)
 {
     json_t *caps = server_capabilities(srv);
     json_t *legacy_caps = mcp_legacy_server_capabilities(caps);
     json_decref(caps);
+    if (legacy_caps && legacy_tasks_served(srv, version))
+        json_object_set_new(legacy_caps, "tasks", legacy_tasks_capability(can_list_tasks));
     json_t *result = json_pack("{s:s, s:o, s:O}", "protocolVersion", version, "capabilities",
                                legacy_caps, "serverInfo", srv->impl);
     if (result && srv->instructions)
@@ -362,14 +366,15 @@ static void serve_initialize(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t 
     } else {
         /* Stateless: nothing is kept; the answer is all there is. */
         const char *v = json_string_value(json_object_get(msg->params, "protocolVersion"));
-        answer_result(sink, msg, initialize_result(srv, mcp_legacy_negotiate_version(v)));
+        answer_result(sink, msg, initialize_result(srv, mcp_legacy_negotiate_version(v),
+                                                   ctx->principal != NULL));
         return;
     }
     if (!s) {
         answer_error(sink, msg, 500, MCP_INTERNAL_ERROR, "Internal error: cannot open a session");
         return;
     }
-    answer_result(sink, msg, initialize_result(srv, s->protocol_version));
+    answer_result(sink, msg, initialize_result(srv, s->protocol_version, true));
     session_unref(s);
 }
 
@@ -480,8 +485,8 @@ static void serve_handler(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
         ex->client_info = NULL;
         ex->log_level = 0;
     }
+    mcp_error_t err = {0};
     if (conn && !conn_track(conn, ex)) {
-        mcp_error_t err = {0};
         mcp_error_set(&err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,
                       "Request id is already in use by a request in flight");
         exchange_fail(ex, &err, true);
@@ -492,6 +497,12 @@ static void serve_handler(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
     if (exchange_out) {
         exchange_ref(ex);
         *exchange_out = ex;
+    }
+    if (strcmp(ex->msg.method, "tools/call") == 0 && legacy_task_requested(ex, &err) != MCP_OK) {
+        exchange_fail(ex, &err, false);
+        mcp_error_clear(&err);
+        exchange_unref(ex);
+        return;
     }
     method_start(ex);
 }
@@ -594,6 +605,9 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
         } else {
             mcp_error_t err = {0};
             json_t *result = method_builtin(srv, method, msg->params, &err);
+            const char *version = s ? s->protocol_version : stateless_version(ctx);
+            if (result && method == METHOD_TOOLS_LIST && legacy_tasks_served(srv, version))
+                legacy_tools_show_task_support(srv, json_object_get(result, "tools"));
             if (result) {
                 mcp_shape_legacy_result(msg->method, result, s ? s->protocol_version : NULL);
                 answer_result(sink, msg, result);
@@ -606,6 +620,9 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
                 method == METHOD_PROMPTS_GET || method == METHOD_COMPLETE) &&
                method_served(srv, method)) {
         serve_handler(srv, track, s, msg, ctx, sink, exchange_out);
+    } else if (legacy_task_method(srv, track, s, msg, ctx, sink, exchange_out,
+                                  s ? s->protocol_version : stateless_version(ctx))) {
+        /* tasks/get, tasks/result, tasks/list, tasks/cancel (2025-11-25) */
     } else {
         /* server/discover and subscriptions/listen are modern methods: a
          * legacy client cannot call them without the modern claim. */

@@ -369,11 +369,14 @@ static int resolve_target(mcp_exchange_t *ex, method_id_t method, mcp_error_t *e
     }
 }
 
-/* A tool that runs only as a task cannot serve a legacy client, which has
- * no way to declare the Tasks extension (modern clients that did not are
- * refused by the request ladder, with the same error). */
+/* A tool that runs only as a task cannot serve a legacy client before
+ * 2025-11-25, which has no way to ask for one (modern clients that did
+ * not declare the Tasks extension are refused by the request ladder, with
+ * the same error); a 2025-11-25 client has its own rules. */
 static bool refuse_legacy_task(mcp_exchange_t *ex, mcp_error_t *err)
 {
+    if (ex->era == MCP_ERA_LEGACY && legacy_tasks_served(ex->srv, ex->protocol_version))
+        return legacy_task_refused(ex, err);
     if (ex->era != MCP_ERA_LEGACY || ex->entry->kind != ENTRY_TOOL ||
         ex->entry->tasks != MCP_TASKS_REQUIRED)
         return false;
@@ -459,6 +462,16 @@ run:
 
     mcp_call_t call;
     call_init(&call, ex, method, target);
+    /* A legacy client that asked for a task has its answer (the task) at
+     * once; the handler then runs as the task. */
+    if (ex->legacy_task && !call.task && (rc = legacy_task_start(&call)) != MCP_OK) {
+        mcp_error_set(&err, rc, MCP_INTERNAL_ERROR, NULL, "Internal error: %s", mcp_strerror(rc));
+        exchange_fail(ex, &err, false);
+        mcp_error_clear(&err);
+        call_cleanup(&call);
+        exchange_unref(ex);
+        return;
+    }
     rc = invoke(ex, &call, &completion);
 
     if (call.task) {

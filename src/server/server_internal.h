@@ -276,6 +276,12 @@ struct mcp_exchange {
     struct mcp_session *session;  /* legacy: the client's session (reference), or NULL */
     bool resumed;                 /* legacy: the handler runs again with answers */
     struct round *bridge_round;   /* legacy: the round of requests sent for it */
+    /* Legacy 2025-11-25 tasks (legacy_tasks.c): a tools/call that asked to
+     * be a task, with the ttl it asked for (-1: none); a tasks/result
+     * waiting for its task. */
+    bool legacy_task;
+    int64_t legacy_task_ttl_ms;
+    struct task_waiter *task_waiter;
 
     /* Wakes mcp_call_sleep() early on cancellation. */
     pthread_mutex_t wait_lock;
@@ -361,6 +367,50 @@ void bridge_start(mcp_exchange_t *ex, mcp_call_t *call);
 bool bridge_deliver(mcp_server_t *srv, const mcp_session_t *session, const mcp_message_t *msg);
 /* Drops the exchange's reference to its latest round (exchange_unref). */
 void bridge_round_release(struct round *r);
+/* A legacy task needs input (`requests`, taken): sends the requests, with
+ * the related-task _meta, on the stream of `ex` (a tasks/result waiting
+ * for the task) and hands the answers, or why there are none, to
+ * legacy_task_input_answered(). The cancellation of `ex` stays with its
+ * owner, which calls bridge_forget_exchange(). */
+struct task;
+void bridge_ask_for_task(mcp_exchange_t *ex, struct task *t, json_t *requests);
+/* Drops the rounds sent on `ex` without waiting for their answers; true
+ * when there was one. */
+bool bridge_forget_exchange(bridge_t *b, mcp_exchange_t *ex);
+
+/* ------------------------------------------------------------------------
+ * Legacy 2025-11-25 tasks (legacy_tasks.c)
+ * ------------------------------------------------------------------------ */
+
+struct task_waiter;
+/* Does a legacy client of `version` get tasks? (2025-11-25, once a tool
+ * may run as a task.) */
+bool legacy_tasks_served(mcp_server_t *srv, const char *version);
+/* capabilities.tasks of the initialize result (new): cancel, tools/call
+ * augmentation, and list when `can_list` (the server can tell clients
+ * apart). */
+json_t *legacy_tasks_capability(bool can_list);
+/* Adds execution.taskSupport to the task tools of a tools/list page. */
+void legacy_tools_show_task_support(mcp_server_t *srv, json_t *tools);
+/* Reads params.task of a legacy tools/call into ex->legacy_task (ignored
+ * below 2025-11-25); -32602 when it is malformed. */
+int legacy_task_requested(mcp_exchange_t *ex, mcp_error_t *err);
+/* -32601 for a call with "task" of a tool that allows none, or without
+ * it of a tool that requires one (true, with *err). */
+bool legacy_task_refused(const mcp_exchange_t *ex, mcp_error_t *err);
+/* Before the handler of a task-augmented call runs: makes it a task and
+ * answers the call with {"task": Task}; call->task is then set. */
+int legacy_task_start(mcp_call_t *call);
+/* tasks/get, tasks/result, tasks/list, tasks/cancel of a legacy client
+ * of `version`: answered (or, tasks/result, made to wait), and true;
+ * false for any other method. Takes `msg` only when it waits. */
+bool legacy_task_method(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
+                        mcp_message_t *msg, const mcp_request_context_t *ctx, mcp_sink_t *sink,
+                        mcp_exchange_t **exchange_out, const char *version);
+/* The answers to a task's questions came in on `ex` (or `failure` says
+ * why not; taken): the task takes them and runs again. */
+void legacy_task_input_answered(struct task *t, mcp_exchange_t *ex, const json_t *answers,
+                                mcp_error_t *failure);
 
 /* Hub: legacy sessions receive list_changed and subscribed resources/updated
  * notifications (untagged) on their stream. */

@@ -21,7 +21,9 @@
  *
  * Every task lives in the server's store, a hash table under one mutex that
  * also guards each task's mutable fields: the operations are a few field
- * reads and writes, never a handler run, so one lock is plenty.
+ * reads and writes, never a handler run, so one lock is plenty. The
+ * experimental tasks of 2025-11-25 live in the same store and run the same
+ * way (legacy_tasks.c, task_internal.h); each era sees only its own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,66 +33,21 @@
 #include "clock.h"
 #include "protocol/hex.h"
 #include "random.h"
-#include "server/server_internal.h"
+#include "server/task_internal.h"
 
-#define TASK_ID_BYTES 16 /* 128 random bits: task ids are unguessable */
 #define SWEEP_INTERVAL_MS 1000
 #define INITIAL_BUCKETS 64
 
-typedef enum task_status {
-    TASK_WORKING = 0,
-    TASK_INPUT_REQUIRED,
-    TASK_COMPLETED,
-    TASK_FAILED,
-    TASK_CANCELLED
-} task_status_t;
-
-static const char *const status_names[] = {
+const char *const task_status_names[] = {
     "working", "input_required", "completed", "failed", "cancelled",
 };
 
-struct task {
-    atomic_int refs;
-    char id[2 * TASK_ID_BYTES + 1];
-    mcp_server_t *srv;
-    mcp_exchange_t *ex;  /* the tools/call (reference); immutable */
-    /* Held from a snapshot of the task to the end of its delivery to the
-     * listen streams, so they see its states in order. */
-    pthread_mutex_t publish_lock;
-    char *principal;     /* who may see the task; NULL: unauthenticated */
-    int64_t created_ms;  /* monotonic, for the TTL */
-    int64_t ttl_ms;      /* < 0: no limit */
-    char created_at[32]; /* ISO 8601, UTC */
-
-    /* Under the store's lock from here on. */
-    task_status_t status;
-    char *status_message;
-    char updated_at[32];
-    json_t *result;         /* completed: the CallToolResult */
-    json_t *error;          /* failed: the JSON-RPC error object */
-    json_t *input_requests; /* input_required: the outstanding requests */
-    json_t *answers;        /* every answer given so far (object) */
-    json_t *state;          /* the handler's state for its next run, or NULL */
-    bool running;           /* the handler runs, or is queued to */
-    bool cancel_requested;
-    bool stored;            /* still in the store (not expired) */
-    struct task *next;      /* hash chain */
-};
-
-struct task_store {
-    pthread_mutex_t lock;
-    struct task **buckets;
-    size_t n_buckets, count;
-    int64_t next_sweep_ms;
-};
-
-static bool is_terminal(task_status_t s)
+bool task_is_terminal(task_status_t s)
 {
     return s == TASK_COMPLETED || s == TASK_FAILED || s == TASK_CANCELLED;
 }
 
-/* ISO 8601 with milliseconds, UTC: "2026-11-30T03:04:05.678Z". */
-static void timestamp_now(char out[32])
+void task_timestamp_now(char out[32])
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -100,7 +57,7 @@ static void timestamp_now(char out[32])
     snprintf(out + n, 32 - n, ".%03dZ", (int)(ts.tv_nsec / 1000000) % 1000);
 }
 
-static void task_ref(struct task *t)
+void task_ref(struct task *t)
 {
     atomic_fetch_add(&t->refs, 1);
 }
@@ -191,7 +148,7 @@ static void grow_locked(struct task_store *s)
     s->n_buckets = n;
 }
 
-static void insert_locked(struct task_store *s, struct task *t)
+void task_store_insert_locked(struct task_store *s, struct task *t)
 {
     grow_locked(s);
     size_t at = bucket_of(t->id, s->n_buckets);
@@ -206,23 +163,24 @@ bool task_principal_equal(const char *a, const char *b)
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-/*
- * The task of `id` that `principal` may see (not referenced: valid while
- * the lock is held), or NULL. A task of another principal is as unknown as
- * one that never existed: its existence is not for others to learn.
- */
-static struct task *find_locked(struct task_store *s, const char *id, const char *principal)
+/* A task of another principal or session is as unknown as one that never
+ * existed: its existence is not for others to learn. */
+struct task *task_find_locked(struct task_store *s, const char *id, const char *principal,
+                              bool legacy, const mcp_session_t *session)
 {
     for (struct task *t = s->buckets[bucket_of(id, s->n_buckets)]; t; t = t->next)
         if (strcmp(t->id, id) == 0)
-            return task_principal_equal(t->principal, principal) ? t : NULL;
+            return task_principal_equal(t->principal, principal) && t->legacy == legacy &&
+                           t->session == session
+                       ? t
+                       : NULL;
     return NULL;
 }
 
 bool task_visible(mcp_server_t *srv, const char *id, const char *principal)
 {
     pthread_mutex_lock(&srv->tasks->lock);
-    bool found = id && find_locked(srv->tasks, id, principal) != NULL;
+    bool found = id && task_find_locked(srv->tasks, id, principal, false, NULL) != NULL;
     pthread_mutex_unlock(&srv->tasks->lock);
     return found;
 }
@@ -233,12 +191,11 @@ static bool expired(const struct task *t, int64_t now)
 }
 
 /*
- * Forgets the tasks whose time is up, at most once a second. Running ones
- * are cancelled (outside the lock: cancelling wakes the handler); their
- * handler's outcome then finds the task gone from the store and is
- * dropped.
+ * Running tasks whose time is up are cancelled (outside the lock:
+ * cancelling wakes the handler); their handler's outcome then finds the
+ * task gone from the store and is dropped.
  */
-static void sweep(struct task_store *s)
+void task_sweep(struct task_store *s)
 {
     int64_t now = mcp_clock_ms();
     struct task *gone = NULL;
@@ -284,7 +241,7 @@ static json_t *task_json_locked(const struct task *t, bool detailed)
 {
     const mcp_server_t *srv = t->srv;
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:I}", "taskId", t->id, "status",
-                          status_names[t->status], "createdAt", t->created_at,
+                          task_status_names[t->status], "createdAt", t->created_at,
                           "lastUpdatedAt", t->updated_at, "ttlMs",
                           t->ttl_ms >= 0 ? json_integer(t->ttl_ms) : json_null(),
                           "pollIntervalMs", (json_int_t)srv->task_poll_ms);
@@ -310,8 +267,7 @@ static json_t *task_json_locked(const struct task *t, bool detailed)
     return o;
 }
 
-/* The JSON-RPC error object a failed task shows (new). */
-static json_t *error_object(const mcp_error_t *err)
+json_t *task_error_object(const mcp_error_t *err)
 {
     json_t *response = mcp_jsonrpc_error_from(NULL, err);
     json_t *error = json_incref(json_object_get(response, "error"));
@@ -322,12 +278,11 @@ static json_t *error_object(const mcp_error_t *err)
 }
 
 /*
- * Tells the listen streams that asked for this task (notifications/tasks)
- * how it is now. The snapshot is taken when the publication starts, under
- * the task's publish lock: two publications of one task reach the streams
- * in the order of their snapshots, the last one showing the latest state.
+ * The snapshot is taken when the publication starts, under the task's
+ * publish lock: two publications of one task reach the streams in the
+ * order of their snapshots, the last one showing the latest state.
  */
-static void task_publish(struct task *t)
+void task_publish(struct task *t)
 {
     mcp_server_t *srv = t->srv;
     pthread_mutex_lock(&t->publish_lock);
@@ -344,6 +299,8 @@ static void task_publish(struct task *t)
     }
     pthread_mutex_unlock(&t->publish_lock);
     json_decref(now);
+    if (t->legacy)
+        legacy_task_changed(t);
 }
 
 /* ------------------------------------------------------------------------
@@ -361,7 +318,7 @@ bool task_client_declares(const json_t *caps)
                                           MCP_EXTENSION_TASKS));
 }
 
-static struct task *task_new(mcp_exchange_t *ex)
+struct task *task_new(mcp_exchange_t *ex)
 {
     mcp_server_t *srv = ex->srv;
     struct task *t = calloc(1, sizeof *t);
@@ -388,7 +345,7 @@ static struct task *task_new(mcp_exchange_t *ex)
     t->ex = ex;
     t->created_ms = mcp_clock_ms();
     t->ttl_ms = srv->task_ttl_ms;
-    timestamp_now(t->created_at);
+    task_timestamp_now(t->created_at);
     memcpy(t->updated_at, t->created_at, sizeof t->updated_at);
     t->status = TASK_WORKING;
     t->running = true;
@@ -410,7 +367,7 @@ int mcp_call_start_task(mcp_call_t *call)
         return MCP_ECANCELED;
 
     mcp_server_t *srv = ex->srv;
-    sweep(srv->tasks);
+    task_sweep(srv->tasks);
     struct task *t = task_new(ex);
     if (!t)
         return MCP_ENOMEM;
@@ -431,7 +388,7 @@ int mcp_call_start_task(mcp_call_t *call)
     }
     pthread_mutex_lock(&srv->tasks->lock);
     task_ref(t); /* the store's */
-    insert_locked(srv->tasks, t);
+    task_store_insert_locked(srv->tasks, t);
     pthread_mutex_unlock(&srv->tasks->lock);
     /* Stored first, answered second: the spec's "durably created". */
     exchange_finish(ex, mcp_jsonrpc_result(ex->msg.id, result), 200);
@@ -456,7 +413,7 @@ int mcp_call_set_task_message(mcp_call_t *call, const char *message)
     pthread_mutex_lock(&t->srv->tasks->lock);
     free(t->status_message);
     t->status_message = copy;
-    timestamp_now(t->updated_at);
+    task_timestamp_now(t->updated_at);
     pthread_mutex_unlock(&t->srv->tasks->lock);
     task_publish(t);
     return MCP_OK;
@@ -523,7 +480,7 @@ void task_settle(mcp_call_t *call, int rc)
         }
         status = result ? TASK_COMPLETED : TASK_FAILED;
     }
-    json_t *error = status == TASK_FAILED ? error_object(&err) : NULL;
+    json_t *error = status == TASK_FAILED ? task_error_object(&err) : NULL;
 
     pthread_mutex_lock(&srv->tasks->lock);
     const char *reused = requests ? reused_key(requests, t->answers) : NULL;
@@ -534,15 +491,15 @@ void task_settle(mcp_call_t *call, int rc)
                       "Internal error: input key %s was used twice", reused);
         json_decref(requests); /* `reused` points into it */
         requests = NULL;
-        error = error_object(&err);
+        error = task_error_object(&err);
         status = TASK_FAILED;
     }
     t->running = false;
     if (t->cancel_requested)
         status = TASK_CANCELLED;
-    if (!is_terminal(t->status)) {
+    if (!task_is_terminal(t->status)) {
         t->status = status;
-        timestamp_now(t->updated_at);
+        task_timestamp_now(t->updated_at);
         if (status == TASK_INPUT_REQUIRED) {
             json_decref(t->input_requests);
             t->input_requests = requests;
@@ -587,23 +544,18 @@ static void task_job(void *arg)
  * tasks/get, tasks/update, tasks/cancel
  * ------------------------------------------------------------------------ */
 
-static int unknown_task(mcp_error_t *err, const char *id)
+int task_unknown(mcp_error_t *err, const char *id)
 {
     return mcp_error_set(err, MCP_ENOTFOUND, MCP_INVALID_PARAMS,
                          json_pack("{s:s}", "taskId", id),
                          "Unknown task %s: it does not exist or has expired", id);
 }
 
-/*
- * Takes the answers to outstanding requests (others are ignored, as the
- * spec asks); when none is outstanding any more, the handler is due to
- * run again: *resume_out gets a task reference for the job.
- */
-static json_t *tasks_update(struct task *t, const json_t *responses,
-                            struct task **resume_out, mcp_error_t *err)
+int task_take_answers_locked(struct task *t, const json_t *responses, struct task **resume_out,
+                             mcp_error_t *err)
 {
     if (t->status != TASK_INPUT_REQUIRED)
-        return json_object(); /* nothing is outstanding: nothing to take */
+        return MCP_OK; /* nothing is outstanding: nothing to take */
     const char *key;
     json_t *answer;
     /* All or nothing: a bad answer must not leave the task half updated. */
@@ -612,13 +564,11 @@ static json_t *tasks_update(struct task *t, const json_t *responses,
         if (!request)
             continue;
         const char *method = json_string_value(json_object_get(request, "method"));
-        if (!input_answer_valid(method, answer)) {
-            mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
-                          json_pack("{s:s}", "key", key),
-                          "inputResponses.%s is not a valid answer to %s", key,
-                          method ? method : "the request");
-            return NULL;
-        }
+        if (!input_answer_valid(method, answer))
+            return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
+                                 json_pack("{s:s}", "key", key),
+                                 "inputResponses.%s is not a valid answer to %s", key,
+                                 method ? method : "the request");
     }
     json_object_foreach((json_t *)responses, key, answer) {
         if (!json_object_get(t->input_requests, key))
@@ -626,10 +576,11 @@ static json_t *tasks_update(struct task *t, const json_t *responses,
         json_object_set(t->answers, key, answer);
         json_object_del(t->input_requests, key);
     }
-    timestamp_now(t->updated_at);
+    task_timestamp_now(t->updated_at);
     if (json_object_size(t->input_requests) == 0) {
         json_decref(t->input_requests);
         t->input_requests = NULL;
+        t->input_asked = false;
         t->status = TASK_WORKING;
         t->running = true;
         /* The next run reads these through mcp_call_input/state; nothing
@@ -644,25 +595,37 @@ static json_t *tasks_update(struct task *t, const json_t *responses,
         task_ref(t);
         *resume_out = t;
     }
-    return json_object();
+    return MCP_OK;
+}
+
+void task_resume(struct task *t)
+{
+    if (server_run_job(t->srv, task_job, t) == MCP_OK)
+        return;
+    /* The server is stopping: the task cannot run again. */
+    exchange_cancel(t->ex);
+    mcp_call_t call;
+    call_init(&call, t->ex, METHOD_TOOLS_CALL, NULL);
+    call.task = t;
+    task_settle(&call, MCP_ECANCELED);
+    call_cleanup(&call);
 }
 
 /* Cancellation is cooperative: a running handler is told (and the task
  * ends "cancelled" when it returns); one waiting for input ends now. */
-static json_t *tasks_cancel(struct task *t, bool *wake_out)
+void task_cancel_locked(struct task *t, bool *wake_out)
 {
-    if (!is_terminal(t->status)) {
-        t->cancel_requested = true;
-        if (t->running) {
-            *wake_out = true;
-        } else {
-            t->status = TASK_CANCELLED;
-            json_decref(t->input_requests);
-            t->input_requests = NULL;
-            timestamp_now(t->updated_at);
-        }
+    if (task_is_terminal(t->status))
+        return;
+    t->cancel_requested = true;
+    if (t->running) {
+        *wake_out = true;
+    } else {
+        t->status = TASK_CANCELLED;
+        json_decref(t->input_requests);
+        t->input_requests = NULL;
+        task_timestamp_now(t->updated_at);
     }
-    return json_object();
 }
 
 json_t *task_method(mcp_server_t *srv, method_id_t method, const json_t *params,
@@ -678,24 +641,26 @@ json_t *task_method(mcp_server_t *srv, method_id_t method, const json_t *params,
         return NULL;
     }
 
-    sweep(srv->tasks);
+    task_sweep(srv->tasks);
     struct task *resume = NULL;
     struct task *changed = NULL; /* a reference, to publish */
     mcp_exchange_t *wake = NULL;
     json_t *result = NULL;
     pthread_mutex_lock(&srv->tasks->lock);
-    struct task *t = find_locked(srv->tasks, id, principal);
+    struct task *t = task_find_locked(srv->tasks, id, principal, false, NULL);
     if (!t) {
-        unknown_task(err, id);
+        task_unknown(err, id);
     } else if (method == METHOD_TASKS_GET) {
         result = task_json_locked(t, true);
     } else if (method == METHOD_TASKS_UPDATE) {
-        result = tasks_update(t, responses, &resume, err);
+        if (task_take_answers_locked(t, responses, &resume, err) == MCP_OK)
+            result = json_object();
         changed = resume;
     } else {
         bool running = false;
         task_status_t before = t->status;
-        result = tasks_cancel(t, &running);
+        task_cancel_locked(t, &running);
+        result = json_object();
         if (running) {
             wake = t->ex;
             exchange_ref(wake);
@@ -715,15 +680,8 @@ json_t *task_method(mcp_server_t *srv, method_id_t method, const json_t *params,
         exchange_cancel(wake); /* mcp_call_cancelled() turns true */
         exchange_unref(wake);
     }
-    if (resume && server_run_job(srv, task_job, resume) != MCP_OK) {
-        /* The server is stopping: the task cannot run again. */
-        exchange_cancel(resume->ex);
-        mcp_call_t call;
-        call_init(&call, resume->ex, METHOD_TOOLS_CALL, NULL);
-        call.task = resume;
-        task_settle(&call, MCP_ECANCELED);
-        call_cleanup(&call);
-    }
+    if (resume)
+        task_resume(resume);
     if (!result && !err->code)
         mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "Internal error: out of memory");
     return result;

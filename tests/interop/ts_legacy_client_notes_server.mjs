@@ -13,7 +13,8 @@
 // The client lists and calls tools, answers the elicitation delete_note
 // asks for (libmcp bridges the handler's input request to a real
 // elicitation/create), receives progress from countdown, subscribes to a
-// note and hears of its update, and (HTTP) ends its session. Exits non-zero
+// note and hears of its update, runs export_notes as a task (v1, whose
+// experimental tasks are 2025-11-25's), and (HTTP) ends its session. Exits non-zero
 // on any mismatch, and when the server does not stop cleanly (a leak or
 // sanitizer report fails the test too).
 import assert from 'node:assert/strict';
@@ -202,18 +203,43 @@ async function run() {
     const answer = wire.find((w) => w.from === 'client' && w.message.id === ask.message.id);
     assert.equal(answer.message.result.action, 'accept');
 
+    // A tool that may run as a task, called the v1 SDK's way for tasks
+    // (2025-11-25's experimental tasks): tools/call with "task", a
+    // CreateTaskResult, tasks/get polls, then tasks/result with the
+    // related-task _meta.
+    if (flavour === 'v1') {
+      const events = [];
+      for await (const event of client.experimental.tasks.callToolStream(
+        { name: 'export_notes', arguments: { seconds: 0 } })) events.push(event);
+      assert.deepEqual([...new Set(events.map((e) => e.type))], ['taskCreated', 'taskStatus', 'result'],
+                       JSON.stringify(events));
+      const created = events[0].task;
+      assert.equal(created.status, 'working');
+      assert.equal(typeof created.pollInterval, 'number');
+      assert.equal(events.at(-2).task.status, 'completed');
+      const exported = JSON.parse(textOf(events.at(-1).result));
+      assert.equal(exported.welcome, 'Notes live in memory while the server runs.');
+      const resultAnswer = wire.findLast((w) => w.from === 'server' && w.message.result?._meta);
+      assert.equal(resultAnswer.message.result._meta['io.modelcontextprotocol/related-task'].taskId,
+                   created.taskId);
+      const listed = await client.experimental.tasks.listTasks();
+      assert.ok(listed.tasks.some((t) => t.taskId === created.taskId && t.status === 'completed'));
+    }
+
     // A missing resource is -32002 for legacy clients.
     await assert.rejects(client.readResource({ uri: 'note://nothing-here' }));
     const missingAnswer = wire.at(-1).message;
     assert.equal(missingAnswer.error.code, -32002);
     assert.equal(missingAnswer.error.data.uri, 'note://nothing-here');
 
-    // Legacy shapes: no resultType, cache hints or reserved _meta keys.
+    // Legacy shapes: no resultType, cache hints or reserved _meta keys
+    // (but the related-task key 2025-11-25 puts on tasks/result).
     for (const { message } of wire.filter((w) => w.from === 'server' && w.message.result)) {
       assert.equal(message.result.resultType, undefined, JSON.stringify(message));
       assert.equal(message.result.ttlMs, undefined, JSON.stringify(message));
       assert.ok(!Object.keys(message.result._meta ?? {})
-                      .some((k) => k.startsWith('io.modelcontextprotocol/')));
+                      .some((k) => k.startsWith('io.modelcontextprotocol/') &&
+                                   k !== 'io.modelcontextprotocol/related-task'));
     }
 
     if (transportKind === 'http' && transport.terminateSession) {

@@ -368,20 +368,32 @@ static void test_undeclared_client_gets_no_task(void **state)
     mcp_server_free(srv);
 }
 
-/* A legacy client cannot declare the extension: a task-only tool refuses
- * it as it refuses modern clients that did not; an optional one runs as
- * usual. */
+/* A legacy client cannot declare the extension. Before 2025-11-25 it has
+ * no tasks at all: a task-only tool refuses it as it refuses modern
+ * clients that did not declare the extension. A 2025-11-25 client that
+ * does not ask for a task gets -32601 for it, as that version's tasks
+ * say (test_legacy_tasks covers the tasks it asks for). An optional one
+ * runs as usual for both. */
 static void test_legacy_clients_get_no_task(void **state)
 {
     (void)state;
     mcp_server_t *srv = new_server(0);
     mcp_conn_t *conn = mcp_conn_new(srv, MCP_TRANSPORT_STDIO);
-    json_decref(legacy_serve(srv, conn, NULL, legacy_initialize(1, "2025-11-25", NULL), NULL));
+    json_decref(legacy_serve(srv, conn, NULL, legacy_initialize(1, "2025-06-18", NULL), NULL));
     json_t *response = legacy_serve(
         srv, conn, NULL,
         legacy_request(2, "tools/call", json_pack("{s:s, s:{}}", "name", "sleeper", "arguments")),
         NULL);
     assert_needs_extension(response);
+    json_decref(response);
+    mcp_conn_free(conn);
+    conn = mcp_conn_new(srv, MCP_TRANSPORT_STDIO);
+    json_decref(legacy_serve(srv, conn, NULL, legacy_initialize(1, "2025-11-25", NULL), NULL));
+    response = legacy_serve(
+        srv, conn, NULL,
+        legacy_request(2, "tools/call", json_pack("{s:s, s:{}}", "name", "sleeper", "arguments")),
+        NULL);
+    expect_error(response, MCP_METHOD_NOT_FOUND);
     json_decref(response);
     atomic_store(&gate_open, true);
     response = legacy_serve(
