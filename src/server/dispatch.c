@@ -154,6 +154,19 @@ bool conn_track(mcp_conn_t *conn, mcp_exchange_t *ex)
     return true;
 }
 
+bool exchange_track(mcp_conn_t *conn, mcp_exchange_t *ex)
+{
+    if (!conn || conn_track(conn, ex))
+        return true;
+    mcp_error_t err = {0};
+    mcp_error_set(&err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,
+                  "Request id is already in use by a request in flight");
+    exchange_fail(ex, &err, true);
+    mcp_error_clear(&err);
+    exchange_unref(ex);
+    return false;
+}
+
 void conn_cancel_id(mcp_conn_t *conn, const json_t *id)
 {
     if (!conn || !id)
@@ -503,13 +516,8 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
         return MCP_ENOMEM;
     }
     ex->era = era;
-    if (conn && !conn_track(conn, ex)) {
-        mcp_error_set(&err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,
-                      "Request id is already in use by a request in flight");
-        exchange_fail(ex, &err, true);
-        exchange_unref(ex);
+    if (!exchange_track(conn, ex))
         goto done;
-    }
     if (method == METHOD_LISTEN) {
         /* No user code: the stream opens here. The transport gets its
          * handle only when submit returns, so it cannot cancel a

@@ -486,14 +486,8 @@ static void serve_handler(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
         ex->log_level = 0;
     }
     mcp_error_t err = {0};
-    if (conn && !conn_track(conn, ex)) {
-        mcp_error_set(&err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,
-                      "Request id is already in use by a request in flight");
-        exchange_fail(ex, &err, true);
-        mcp_error_clear(&err);
-        exchange_unref(ex);
+    if (!exchange_track(conn, ex))
         return;
-    }
     if (exchange_out) {
         exchange_ref(ex);
         *exchange_out = ex;

@@ -205,13 +205,7 @@ int legacy_task_start(mcp_call_t *call)
         task_unref(t);
         return MCP_ENOMEM;
     }
-    pthread_mutex_lock(&srv->tasks->lock);
-    task_ref(t); /* the store's */
-    task_store_insert_locked(srv->tasks, t);
-    pthread_mutex_unlock(&srv->tasks->lock);
-    exchange_finish(ex, mcp_jsonrpc_result(ex->msg.id, result), 200);
-    call->task = t; /* the call's reference */
-    server_log(srv, MCP_LOG_DEBUG, "tools/call %s runs as legacy task %s", call->target, t->id);
+    task_store_and_answer(call, t, result);
     return MCP_OK;
 }
 
@@ -535,12 +529,7 @@ bool legacy_task_method(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
         session_ref(s);
         ex->session = s;
     }
-    if (conn && !conn_track(conn, ex)) {
-        mcp_error_set(&err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,
-                      "Request id is already in use by a request in flight");
-        exchange_fail(ex, &err, true);
-        mcp_error_clear(&err);
-        exchange_unref(ex);
+    if (!exchange_track(conn, ex)) {
         free(task_id);
         return true;
     }

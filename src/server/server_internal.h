@@ -232,6 +232,9 @@ void conn_unref(mcp_conn_t *conn);
 void conn_end_streams(mcp_conn_t *conn, bool graceful);
 /* Registers a request on its connection (false: the id is in flight). */
 bool conn_track(mcp_conn_t *conn, mcp_exchange_t *ex);
+/* conn_track() for a new exchange on `conn` (may be NULL): false after
+ * refusing a request id in flight (-32600) and dropping the exchange. */
+bool exchange_track(mcp_conn_t *conn, mcp_exchange_t *ex);
 /* Cancels the request of `id` in flight on the connection, if any. */
 void conn_cancel_id(mcp_conn_t *conn, const json_t *id);
 

@@ -82,6 +82,10 @@ void task_ref(struct task *t);
 /* A new task (one reference) for the tools/call `ex`, "working" and
  * running; not stored yet. NULL when out of memory. */
 struct task *task_new(mcp_exchange_t *ex);
+/* Stores the new task `t` of `call` (taking the reference given), then
+ * answers the call with `result` (taken): the task is found from the
+ * moment its id is out. call->task becomes t. */
+void task_store_and_answer(mcp_call_t *call, struct task *t, json_t *result);
 /* Stores a task (taking the reference given), under the store's lock. */
 void task_store_insert_locked(struct task_store *s, struct task *t);
 /* The task of `id` of the era `legacy` that `principal` (and, for a

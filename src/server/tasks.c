@@ -386,6 +386,14 @@ int mcp_call_start_task(mcp_call_t *call)
         task_unref(t);
         return MCP_ENOMEM;
     }
+    task_store_and_answer(call, t, result);
+    return MCP_OK;
+}
+
+void task_store_and_answer(mcp_call_t *call, struct task *t, json_t *result)
+{
+    mcp_server_t *srv = t->srv;
+    mcp_exchange_t *ex = call->ex;
     pthread_mutex_lock(&srv->tasks->lock);
     task_ref(t); /* the store's */
     task_store_insert_locked(srv->tasks, t);
@@ -393,8 +401,8 @@ int mcp_call_start_task(mcp_call_t *call)
     /* Stored first, answered second: the spec's "durably created". */
     exchange_finish(ex, mcp_jsonrpc_result(ex->msg.id, result), 200);
     call->task = t; /* the call's reference */
-    server_log(srv, MCP_LOG_DEBUG, "tools/call %s became task %s", call->target, t->id);
-    return MCP_OK;
+    server_log(srv, MCP_LOG_DEBUG, "tools/call %s became %stask %s", call->target,
+               t->legacy ? "legacy " : "", t->id);
 }
 
 const char *mcp_call_task_id(const mcp_call_t *call)
