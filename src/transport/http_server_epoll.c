@@ -513,8 +513,13 @@ static void conn_close(conn_t *c)
         c->in = NULL;
         c->in_len = c->in_cap = 0;
     }
-    if (fd >= 0)
-        close(fd); /* leaves the epoll set with it */
+    if (fd >= 0) {
+        /* Out of the epoll set first: close() takes it out only with the
+         * last reference to the socket, and an event for a connection
+         * freed at the end of this round must never come. */
+        epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, NULL);
+        close(fd);
+    }
     if (x) {
         if (live)
             mcp_http_exchange_cancel(x); /* waits out a callback in progress */
