@@ -217,6 +217,11 @@ static void waiter_unref(struct task_waiter *w)
 {
     if (atomic_fetch_sub(&w->refs, 1) != 1)
         return;
+    /* A round of questions may outlive the waiter (it holds the exchange
+     * and the task): it must find no waiter then. */
+    pthread_mutex_lock(&w->task->srv->tasks->lock);
+    w->ex->task_waiter = NULL;
+    pthread_mutex_unlock(&w->task->srv->tasks->lock);
     task_unref(w->task);
     exchange_unref(w->ex);
     free(w);
@@ -253,15 +258,15 @@ static void waiter_cancelled(mcp_exchange_t *ex)
     w->done = true;
     if (mine)
         unlink_locked(w);
+    /* Questions sent on its stream will not be answered there: the next
+     * tasks/result asks them again. */
+    if (mine && t->asked_on == w) {
+        t->input_asked = false;
+        t->asked_on = NULL;
+    }
     pthread_mutex_unlock(&t->srv->tasks->lock);
     if (mine) {
-        /* Questions sent on its stream will not be answered there: the
-         * next tasks/result asks them again. */
-        if (bridge_forget_exchange(t->srv->bridge, ex)) {
-            pthread_mutex_lock(&t->srv->tasks->lock);
-            t->input_asked = false;
-            pthread_mutex_unlock(&t->srv->tasks->lock);
-        }
+        bridge_forget_exchange(t->srv->bridge, ex);
         exchange_release_sink(ex);
         waiter_unref(w); /* the list's */
     }
@@ -290,9 +295,15 @@ static size_t plan_locked(struct task *t, waiter_action_t *out, size_t cap)
         }
     } else if (t->status == TASK_INPUT_REQUIRED && !t->input_asked && t->waiters &&
                t->input_requests) {
+        json_t *requests = json_deep_copy(t->input_requests);
+        if (!requests)
+            return 0; /* out of memory: the next change or tasks/result asks */
         t->input_asked = true;
-        out[n++] = (waiter_action_t){.w = t->waiters,
-                                     .requests = json_deep_copy(t->input_requests)};
+        t->asked_on = t->waiters;
+        /* Not done: its cancellation may come meanwhile. Held until the
+         * questions are out. */
+        atomic_fetch_add(&t->waiters->refs, 1);
+        out[n++] = (waiter_action_t){.w = t->waiters, .requests = requests};
     }
     return n;
 }
@@ -301,6 +312,7 @@ static void act(const waiter_action_t *a)
 {
     if (a->requests) {
         bridge_ask_for_task(a->w->ex, a->w->task, a->requests);
+        waiter_unref(a->w); /* plan_locked's */
         return;
     }
     mcp_exchange_t *ex = a->w->ex;
@@ -357,6 +369,7 @@ static void await_outcome(mcp_exchange_t *ex, const char *id, mcp_session_t *s)
         w->ex = ex;
         w->next = t->waiters;
         t->waiters = w;
+        ex->task_waiter = w; /* read under this lock */
     }
     pthread_mutex_unlock(&srv->tasks->lock);
     if (err.code) {
@@ -369,7 +382,6 @@ static void await_outcome(mcp_exchange_t *ex, const char *id, mcp_session_t *s)
     /* From here a cancellation finds the waiter (and acts once). One that
      * came before found no hook: it is acted on here. */
     pthread_mutex_lock(&ex->wait_lock);
-    ex->task_waiter = w;
     ex->on_cancel = waiter_cancelled;
     bool cancelled = atomic_load(&ex->cancelled);
     pthread_mutex_unlock(&ex->wait_lock);
@@ -391,8 +403,10 @@ void legacy_task_input_answered(struct task *t, mcp_exchange_t *ex, const json_t
         mcp_error_move(&err, failure);
     else
         task_take_answers_locked(t, answers, &resume, &err);
-    if (err.code)
+    if (err.code && t->asked_on == ex->task_waiter) {
         t->input_asked = false; /* a later tasks/result asks again */
+        t->asked_on = NULL;
+    }
     struct task_waiter *w = NULL;
     if (err.code && ex->task_waiter && !ex->task_waiter->done) {
         /* The tasks/result that carried the questions fails with why. */

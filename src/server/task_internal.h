@@ -61,9 +61,10 @@ struct task {
     bool cancel_requested;
     bool stored;            /* still in the store (not expired) */
     /* Legacy: the tasks/result requests waiting for the task's end, and
-     * whether its input requests went out to the client (on one of them). */
+     * whether its input requests went out to the client, on which one. */
     struct task_waiter *waiters;
     bool input_asked;
+    const struct task_waiter *asked_on; /* compared, never followed */
     struct task *next;      /* hash chain */
 };
 

@@ -589,6 +589,7 @@ int task_take_answers_locked(struct task *t, const json_t *responses, struct tas
         json_decref(t->input_requests);
         t->input_requests = NULL;
         t->input_asked = false;
+        t->asked_on = NULL;
         t->status = TASK_WORKING;
         t->running = true;
         /* The next run reads these through mcp_call_input/state; nothing
