@@ -39,14 +39,9 @@
 
 #include "mcp/mcp.h"
 #include "schema_check.h"
+#include "test_clock.h"
 
 #define POLL_INTERVAL_MS 20
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 /* ------------------------------------------------------------------------
  * The server
