@@ -196,6 +196,16 @@ int client_task_read(const json_t *obj, bool detailed, const char *expected_id,
 int client_task_read_legacy(const json_t *obj, const char *expected_id, client_task_t *out,
                             mcp_error_t *err);
 
+/* tasks/<op> {taskId, inputResponses?} (input_responses borrowed, may be
+ * NULL) through client_call(); *result_out its result. Both eras'. */
+int client_task_request(mcp_client_t *c, const char *method, const char *task_id,
+                        const json_t *input_responses, const mcp_request_options_t *opts,
+                        json_t **result_out, mcp_error_t *err);
+
+/* Gives up on a task that has not ended: tasks/cancel within
+ * `timeout_ms`; a failure is only logged. */
+void client_task_abandon(mcp_client_t *c, const char *task_id, int64_t timeout_ms);
+
 /* The wait between polls when the server never named one, and the range
  * any interval is kept in: a server cannot make the client spin, nor
  * leave it asleep for an hour. */

@@ -52,8 +52,7 @@ static bool may_become_task(const char *method)
     return strcmp(method, "tools/call") == 0;
 }
 
-/* tasks/<op> {taskId, ...} through the driver; *result_out its result. */
-static int task_request(mcp_client_t *c, const char *method, const char *task_id,
+int client_task_request(mcp_client_t *c, const char *method, const char *task_id,
                         const json_t *input_responses, const mcp_request_options_t *opts,
                         json_t **result_out, mcp_error_t *err)
 {
@@ -119,7 +118,7 @@ static int answer_inputs(follow_t *f, const json_t *requests, mcp_error_t *err)
     json_t *responses = NULL, *ack = NULL;
     rc = client_answer_inputs(&f->c->input, fresh, &responses, err);
     if (rc == MCP_OK)
-        rc = task_request(f->c, "tasks/update", f->id, responses, &f->wire, &ack, err);
+        rc = client_task_request(f->c, "tasks/update", f->id, responses, &f->wire, &ack, err);
     if (rc == MCP_OK && json_object_update(f->answered, fresh) != 0)
         rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     json_decref(ack);
@@ -159,15 +158,14 @@ static int take_state(follow_t *f, const client_task_t *task, bool *ended, json_
                          task->status_message ? task->status_message : "");
 }
 
-/* Gives up on a task that has not ended: nobody else knows its id, so the
- * server is told to stop (whatever made the call fail, even its cancel). */
-static void abandon(follow_t *f)
+void client_task_abandon(mcp_client_t *c, const char *task_id, int64_t timeout_ms)
 {
-    mcp_request_options_t o = {.timeout_ms = f->wire.timeout_ms};
     json_t *ack = NULL;
     mcp_error_t e = {0};
-    if (task_request(f->c, "tasks/cancel", f->id, NULL, &o, &ack, &e) != MCP_OK)
-        client_log(f->c, MCP_LOG_WARNING, "cannot cancel task %s: %s", f->id, e.message);
+    if (client_task_request(c, "tasks/cancel", task_id, NULL,
+                            &(mcp_request_options_t){.timeout_ms = timeout_ms}, &ack,
+                            &e) != MCP_OK)
+        client_log(c, MCP_LOG_WARNING, "cannot cancel task %s: %s", task_id, e.message);
     json_decref(ack);
     mcp_error_clear(&e);
 }
@@ -379,7 +377,7 @@ static int follow(mcp_client_t *c, const char *id, const client_task_t *created,
         wait = true;
         json_t *state = NULL;
         client_task_t task;
-        rc = task_request(c, "tasks/get", f.id, NULL, &f.wire, &state, err);
+        rc = client_task_request(c, "tasks/get", f.id, NULL, &f.wire, &state, err);
         if (rc == MCP_OK)
             rc = client_task_read(state, true, f.id, &task, err);
         if (rc == MCP_OK) {
@@ -390,8 +388,10 @@ static int follow(mcp_client_t *c, const char *id, const client_task_t *created,
     }
     if (watched)
         watch_remove(&f);
+    /* Nobody else knows the id of a task the call made: the server is told
+     * to stop it, whatever made the call fail (even its cancel). */
     if (rc != MCP_OK && !ended && cancel_if_abandoned)
-        abandon(&f);
+        client_task_abandon(c, f.id, f.wire.timeout_ms);
     pthread_cond_destroy(&f.changed);
     pthread_mutex_destroy(&f.lock);
     free(f.id);
@@ -459,7 +459,7 @@ int mcp_client_task_get(mcp_client_t *client, const char *task_id,
         return rc;
     json_t *state = NULL;
     client_task_t task;
-    rc = task_request(client, "tasks/get", task_id, NULL, opts, &state, err);
+    rc = client_task_request(client, "tasks/get", task_id, NULL, opts, &state, err);
     if (rc == MCP_OK)
         rc = client_task_read(state, true, task_id, &task, err);
     if (rc != MCP_OK) {
@@ -480,7 +480,7 @@ int mcp_client_task_update(mcp_client_t *client, const char *task_id,
     if (!json_is_object(input_responses))
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "input_responses must be an object");
     json_t *ack = NULL;
-    rc = task_request(client, "tasks/update", task_id, input_responses, opts, &ack, err);
+    rc = client_task_request(client, "tasks/update", task_id, input_responses, opts, &ack, err);
     json_decref(ack);
     return rc;
 }
@@ -492,7 +492,7 @@ int mcp_client_task_cancel(mcp_client_t *client, const char *task_id,
     if (rc != MCP_OK)
         return rc;
     json_t *ack = NULL;
-    rc = task_request(client, "tasks/cancel", task_id, NULL, opts, &ack, err);
+    rc = client_task_request(client, "tasks/cancel", task_id, NULL, opts, &ack, err);
     json_decref(ack);
     return rc;
 }

@@ -450,15 +450,14 @@ static const char *stateless_version(const mcp_request_context_t *ctx)
     return mcp_legacy_negotiate_version(version);
 }
 
-/* A request that runs a handler: an exchange on the legacy session. */
-static void serve_handler(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
-                          mcp_message_t *msg, const mcp_request_context_t *ctx,
-                          mcp_sink_t *sink, mcp_exchange_t **exchange_out)
+mcp_exchange_t *legacy_exchange_new(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
+                                    mcp_message_t *msg, const mcp_request_context_t *ctx,
+                                    mcp_sink_t *sink, mcp_exchange_t **exchange_out)
 {
     mcp_exchange_t *ex = exchange_new(srv, conn, msg, ctx, sink);
     if (!ex) {
         answer_error(sink, msg, 500, MCP_INTERNAL_ERROR, "Internal error: out of memory");
-        return;
+        return NULL;
     }
     ex->era = MCP_ERA_LEGACY;
     json_decref(ex->client_caps);
@@ -485,13 +484,24 @@ static void serve_handler(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
         ex->client_info = NULL;
         ex->log_level = 0;
     }
-    mcp_error_t err = {0};
     if (!exchange_track(conn, ex))
-        return;
+        return NULL;
     if (exchange_out) {
         exchange_ref(ex);
         *exchange_out = ex;
     }
+    return ex;
+}
+
+/* A request that runs a handler. */
+static void serve_handler(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
+                          mcp_message_t *msg, const mcp_request_context_t *ctx,
+                          mcp_sink_t *sink, mcp_exchange_t **exchange_out)
+{
+    mcp_exchange_t *ex = legacy_exchange_new(srv, conn, s, msg, ctx, sink, exchange_out);
+    if (!ex)
+        return;
+    mcp_error_t err = {0};
     if (strcmp(ex->msg.method, "tools/call") == 0 && legacy_task_requested(ex, &err) != MCP_OK) {
         exchange_fail(ex, &err, false);
         mcp_error_clear(&err);

@@ -529,27 +529,16 @@ bool legacy_task_method(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
      * request is, so that it can carry the task's questions and be
      * cancelled. */
     char *task_id = strdup(id);
-    mcp_exchange_t *ex = task_id ? exchange_new(srv, conn, msg, ctx, sink) : NULL;
-    if (!ex) {
-        free(task_id);
+    if (!task_id) {
         sink_answer(sink, mcp_jsonrpc_error(msg->id, MCP_INTERNAL_ERROR,
                                             "Internal error: out of memory", NULL),
                     500);
         return true;
     }
-    ex->era = MCP_ERA_LEGACY;
-    ex->protocol_version = version;
-    if (s) {
-        session_ref(s);
-        ex->session = s;
-    }
-    if (!exchange_track(conn, ex)) {
+    mcp_exchange_t *ex = legacy_exchange_new(srv, conn, s, msg, ctx, sink, exchange_out);
+    if (!ex) {
         free(task_id);
         return true;
-    }
-    if (exchange_out) {
-        exchange_ref(ex);
-        *exchange_out = ex;
     }
     await_outcome(ex, task_id, s);
     free(task_id);

@@ -350,6 +350,13 @@ size_t listen_count(mcp_server_t *srv);
 void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
                    const mcp_request_context_t *ctx, mcp_sink_t *sink,
                    mcp_exchange_t **exchange_out);
+/* A request of a legacy client as an exchange on its session (s may be
+ * NULL: stateless): version, declared capabilities and log level from the
+ * session, tracked on `conn`, the transport's handle in *exchange_out.
+ * Takes `msg`. NULL after answering when it cannot be. */
+mcp_exchange_t *legacy_exchange_new(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
+                                    mcp_message_t *msg, const mcp_request_context_t *ctx,
+                                    mcp_sink_t *sink, mcp_exchange_t **exchange_out);
 /* Attaches a GET stream to a session, replaying after last_event_id. */
 int session_attach_stream(mcp_session_t *s, mcp_exchange_t *ex, const char *last_event_id);
 /* Frees every live session (server teardown). */

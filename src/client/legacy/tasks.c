@@ -70,31 +70,6 @@ bool client_legacy_task_wanted(mcp_client_t *c, const json_t *params,
     return support == CLIENT_TASK_SUPPORT_OPTIONAL || support == CLIENT_TASK_SUPPORT_REQUIRED;
 }
 
-/* tasks/<op> {taskId} through the driver; *result_out its result. */
-static int task_request(mcp_client_t *c, const char *method, const char *id,
-                        const mcp_request_options_t *opts, json_t **result_out,
-                        mcp_error_t *err)
-{
-    json_t *params = json_pack("{s:s}", "taskId", id);
-    if (!params)
-        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-    int rc = client_call(c, method, params, opts, result_out, err);
-    json_decref(params);
-    return rc;
-}
-
-/* Tells the server to stop a task the client gives up on. */
-static void abandon(mcp_client_t *c, const char *id, int64_t timeout_ms)
-{
-    json_t *ack = NULL;
-    mcp_error_t e = {0};
-    if (task_request(c, "tasks/cancel", id, &(mcp_request_options_t){.timeout_ms = timeout_ms},
-                     &ack, &e) != MCP_OK)
-        client_log(c, MCP_LOG_WARNING, "cannot cancel task %s: %s", id, e.message);
-    json_decref(ack);
-    mcp_error_clear(&e);
-}
-
 /* Polls the task `created` (borrowed, as is its id) until it needs input
  * or ends; then asks for its outcome. */
 static int follow(mcp_client_t *c, const char *id, const client_task_t *created,
@@ -113,7 +88,7 @@ static int follow(mcp_client_t *c, const char *id, const client_task_t *created,
         }
         json_t *state = NULL;
         client_task_t task;
-        rc = task_request(c, "tasks/get", id, &wire, &state, err);
+        rc = client_task_request(c, "tasks/get", id, NULL, &wire, &state, err);
         if (rc == MCP_OK)
             rc = client_task_read_legacy(state, id, &task, err);
         if (rc == MCP_OK) {
@@ -129,9 +104,9 @@ static int follow(mcp_client_t *c, const char *id, const client_task_t *created,
     /* Input required, completed or failed: tasks/result answers once the
      * task is over, with the call's result or its JSON-RPC error. */
     if (rc == MCP_OK)
-        rc = task_request(c, "tasks/result", id, &wire, result_out, err);
+        rc = client_task_request(c, "tasks/result", id, NULL, &wire, result_out, err);
     if (rc != MCP_OK && rc != MCP_ERPC && !client_task_status_final(status))
-        abandon(c, id, o->timeout_ms);
+        client_task_abandon(c, id, o->timeout_ms);
     return rc;
 }
 
