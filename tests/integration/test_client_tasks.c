@@ -37,6 +37,7 @@
 
 #include "mcp/mcp.h"
 #include "schema_check.h"
+#include "self_served.h"
 
 #define POLL_INTERVAL_MS 20
 
@@ -190,7 +191,6 @@ static int elicit(void *arg, const json_t *params, json_t **result_out)
  * Fixtures: one per transport
  * ------------------------------------------------------------------------ */
 
-static char self_path[PATH_MAX];
 
 typedef struct fixture {
     bool http;
@@ -209,9 +209,10 @@ static mcp_client_t *connect_client(fixture_t *f, bool tasks)
         .elicit = elicit, .elicit_user = &f->user}, &err);
     assert_non_null(c);
     int rc = f->http ? mcp_client_connect_http(c, &(mcp_http_target_t){.url = f->url}, &err)
-                     : mcp_client_connect_stdio(c, &(mcp_stdio_target_t){
-                           .argv = (const char *const[]){self_path, "--stdio-server", NULL}},
-                                                &err);
+                     : mcp_client_connect_stdio(
+                           c, &(mcp_stdio_target_t){.argv = (const char *const[]){
+                                  self_served_path(), "--stdio-server", NULL}},
+                           &err);
     if (rc != MCP_OK)
         fail_msg("connect over %s: %s", f->http ? "HTTP" : "stdio", err.message);
     return c;
@@ -224,14 +225,8 @@ static int setup(void **state, bool http)
     pthread_mutex_init(&f->user.lock, NULL);
     f->user.asked = json_object();
     if (http) {
-        mcp_error_t err = {0};
         f->srv = make_server(POLL_INTERVAL_MS);
-        assert_non_null(f->srv);
-        assert_int_equal(mcp_http_server_start(f->srv, &(mcp_http_options_t){0}, &f->server,
-                                               &err),
-                         MCP_OK);
-        snprintf(f->url, sizeof f->url, "http://127.0.0.1:%u/mcp",
-                 (unsigned)mcp_http_server_port(f->server));
+        self_served_http_start(f->srv, &f->server, f->url, sizeof f->url);
     }
     f->c = connect_client(f, true);
     *state = f;
@@ -252,10 +247,7 @@ static int teardown(void **state)
 {
     fixture_t *f = *state;
     mcp_client_free(f->c);
-    if (f->http) {
-        mcp_http_server_stop(f->server);
-        mcp_server_free(f->srv);
-    }
+    self_served_http_stop(f->srv, f->server);
     json_decref(f->user.asked);
     pthread_mutex_destroy(&f->user.lock);
     free(f);
@@ -265,27 +257,6 @@ static int teardown(void **state)
 /* ------------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------------ */
-
-/* What the server of client `c` counted so far. */
-static int server_count(mcp_client_t *c, const char *what)
-{
-    json_t *r = NULL;
-    mcp_error_t err = {0};
-    if (mcp_client_call_tool(c, "stats", NULL, NULL, &r, &err) != MCP_OK)
-        fail_msg("stats: %s", err.message);
-    int n = (int)json_integer_value(json_object_get(json_object_get(r, "structuredContent"),
-                                                    what));
-    json_decref(r);
-    return n;
-}
-
-/* Waits up to 5 s for the server's count to reach `n`. */
-static void await_server_count(mcp_client_t *c, const char *what, int n)
-{
-    for (int i = 0; i < 250 && server_count(c, what) < n; i++)
-        sleep_ms(20);
-    assert_int_equal(server_count(c, what), n);
-}
 
 static const char *first_text(const json_t *result)
 {
@@ -327,7 +298,7 @@ static json_t *await_status(mcp_client_t *c, const char *task_id, const char *st
 static void test_task_completes(void **state)
 {
     fixture_t *f = *state;
-    int tasks = server_count(f->c, "tasks"), direct = server_count(f->c, "direct");
+    int tasks = self_served_stat(f->c, "tasks"), direct = self_served_stat(f->c, "direct");
     json_t *r = NULL;
     mcp_error_t err = {0};
     assert_int_equal(mcp_client_call_tool(f->c, "render", NULL, NULL, &r, &err), MCP_OK);
@@ -335,8 +306,8 @@ static void test_task_completes(void **state)
     assert_string_equal(json_string_value(json_object_get(r, "resultType")), "complete");
     assert_call_result_valid(r);
     json_decref(r);
-    assert_int_equal(server_count(f->c, "tasks"), tasks + 1);
-    assert_int_equal(server_count(f->c, "direct"), direct);
+    assert_int_equal(self_served_stat(f->c, "tasks"), tasks + 1);
+    assert_int_equal(self_served_stat(f->c, "direct"), direct);
 }
 
 /* Two rounds of input inside the task: each question reaches the user
@@ -344,7 +315,7 @@ static void test_task_completes(void **state)
 static void test_task_input(void **state)
 {
     fixture_t *f = *state;
-    int runs = server_count(f->c, "surveyRuns");
+    int runs = self_served_stat(f->c, "surveyRuns");
     json_t *r = NULL;
     mcp_error_t err = {0};
     assert_int_equal(mcp_client_call_tool(f->c, "survey", NULL, NULL, &r, &err), MCP_OK);
@@ -354,7 +325,7 @@ static void test_task_input(void **state)
     assert_int_equal(f->user.total, 2);
     assert_int_equal(json_integer_value(json_object_get(f->user.asked, "Your name?")), 1);
     assert_int_equal(json_integer_value(json_object_get(f->user.asked, "Your city?")), 1);
-    assert_int_equal(server_count(f->c, "surveyRuns"), runs + 3);
+    assert_int_equal(self_served_stat(f->c, "surveyRuns"), runs + 3);
 }
 
 static void test_task_failed(void **state)
@@ -382,7 +353,7 @@ static void *cancel_after_300ms(void *arg)
 static void test_task_cancelled_by_caller(void **state)
 {
     fixture_t *f = *state;
-    int before = server_count(f->c, "sawCancel");
+    int before = self_served_stat(f->c, "sawCancel");
     mcp_cancel_t *cancel = mcp_cancel_new();
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, cancel_after_300ms, cancel), 0);
@@ -398,7 +369,7 @@ static void test_task_cancelled_by_caller(void **state)
     pthread_join(th, NULL);
     mcp_cancel_free(cancel);
     mcp_error_clear(&err);
-    await_server_count(f->c, "sawCancel", before + 1);
+    self_served_await_stat(f->c, "sawCancel", before + 1);
 }
 
 /* ------------------------------------------------------------------------
@@ -445,12 +416,12 @@ static void test_keep_task_and_task_calls(void **state)
     json_decref(created);
 
     /* A running task, cancelled by hand. */
-    int before = server_count(f->c, "sawCancel");
+    int before = self_served_stat(f->c, "sawCancel");
     assert_int_equal(mcp_client_call_tool(f->c, "forever", NULL, &keep, &created, &err), MCP_OK);
     id = json_string_value(json_object_get(created, "taskId"));
     assert_int_equal(mcp_client_task_cancel(f->c, id, NULL, &err), MCP_OK);
     json_decref(await_status(f->c, id, "cancelled"));
-    await_server_count(f->c, "sawCancel", before + 1);
+    self_served_await_stat(f->c, "sawCancel", before + 1);
     json_decref(created);
 
     /* A task the server does not know. */
@@ -507,7 +478,7 @@ static void test_follow_by_id(void **state)
 static void test_follow_by_id_cancelled(void **state)
 {
     fixture_t *f = *state;
-    int before = server_count(f->c, "sawCancel");
+    int before = self_served_stat(f->c, "sawCancel");
     json_t *created = NULL, *r = NULL;
     mcp_error_t err = {0};
     assert_int_equal(mcp_client_call_tool(f->c, "forever", NULL,
@@ -526,11 +497,11 @@ static void test_follow_by_id_cancelled(void **state)
     pthread_join(th, NULL);
     mcp_cancel_free(cancel);
     json_decref(await_status(f->c, id, "working"));
-    assert_int_equal(server_count(f->c, "sawCancel"), before);
+    assert_int_equal(self_served_stat(f->c, "sawCancel"), before);
 
     assert_int_equal(mcp_client_task_cancel(f->c, id, NULL, &err), MCP_OK);
     json_decref(await_status(f->c, id, "cancelled"));
-    await_server_count(f->c, "sawCancel", before + 1);
+    self_served_await_stat(f->c, "sawCancel", before + 1);
     json_decref(created);
 }
 
@@ -668,17 +639,15 @@ static mcp_client_t *slow_poll_client(fixture_t *f, mcp_trace_fn trace, void *tr
     int rc;
     if (f->http) {
         *srv_out = make_server(5000);
-        assert_non_null(*srv_out);
-        assert_int_equal(mcp_http_server_start(*srv_out, &(mcp_http_options_t){0}, http_out,
-                                               &err),
-                         MCP_OK);
         char url[64];
-        snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp",
-                 (unsigned)mcp_http_server_port(*http_out));
+        self_served_http_start(*srv_out, http_out, url, sizeof url);
         rc = mcp_client_connect_http(c, &(mcp_http_target_t){.url = url}, &err);
     } else {
-        rc = mcp_client_connect_stdio(c, &(mcp_stdio_target_t){
-            .argv = (const char *const[]){self_path, "--stdio-server", "5000", NULL}}, &err);
+        rc = mcp_client_connect_stdio(
+            c, &(mcp_stdio_target_t){.argv = (const char *const[]){self_served_path(),
+                                                                   "--stdio-server", "5000",
+                                                                   NULL}},
+            &err);
     }
     if (rc != MCP_OK)
         fail_msg("connect: %s", err.message);
@@ -688,10 +657,7 @@ static mcp_client_t *slow_poll_client(fixture_t *f, mcp_trace_fn trace, void *tr
 static void slow_poll_client_free(mcp_client_t *c, mcp_server_t *srv, mcp_http_server_t *http)
 {
     mcp_client_free(c);
-    if (http) {
-        mcp_http_server_stop(http);
-        mcp_server_free(srv);
-    }
+    self_served_http_stop(srv, http);
 }
 
 static long ms_since(const struct timespec *t0)
@@ -797,15 +763,15 @@ static void test_tasks_off(void **state)
 {
     fixture_t *f = *state;
     mcp_client_t *plain = connect_client(f, false);
-    int tasks = server_count(plain, "tasks"), direct = server_count(plain, "direct");
+    int tasks = self_served_stat(plain, "tasks"), direct = self_served_stat(plain, "direct");
     json_t *r = NULL;
     mcp_error_t err = {0};
     assert_int_equal(mcp_client_call_tool(plain, "render", NULL, NULL, &r, &err), MCP_OK);
     assert_string_equal(first_text(r), "rendered directly");
     assert_call_result_valid(r);
     json_decref(r);
-    assert_int_equal(server_count(plain, "tasks"), tasks);
-    assert_int_equal(server_count(plain, "direct"), direct + 1);
+    assert_int_equal(self_served_stat(plain, "tasks"), tasks);
+    assert_int_equal(self_served_stat(plain, "direct"), direct + 1);
 
     /* A tool that must be a task needs the extension declared. */
     assert_int_equal(mcp_client_call_tool(plain, "must_task", NULL, NULL, &r, &err), MCP_ERPC);
@@ -828,10 +794,6 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--stdio-server") == 0)
         return serve_stdio(argc > 2 ? atoi(argv[2]) : POLL_INTERVAL_MS);
-    ssize_t n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
-    if (n <= 0)
-        return 1;
-    self_path[n] = '\0';
 #define BOTH(test)                                                  \
     {#test " (HTTP)", test, setup_http, teardown, NULL},            \
         {#test " (stdio)", test, setup_stdio, teardown, NULL}

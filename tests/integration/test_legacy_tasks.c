@@ -39,6 +39,7 @@
 
 #include "mcp/mcp.h"
 #include "schema_check.h"
+#include "self_served.h"
 #include "test_clock.h"
 
 #define POLL_INTERVAL_MS 20
@@ -209,7 +210,6 @@ typedef struct fixture {
     mcp_client_t *c; /* legacy era, with the option tasks */
 } fixture_t;
 
-static char self_path[PATH_MAX];
 
 static mcp_client_t *connect_client(fixture_t *f, bool tasks, const char *version)
 {
@@ -220,9 +220,10 @@ static mcp_client_t *connect_client(fixture_t *f, bool tasks, const char *versio
         .elicit_user = &f->seen, .trace = trace, .trace_user = &f->seen}, &err);
     assert_non_null(c);
     int rc = f->http ? mcp_client_connect_http(c, &(mcp_http_target_t){.url = f->url}, &err)
-                     : mcp_client_connect_stdio(c, &(mcp_stdio_target_t){
-                           .argv = (const char *const[]){self_path, "--stdio-server", NULL}},
-                                                &err);
+                     : mcp_client_connect_stdio(
+                           c, &(mcp_stdio_target_t){.argv = (const char *const[]){
+                                  self_served_path(), "--stdio-server", NULL}},
+                           &err);
     if (rc != MCP_OK)
         fail_msg("connect over %s: %s", f->http ? "HTTP" : "stdio", err.message);
     return c;
@@ -234,14 +235,8 @@ static int setup(void **state, bool http)
     f->http = http;
     pthread_mutex_init(&f->seen.lock, NULL);
     if (http) {
-        mcp_error_t err = {0};
         f->srv = make_server();
-        assert_non_null(f->srv);
-        assert_int_equal(mcp_http_server_start(f->srv, &(mcp_http_options_t){0}, &f->server,
-                                               &err),
-                         MCP_OK);
-        snprintf(f->url, sizeof f->url, "http://127.0.0.1:%u/mcp",
-                 (unsigned)mcp_http_server_port(f->server));
+        self_served_http_start(f->srv, &f->server, f->url, sizeof f->url);
     }
     f->c = connect_client(f, true, NULL);
     assert_string_equal(mcp_client_protocol_version(f->c), "2025-11-25");
@@ -263,25 +258,10 @@ static int teardown(void **state)
 {
     fixture_t *f = *state;
     mcp_client_free(f->c);
-    if (f->http) {
-        mcp_http_server_stop(f->server);
-        mcp_server_free(f->srv);
-    }
+    self_served_http_stop(f->srv, f->server);
     pthread_mutex_destroy(&f->seen.lock);
     free(f);
     return 0;
-}
-
-static int server_count(mcp_client_t *c, const char *what)
-{
-    json_t *r = NULL;
-    mcp_error_t err = {0};
-    if (mcp_client_call_tool(c, "stats", NULL, NULL, &r, &err) != MCP_OK)
-        fail_msg("stats: %s", err.message);
-    int n = (int)json_integer_value(json_object_get(json_object_get(r, "structuredContent"),
-                                                    what));
-    json_decref(r);
-    return n;
 }
 
 static const char *first_text(const json_t *result)
@@ -371,13 +351,13 @@ static void test_declared(void **state)
 static void test_task_followed(void **state)
 {
     fixture_t *f = *state;
-    int before = server_count(f->c, "tasks");
+    int before = self_served_stat(f->c, "tasks");
     json_t *r = NULL;
     mcp_error_t err = {0};
     assert_int_equal(mcp_client_call_tool(f->c, "render", NULL, NULL, &r, &err), MCP_OK);
     assert_string_equal(first_text(r), "rendered as a task");
     json_decref(r);
-    assert_int_equal(server_count(f->c, "tasks"), before + 1);
+    assert_int_equal(self_served_stat(f->c, "tasks"), before + 1);
     assert_true(f->seen.results_related >= 1);
 
     /* A plain tool is called plainly. */
@@ -471,7 +451,7 @@ static void *cancel_after_300ms(void *arg)
 static void test_cancelled(void **state)
 {
     fixture_t *f = *state;
-    int before = server_count(f->c, "sawCancel");
+    int before = self_served_stat(f->c, "sawCancel");
     mcp_cancel_t *cancel = mcp_cancel_new();
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, cancel_after_300ms, cancel), 0);
@@ -483,9 +463,7 @@ static void test_cancelled(void **state)
     mcp_error_clear(&err);
     pthread_join(th, NULL);
     mcp_cancel_free(cancel);
-    for (int i = 0; i < 250 && server_count(f->c, "sawCancel") == before; i++)
-        sleep_ms(20);
-    assert_int_equal(server_count(f->c, "sawCancel"), before + 1);
+    self_served_await_stat(f->c, "sawCancel", before + 1);
 
     /* tasks/cancel answers with the task, cancelled already. */
     char *id = create_task(f->c, "forever");
@@ -546,10 +524,6 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--stdio-server") == 0)
         return serve_stdio();
-    ssize_t n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
-    if (n <= 0)
-        return 1;
-    self_path[n] = '\0';
 #define BOTH(test)                                                  \
     {#test " (HTTP)", test, setup_http, teardown, NULL},            \
         {#test " (stdio)", test, setup_stdio, teardown, NULL}
