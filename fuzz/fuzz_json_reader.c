@@ -10,11 +10,16 @@
  * accepts, the input must hold NUL bytes, and without them json_read must
  * accept it and build jansson's tree.
  *
+ * json_read_memo, with a memo of params._meta kept from one input to the
+ * next (and read twice, so that the second read may share what the first
+ * remembered), is held to json_read too: the same verdict, tree and error.
+ *
  * json_read_nested, with a small limit, is held to json_read: the same tree
  * when the text nests within the limit, "too deep" when it does not (at a
  * bracket that is indeed one too deep, and no later than json_read's own
  * error), and json_read's error otherwise.
  */
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -135,6 +140,29 @@ static void check_nested(const char *buf, size_t size, const json_t *plain,
     json_decref(got);
 }
 
+/* Kept across inputs: an input may meet what an earlier one left. */
+static json_read_memo_t memo = {.parent_key = "params", .key = "_meta"};
+
+static void check_memo(const char *buf, size_t size, const json_t *plain,
+                       const json_error_t *plain_err)
+{
+    for (int round = 0; round < 2; round++) {
+        bool too_deep;
+        json_error_t err;
+        json_t *got = json_read_memo(buf, size, INT_MAX, &too_deep, &err, &memo);
+        if (got) {
+            require(plain != NULL);
+            require_same_tree(got, plain);
+        } else {
+            require(!plain);
+            require(json_error_code(&err) == json_error_code(plain_err));
+            require(strcmp(err.text, plain_err->text) == 0 && err.line == plain_err->line &&
+                    err.column == plain_err->column && err.position == plain_err->position);
+        }
+        json_decref(got);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *buf = (const char *)data;
@@ -151,6 +179,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     else if (!may_skip_nul(buf, size))
         require_same_error(&ours_err, &theirs_err);
     check_nested(buf, size, ours, &ours_err);
+    check_memo(buf, size, ours, &ours_err);
 
     json_decref(ours);
     json_decref(theirs);

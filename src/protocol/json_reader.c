@@ -72,6 +72,8 @@ struct reader {
 
     int max_nesting; /* the caller's limit on arrays and objects */
     bool too_deep;   /* ... which the text went over */
+    json_read_memo_t *memo; /* NULL: none */
+    const char *memo_parent; /* where the memo's parent object starts */
     bool failed;
     json_error_t *err;
 };
@@ -779,8 +781,69 @@ static void key_add(struct seen_keys *seen, const char *key, size_t len, bool in
     seen->count++;
 }
 
+/* ---- the memo (json_reader.h) ---------------------------------------- */
+
+/* Does `key` name the value the memo is about, in the object starting at
+ * `object`, `depth` levels deep? Before the members of the outermost
+ * object are read, notes where the memo's parent object starts. */
+static bool remembered(struct reader *r, const char *object, int depth, const char *key,
+                       size_t key_len)
+{
+    const json_read_memo_t *m = r->memo;
+    if (!m)
+        return false;
+    if (depth == 1 && strlen(m->parent_key) == key_len &&
+        memcmp(m->parent_key, key, key_len) == 0 && r->token == '{')
+        r->memo_parent = r->token_start;
+    return depth == 2 && object == r->memo_parent && strlen(m->key) == key_len &&
+           memcmp(m->key, key, key_len) == 0;
+}
+
+/* The value that starts with the current token, `depth` levels deep: the
+ * remembered one when the text is the same, else read and remembered. */
+static json_t *memo_value(struct reader *r, int depth)
+{
+    json_read_memo_t *m = r->memo;
+    const char *start = r->token_start;
+    if (m->value && m->max_nesting == r->max_nesting && m->len <= (size_t)(r->end - start) &&
+        memcmp(start, m->text, m->len) == 0) {
+        /* A value's text ends where the value does ('}', ']', '"', a
+         * literal's last letter) except for a number, which the next byte
+         * could continue: only containers and strings are remembered. */
+        r->p = start + m->len;
+        return json_incref(m->value);
+    }
+    json_t *value = parse_value(r, depth);
+    size_t len = (size_t)(r->p - start);
+    if (!value || !(json_is_object(value) || json_is_array(value) || json_is_string(value)) ||
+        len > JSON_READ_MEMO_MAX_TEXT)
+        return value;
+    char *text = malloc(len);
+    if (!text)
+        return value; /* not remembered; the read goes on */
+    memcpy(text, start, len);
+    json_read_memo_clear(m);
+    m->text = text;
+    m->len = len;
+    m->value = json_incref(value);
+    m->max_nesting = r->max_nesting;
+    return value;
+}
+
+void json_read_memo_clear(json_read_memo_t *memo)
+{
+    if (!memo)
+        return;
+    free(memo->text);
+    json_decref(memo->value);
+    memo->text = NULL;
+    memo->len = 0;
+    memo->value = NULL;
+}
+
 static json_t *parse_object(struct reader *r, int depth)
 {
+    const char *start = r->token_start; /* its '{' */
     json_t *object = built(r, json_object());
     if (!object)
         return NULL;
@@ -827,7 +890,9 @@ static json_t *parse_object(struct reader *r, int depth)
             goto error;
         }
         scan(r);
-        json_t *value = parse_value(r, depth + 1);
+        json_t *value = remembered(r, start, depth, key, key_len)
+                            ? memo_value(r, depth + 1)
+                            : parse_value(r, depth + 1);
         int rc = value ? json_object_setn_new_nocheck(object, key, key_len, value) : -1;
         release(key_copy);
         if (rc != 0) {
@@ -938,6 +1003,12 @@ json_t *json_read(const char *buf, size_t len, json_error_t *err)
 json_t *json_read_nested(const char *buf, size_t len, int max_nesting, bool *too_deep,
                          json_error_t *err)
 {
+    return json_read_memo(buf, len, max_nesting, too_deep, err, NULL);
+}
+
+json_t *json_read_memo(const char *buf, size_t len, int max_nesting, bool *too_deep,
+                       json_error_t *err, json_read_memo_t *memo)
+{
     *too_deep = false;
     if (!buf) {
         /* What jansson answers: no position, since there is no text. */
@@ -951,7 +1022,7 @@ json_t *json_read_nested(const char *buf, size_t len, int max_nesting, bool *too
         return NULL;
     }
     struct reader r = {.start = buf, .end = buf + len, .p = buf, .token_start = buf,
-                       .max_nesting = max_nesting, .err = err};
+                       .max_nesting = max_nesting, .err = err, .memo = memo};
     r.scratch = r.inline_scratch;
     r.scratch_cap = sizeof r.inline_scratch;
 

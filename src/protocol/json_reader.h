@@ -64,6 +64,39 @@ json_t *json_read_nested(const char *buf, size_t len, int max_nesting, bool *too
                          json_error_t *err);
 
 /*
+ * A value remembered from one read to the next. MCP clients send the same
+ * request metadata (params._meta: protocol version, client info and
+ * capabilities, some 170 bytes, six objects and strings) on every request,
+ * and building it is a third of reading a small request. A read given a
+ * memo compares the text of the value at outermost.`parent_key`.`key`
+ * with the text it remembers: the same bytes give the same value, which
+ * the read then shares (json_incref) instead of building it again.
+ * Otherwise it reads the value and remembers it (an object, array or
+ * string of up to JSON_READ_MEMO_MAX_TEXT bytes of text).
+ *
+ * A shared value must never be changed: give a memo only to reads whose
+ * trees are read, never modified (the server's requests). A memo belongs
+ * to one thread at a time; the values it hands out may go to any thread
+ * (jansson's reference counts are atomic).
+ */
+#define JSON_READ_MEMO_MAX_TEXT 1024
+typedef struct json_read_memo {
+    const char *parent_key; /* set by the owner, e.g. "params" */
+    const char *key;        /* set by the owner, e.g. "_meta" */
+    char *text;             /* the remembered value's text, or NULL */
+    size_t len;
+    json_t *value;          /* the value it read as (one reference) */
+    int max_nesting;        /* the limit it was read under */
+} json_read_memo_t;
+
+/* json_read_nested() with a memo (NULL: none); see json_read_memo_t. */
+json_t *json_read_memo(const char *buf, size_t len, int max_nesting, bool *too_deep,
+                       json_error_t *err, json_read_memo_t *memo);
+
+/* Forgets what `memo` remembers (its key and depth stay). NULL-safe. */
+void json_read_memo_clear(json_read_memo_t *memo);
+
+/*
  * Converts the real number text [s, s + n) ("-1.5e-3": strtod() syntax
  * with '.' for the decimal point) to a double, whatever the locale's
  * decimal point (setlocale(LC_NUMERIC) is the application's business):

@@ -25,6 +25,7 @@
 #include "mcp/jsonrpc.h"
 #include "protocol/json_reader.h"
 #include "protocol/json_writer.h"
+#include "protocol/jsonrpc_internal.h"
 
 /* ---------------------------------------------------------------------- */
 /* Depth pre-scan                                                          */
@@ -218,6 +219,12 @@ static int parse_error(const json_error_t *jerr, mcp_error_t *err)
 int mcp_jsonrpc_parse(const char *buf, size_t len, const mcp_parse_limits_t *limits,
                       mcp_message_t *out, mcp_error_t *err)
 {
+    return jsonrpc_parse_memo(buf, len, limits, out, err, NULL);
+}
+
+int jsonrpc_parse_memo(const char *buf, size_t len, const mcp_parse_limits_t *limits,
+                       mcp_message_t *out, mcp_error_t *err, json_read_memo_t *memo)
+{
     size_t max_bytes = MCP_DEFAULT_MAX_MESSAGE_BYTES;
     int max_depth = MCP_DEFAULT_MAX_DEPTH;
     if (limits && limits->max_bytes > 0)
@@ -244,7 +251,7 @@ int mcp_jsonrpc_parse(const char *buf, size_t len, const mcp_parse_limits_t *lim
      * tree. (A syntax error before the too-deep point is reported first.) */
     json_error_t jerr;
     bool too_deep;
-    json_t *root = json_read_nested(buf, len, max_depth, &too_deep, &jerr);
+    json_t *root = json_read_memo(buf, len, max_depth, &too_deep, &jerr, memo);
     if (!root) {
         if (too_deep)
             return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,

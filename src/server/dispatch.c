@@ -9,10 +9,59 @@
  * resources/read, prompts/get, completion/complete) become an exchange that
  * runs on the worker pool.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/jsonrpc_internal.h"
 #include "server/server_internal.h"
+
+/* ------------------------------------------------------------------------
+ * The request metadata each thread remembers
+ * ------------------------------------------------------------------------ */
+
+/*
+ * A client sends the same params._meta (protocol version, client info and
+ * capabilities) with every request; each thread that submits remembers the
+ * last one it read, and a request whose _meta has the same bytes shares it
+ * (json_read_memo_t). Requests are never modified once parsed: handlers
+ * see them const, and the core only reads them.
+ */
+static pthread_key_t memo_key;
+static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+static bool memo_key_ready;
+static _Thread_local json_read_memo_t *thread_memo;
+
+static void memo_free(void *memo)
+{
+    json_read_memo_clear(memo);
+    free(memo);
+}
+
+static void memo_key_create(void)
+{
+    memo_key_ready = pthread_key_create(&memo_key, memo_free) == 0;
+}
+
+/* This thread's memo (freed when the thread exits), or NULL when out of
+ * memory: the request is then read in full. */
+static json_read_memo_t *request_memo(void)
+{
+    if (thread_memo)
+        return thread_memo;
+    pthread_once(&memo_once, memo_key_create);
+    json_read_memo_t *memo = memo_key_ready ? calloc(1, sizeof *memo) : NULL;
+    if (!memo)
+        return NULL;
+    memo->key = "_meta";
+    memo->parent_key = "params";
+    if (pthread_setspecific(memo_key, memo) != 0) {
+        free(memo);
+        return NULL;
+    }
+    thread_memo = memo;
+    return memo;
+}
 
 /* ------------------------------------------------------------------------
  * Connections
@@ -349,7 +398,7 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
     mcp_error_t err = {0};
     int status = 400;
 
-    if (mcp_jsonrpc_parse(bytes ? bytes : "", len, NULL, &msg, &err) != MCP_OK) {
+    if (jsonrpc_parse_memo(bytes ? bytes : "", len, NULL, &msg, &err, request_memo()) != MCP_OK) {
         sink_answer(sink, rejection(msg.id, &err, MCP_ERA_UNKNOWN), 400);
         goto done;
     }

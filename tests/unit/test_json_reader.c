@@ -757,6 +757,137 @@ static void test_out_of_memory(void **state)
     json_set_alloc_funcs(malloc, free);
 }
 
+
+/* ---- the memo (json_read_memo) ----------------------------------------- */
+
+#define META "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"," \
+             "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}"
+
+static json_t *read_memo(const char *text, json_read_memo_t *memo, int max_nesting,
+                         json_error_t *err)
+{
+    bool too_deep;
+    return json_read_memo(text, strlen(text), max_nesting, &too_deep, err, memo);
+}
+
+/* The value at outer.params._meta of a message. */
+static json_t *meta_of(json_t *msg)
+{
+    return json_object_get(json_object_get(msg, "params"), "_meta");
+}
+
+static void test_memo_shares_the_same_bytes(void **state)
+{
+    (void)state;
+    json_read_memo_t memo = {.parent_key = "params", .key = "_meta"};
+    const char *first = "{\"id\":1,\"params\":{\"name\":\"a\",\"_meta\":" META "}}";
+    const char *second = "{\"id\":2,\"params\":{\"_meta\":" META ",\"name\":\"b\"}}";
+    json_t *a = read_memo(first, &memo, 64, NULL);
+    json_t *b = read_memo(second, &memo, 64, NULL);
+    assert_non_null(a);
+    assert_non_null(b);
+    /* One value, held by both messages and the memo. */
+    assert_ptr_equal(meta_of(a), meta_of(b));
+    assert_int_equal(meta_of(a)->refcount, 3);
+    /* Each message is what json_read builds. */
+    json_t *plain = json_read(second, strlen(second), NULL);
+    assert_true(json_equal(plain, b));
+    assert_ptr_not_equal(meta_of(plain), meta_of(b));
+    json_decref(plain);
+    json_decref(a);
+    json_decref(b);
+    json_read_memo_clear(&memo);
+    assert_null(memo.value);
+    assert_null(memo.text);
+}
+
+static void test_memo_other_bytes_are_read(void **state)
+{
+    (void)state;
+    json_read_memo_t memo = {.parent_key = "params", .key = "_meta"};
+    json_t *a = read_memo("{\"params\":{\"_meta\":{\"progressToken\":1}}}", &memo, 64, NULL);
+    /* Same value, other bytes (a space): read anew, and remembered. */
+    json_t *b = read_memo("{\"params\":{\"_meta\":{\"progressToken\": 1}}}", &memo, 64, NULL);
+    json_t *c = read_memo("{\"params\":{\"_meta\":{\"progressToken\":2}}}", &memo, 64, NULL);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    assert_ptr_not_equal(meta_of(a), meta_of(b));
+    assert_true(json_equal(meta_of(a), meta_of(b)));
+    assert_int_equal(json_integer_value(json_object_get(meta_of(c), "progressToken")), 2);
+    assert_ptr_equal(memo.value, meta_of(c));
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+    json_read_memo_clear(&memo);
+}
+
+static void test_memo_only_its_member(void **state)
+{
+    (void)state;
+    json_read_memo_t memo = {.parent_key = "params", .key = "_meta"};
+    /* _meta elsewhere (the outermost object, result, deeper in params) and
+     * params that is not in the outermost object are not the memo's. */
+    static const char *const others[] = {
+        "{\"_meta\":" META "}",
+        "{\"result\":{\"_meta\":" META "}}",
+        "{\"params\":{\"arguments\":{\"_meta\":" META "}}}",
+        "[{\"params\":{\"_meta\":" META "}}]",
+        "{\"x\":{\"params\":{\"_meta\":" META "}}}",
+    };
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        json_t *v = read_memo(others[i], &memo, 64, NULL);
+        assert_non_null(v);
+        assert_null(memo.value);
+        json_decref(v);
+    }
+    /* A number is not remembered (the next byte could continue it). */
+    json_t *n = read_memo("{\"params\":{\"_meta\":12}}", &memo, 64, NULL);
+    assert_non_null(n);
+    assert_null(memo.value);
+    json_decref(n);
+    /* A string is; the string value shared. */
+    json_t *s1 = read_memo("{\"params\":{\"_meta\":\"m\"}}", &memo, 64, NULL);
+    json_t *s2 = read_memo("{\"params\":{\"_meta\":\"m\"}}", &memo, 64, NULL);
+    assert_ptr_equal(meta_of(s1), meta_of(s2));
+    json_decref(s1);
+    json_decref(s2);
+    json_read_memo_clear(&memo);
+}
+
+static void test_memo_keeps_the_rules(void **state)
+{
+    (void)state;
+    json_read_memo_t memo = {.parent_key = "params", .key = "_meta"};
+    json_t *v = read_memo("{\"params\":{\"_meta\":" META "}}", &memo, 64, NULL);
+    assert_non_null(v);
+    json_decref(v);
+
+    /* A duplicate key after the shared value is still one. */
+    json_error_t err, plain_err;
+    const char *dup = "{\"params\":{\"_meta\":" META ",\"_meta\":1}}";
+    assert_null(read_memo(dup, &memo, 64, &err));
+    assert_null(json_read(dup, strlen(dup), &plain_err));
+    assert_int_equal(json_error_code(&err), json_error_duplicate_key);
+    assert_int_equal(err.position, plain_err.position);
+
+    /* What follows the value is read as ever: the same error, same place. */
+    const char *bad = "{\"params\":{\"_meta\":" META "} x";
+    assert_null(read_memo(bad, &memo, 64, &err));
+    assert_null(json_read(bad, strlen(bad), &plain_err));
+    assert_string_equal(err.text, plain_err.text);
+    assert_int_equal(err.position, plain_err.position);
+    assert_int_equal(err.column, plain_err.column);
+
+    /* A value remembered under one nesting limit is not taken under a
+     * lower one: the limit applies as if it were read. */
+    bool too_deep;
+    const char *text = "{\"params\":{\"_meta\":" META "}}";
+    assert_null(json_read_memo(text, strlen(text), 3, &too_deep, &err, &memo));
+    assert_true(too_deep);
+    json_read_memo_clear(&memo);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -775,6 +906,10 @@ int main(void)
         cmocka_unit_test(test_reads_only_len_bytes),
         cmocka_unit_test(test_locale_decimal_point),
         cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_memo_shares_the_same_bytes),
+        cmocka_unit_test(test_memo_other_bytes_are_read),
+        cmocka_unit_test(test_memo_only_its_member),
+        cmocka_unit_test(test_memo_keeps_the_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
