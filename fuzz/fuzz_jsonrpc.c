@@ -2,7 +2,9 @@
  * Fuzzes mcp_jsonrpc_parse with the default limits and with small ones.
  * Every accepted message must be a well-formed tree within the limits, and
  * must survive mcp_json_dump + mcp_jsonrpc_parse as the same message.
- * Every rejection must carry -32700 or -32600.
+ * Every rejection must carry -32700 or -32600. The response writer that
+ * builds no tree (json_write_result) must write what building the response
+ * and dumping it writes, for the message's id with its result or params.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,6 +13,7 @@
 
 #include "mcp/errors.h"
 #include "mcp/jsonrpc.h"
+#include "protocol/json_writer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -87,6 +90,20 @@ static bool check(const char *buf, size_t len, const mcp_parse_limits_t *limits,
         abort();
     if ((msg.id == NULL) != (again.id == NULL) || (msg.id && !json_equal(msg.id, again.id)))
         abort();
+
+    const json_t *body = msg.kind == MCP_MSG_RESULT ? msg.result : msg.params;
+    if (msg.id && body) {
+        size_t direct_len, built_len;
+        char *direct = json_write_result(msg.id, body, &direct_len);
+        json_t *built = mcp_jsonrpc_result(msg.id, json_incref((json_t *)body));
+        char *built_text = mcp_json_dump(built, &built_len);
+        if (!direct || !built_text || direct_len != built_len ||
+            memcmp(direct, built_text, direct_len) != 0)
+            abort();
+        free(direct);
+        free(built_text);
+        json_decref(built);
+    }
 
     free(text);
     mcp_message_clear(&again);

@@ -72,6 +72,14 @@ struct mcp_sink {
      * stream with its SSE event id (a legacy session's stream). Returns like
      * send(). */
     int (*send_event)(mcp_sink_t *sink, const json_t *msg, const char *event_id);
+    /* Optional (NULL: send() is used). Delivers a final response
+     * (MCP_OUT_RESPONSE) the core has already serialised: `text` is the
+     * compact JSON of the message, `len` bytes, NUL-terminated, borrowed
+     * for the call; `http_status` as for send(). The core then never
+     * builds the message as a tree: for a small result that is a tenth of
+     * the work of answering. Returns like send(). */
+    int (*send_text)(mcp_sink_t *sink, mcp_out_kind_t kind, const char *text, size_t len,
+                     int http_status);
 };
 
 /* Context of an incoming message, as the transport saw it. Borrowed for the

@@ -247,17 +247,38 @@ static void put_value(struct out *o, const json_t *v, int depth)
     }
 }
 
+/* Hands over what `o` holds (NULL when anything failed). */
+static char *finish(struct out *o, size_t *len)
+{
+    if (o->failed || !o->data) {
+        free(o->data);
+        return NULL;
+    }
+    if (len)
+        *len = o->len;
+    return o->data;
+}
+
+char *json_write_result(const json_t *id, const json_t *result, size_t *len)
+{
+    static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+    static const char member[] = ",\"result\":";
+    if (!(json_is_string(id) || json_is_integer(id)) || !json_is_object(result))
+        return NULL;
+    struct out o = {.mode = JSON_WRITE_COMPACT};
+    put(&o, head, sizeof head - 1);
+    put_value(&o, id, 1);
+    put(&o, member, sizeof member - 1);
+    put_value(&o, result, 1);
+    put_char(&o, '}');
+    return finish(&o, len);
+}
+
 char *json_write(const json_t *value, json_write_mode_t mode, size_t *len)
 {
     struct out o = {.mode = mode};
     if (!value)
         return NULL;
     put_value(&o, value, 0);
-    if (o.failed || !o.data) {
-        free(o.data);
-        return NULL;
-    }
-    if (len)
-        *len = o.len;
-    return o.data;
+    return finish(&o, len);
 }

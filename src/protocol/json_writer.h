@@ -36,4 +36,13 @@ typedef enum json_write_mode {
  */
 char *json_write(const json_t *value, json_write_mode_t mode, size_t *len);
 
+/*
+ * {"jsonrpc":"2.0","id":id,"result":result}, compact: the text json_write()
+ * gives for mcp_jsonrpc_result(id, result), without building that object
+ * (the hot path of every answer). NULL, as mcp_jsonrpc_result() would be,
+ * when `id` is not a string or integer or `result` not an object, and on
+ * the failures of json_write().
+ */
+char *json_write_result(const json_t *id, const json_t *result, size_t *len);
+
 #endif /* MCP_PROTOCOL_JSON_WRITER_H */

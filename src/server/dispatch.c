@@ -368,7 +368,7 @@ static void answer_here(mcp_server_t *srv, const mcp_message_t *msg, json_t *res
         result_new = NULL;
     }
     if (result_new)
-        sink_answer(sink, mcp_jsonrpc_result(msg->id, result_new), 200);
+        sink_answer_result(sink, msg->id, result_new);
     else
         sink_answer(sink, rejection(msg->id, err, era), mcp_http_status_for_code(err->code, false));
 }

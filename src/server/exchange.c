@@ -13,6 +13,7 @@
 
 #include "server/server_internal.h"
 #include "clock.h"
+#include "protocol/json_writer.h"
 
 static void live_link(mcp_exchange_t *ex)
 {
@@ -255,6 +256,42 @@ void exchange_finish(mcp_exchange_t *ex, json_t *response_new, int http_status)
         release_now(ex);
 }
 
+/* The text of the response carrying `result_new` (taken), for a sink that
+ * takes text; NULL, with *err filled, when it cannot be written. */
+static char *result_text(const json_t *id, json_t *result_new, size_t *len, mcp_error_t *err)
+{
+    char *text = json_write_result(id, result_new, len);
+    json_decref(result_new);
+    if (!text)
+        mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL,
+                      "Internal error: the result could not be serialised");
+    return text;
+}
+
+void exchange_finish_result(mcp_exchange_t *ex, json_t *result_new)
+{
+    if (!ex->sink->send_text) {
+        exchange_finish(ex, mcp_jsonrpc_result(ex->msg.id, result_new), 200);
+        return;
+    }
+    size_t len = 0;
+    mcp_error_t err = {0};
+    char *text = result_text(ex->msg.id, result_new, &len, &err);
+    if (!text) {
+        exchange_fail(ex, &err, false);
+        mcp_error_clear(&err);
+        return;
+    }
+    pthread_mutex_lock(&ex->send_lock);
+    bool first = close_sends_locked(ex);
+    if (first && !atomic_load(&ex->cancelled))
+        ex->sink->send_text(ex->sink, MCP_OUT_RESPONSE, text, len, 200);
+    pthread_mutex_unlock(&ex->send_lock);
+    free(text);
+    if (first)
+        release_now(ex);
+}
+
 void exchange_fail(mcp_exchange_t *ex, const mcp_error_t *err, bool before_dispatch)
 {
     json_t *response = mcp_jsonrpc_error_from(ex->msg.id, err);
@@ -268,6 +305,25 @@ void exchange_fail(mcp_exchange_t *ex, const mcp_error_t *err, bool before_dispa
      * codes are a 2026-07-28 rule). */
     int status = ex->era == MCP_ERA_LEGACY ? 200 : mcp_http_status_for_code(code, before_dispatch);
     exchange_finish(ex, response, status);
+}
+
+void sink_answer_result(mcp_sink_t *sink, const json_t *id, json_t *result_new)
+{
+    if (!sink->send_text) {
+        sink_answer(sink, mcp_jsonrpc_result(id, result_new), 200);
+        return;
+    }
+    size_t len = 0;
+    mcp_error_t err = {0};
+    char *text = result_text(id, result_new, &len, &err);
+    if (text) {
+        sink->send_text(sink, MCP_OUT_RESPONSE, text, len, 200);
+        free(text);
+        sink->release(sink);
+    } else {
+        sink_answer(sink, mcp_jsonrpc_error_from(id, &err), 500);
+        mcp_error_clear(&err);
+    }
 }
 
 void sink_answer(mcp_sink_t *sink, json_t *response_new, int http_status)

@@ -296,7 +296,7 @@ static void answer_error(mcp_sink_t *sink, const mcp_message_t *msg, int status,
 
 static void answer_result(mcp_sink_t *sink, const mcp_message_t *msg, json_t *result_new)
 {
-    sink_answer(sink, mcp_jsonrpc_result(msg->id, result_new), 200);
+    sink_answer_result(sink, msg->id, result_new);
 }
 
 /* The initialize result: negotiated version, legacy capabilities (tasks

@@ -514,12 +514,12 @@ run:
         exchange_release_sink(ex);
     } else if (result && ex->era == MCP_ERA_LEGACY) {
         mcp_shape_legacy_result(ex->msg.method, result, ex->protocol_version);
-        exchange_finish(ex, mcp_jsonrpc_result(ex->msg.id, result), 200);
+        exchange_finish_result(ex, result);
     } else if (result) {
         mcp_result_shape_t shape;
         server_result_shape(ex->srv, &shape);
         if (mcp_shape_modern_result(ex->msg.method, result, &shape, &err) == MCP_OK) {
-            exchange_finish(ex, mcp_jsonrpc_result(ex->msg.id, result), 200);
+            exchange_finish_result(ex, result);
         } else {
             json_decref(result);
             exchange_fail(ex, &err, false);

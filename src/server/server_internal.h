@@ -310,6 +310,10 @@ int exchange_request(mcp_exchange_t *ex, json_t *request_new);
 int exchange_send_event(mcp_exchange_t *ex, const json_t *msg, const char *event_id);
 /* Sends the final response (unless cancelled), then releases the sink. */
 void exchange_finish(mcp_exchange_t *ex, json_t *response_new, int http_status);
+/* Sends the result `result_new` (taken; an object) as the final response
+ * {"jsonrpc","id","result"}, serialised without building that message
+ * when the sink takes text, then releases the sink. */
+void exchange_finish_result(mcp_exchange_t *ex, json_t *result_new);
 /* Finishes with a JSON-RPC error built from err. */
 void exchange_fail(mcp_exchange_t *ex, const mcp_error_t *err, bool before_dispatch);
 /* Releases the sink once (no-op the second time). */
@@ -319,6 +323,9 @@ void exchange_cancel(mcp_exchange_t *ex);
 
 /* Answers a message at once, without an exchange: one response, release. */
 void sink_answer(mcp_sink_t *sink, json_t *response_new, int http_status);
+/* The same with the result `result_new` (taken; an object) of the request
+ * `id`, serialised without building the response when the sink takes text. */
+void sink_answer_result(mcp_sink_t *sink, const json_t *id, json_t *result_new);
 
 /* ------------------------------------------------------------------------
  * subscriptions/listen (listen.c)

@@ -167,6 +167,8 @@ static int sink_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, i
 static void sink_release(mcp_sink_t *sink);
 static void sink_set_header(mcp_sink_t *sink, const char *name, const char *value);
 static int sink_send_event(mcp_sink_t *sink, const json_t *msg, const char *event_id);
+static int sink_send_text(mcp_sink_t *sink, mcp_out_kind_t kind, const char *text, size_t len,
+                          int status);
 
 static mcp_http_exchange_t *exchange_create(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
                                          const mcp_http_responder_t *responder,
@@ -183,6 +185,7 @@ static mcp_http_exchange_t *exchange_create(mcp_http_endpoint_t *ep, const mcp_h
     x->sink.release = sink_release;
     x->sink.set_header = sink_set_header;
     x->sink.send_event = sink_send_event;
+    x->sink.send_text = sink_send_text;
     atomic_init(&x->refs, 1);
     pthread_mutex_init(&x->lock, NULL);
     x->state = EXCHANGE_READING;
@@ -311,6 +314,20 @@ static int send_notification_locked(mcp_http_exchange_t *x, const json_t *msg)
     return rc;
 }
 
+static int send_response_text_locked(mcp_http_exchange_t *x, const char *json, size_t len,
+                                     int status)
+{
+    if (x->streaming || (status == 200 && !x->accept.json)) {
+        /* The stream carries the response as its last event. (Errors are
+         * always JSON: an HTTP error status needs no stream.) */
+        int rc = x->streaming ? 0 : start_stream_locked(x);
+        if (rc == 0 && (rc = write_event_locked(x, json, len)) == 0)
+            finish_locked(x, true);
+        return rc;
+    }
+    return send_whole_locked(x, status, JSON_HEADERS, 1, json, len);
+}
+
 static int send_response_locked(mcp_http_exchange_t *x, const json_t *msg, int status)
 {
     size_t len;
@@ -322,16 +339,7 @@ static int send_response_locked(mcp_http_exchange_t *x, const json_t *msg, int s
             send_whole_locked(x, 500, NULL, 0, NULL, 0);
         return -1;
     }
-    int rc;
-    if (x->streaming || (status == 200 && !x->accept.json)) {
-        /* The stream carries the response as its last event. (Errors are
-         * always JSON: an HTTP error status needs no stream.) */
-        rc = x->streaming ? 0 : start_stream_locked(x);
-        if (rc == 0 && (rc = write_event_locked(x, json, len)) == 0)
-            finish_locked(x, true);
-    } else {
-        rc = send_whole_locked(x, status, JSON_HEADERS, 1, json, len);
-    }
+    int rc = send_response_text_locked(x, json, len, status);
     free(json);
     return rc;
 }
@@ -355,6 +363,18 @@ static int sink_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, i
             break;
         }
     }
+    pthread_mutex_unlock(&x->lock);
+    return rc;
+}
+
+static int sink_send_text(mcp_sink_t *sink, mcp_out_kind_t kind, const char *text, size_t len,
+                          int status)
+{
+    mcp_http_exchange_t *x = (mcp_http_exchange_t *)sink;
+    int rc = -1; /* over already: the core stops sending */
+    pthread_mutex_lock(&x->lock);
+    if (x->state == EXCHANGE_SUBMITTED && kind == MCP_OUT_RESPONSE)
+        rc = send_response_text_locked(x, text, len, status);
     pthread_mutex_unlock(&x->lock);
     return rc;
 }

@@ -97,8 +97,12 @@ static bool write_all(int fd, const char *buf, size_t len)
     return ok;
 }
 
+/* Writes `line` (len + 1 bytes, its newline included; taken). */
+static int writer_send_line(stdio_writer_t *w, mcp_out_kind_t kind, char *line, size_t len);
+
 static int writer_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, int status)
 {
+    (void)status;
     stdio_writer_t *w = (stdio_writer_t *)sink;
     if (kind == MCP_OUT_ACCEPTED || !msg)
         return 0;
@@ -107,6 +111,23 @@ static int writer_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg,
     if (!line)
         return 0; /* nothing sendable; the request is not the peer's fault */
     line[len] = '\n'; /* mcp_json_dump leaves room for the terminator we replace */
+    return writer_send_line(w, kind, line, len);
+}
+
+static int writer_send_text(mcp_sink_t *sink, mcp_out_kind_t kind, const char *text, size_t len,
+                            int status)
+{
+    (void)status;
+    char *line = malloc(len + 1);
+    if (!line)
+        return 0; /* as writer_send when the text cannot be made */
+    memcpy(line, text, len);
+    line[len] = '\n';
+    return writer_send_line((stdio_writer_t *)sink, kind, line, len);
+}
+
+static int writer_send_line(stdio_writer_t *w, mcp_out_kind_t kind, char *line, size_t len)
+{
     pthread_mutex_lock(&w->lock);
     int rc = 0;
     if (!w->open) {
@@ -193,6 +214,7 @@ static stdio_writer_t *writer_new(int fd, int spin_us)
         return NULL;
     w->kick_fd = spin_us > 0 ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
     w->sink.send = writer_send;
+    w->sink.send_text = writer_send_text;
     w->sink.release = writer_release;
     atomic_init(&w->refs, 1);
     pthread_mutex_init(&w->lock, NULL);

@@ -12,6 +12,7 @@
 
 #include "mcp/errors.h"
 #include "mcp/jsonrpc.h"
+#include "protocol/json_writer.h"
 
 #include "nested_json.h"
 
@@ -692,6 +693,47 @@ static void test_build_result(void **state)
     json_decref(id);
 }
 
+/* json_write_result writes what mcp_jsonrpc_result + mcp_json_dump write,
+ * and refuses what the builder refuses. */
+static void test_write_result(void **state)
+{
+    (void)state;
+    json_t *ids[] = {json_integer(-3), json_integer(INT64_MAX), json_string("q\"\n\u00e9"),
+                     json_stringn("a\0b", 3)};
+    json_t *result = json_pack("{s:[{s:s,s:s}],s:s,s:{s:{s:s}},s:f,s:b,s:n}", "content", "type",
+                               "text", "text", "h\u00e9llo \"\\ \t", "resultType", "complete",
+                               "_meta", "io.modelcontextprotocol/serverInfo", "name", "x", "r",
+                               2.0, "t", 1, "z");
+    assert_non_null(result);
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        size_t direct_len, built_len;
+        char *direct = json_write_result(ids[i], result, &direct_len);
+        json_t *built = mcp_jsonrpc_result(ids[i], json_incref(result));
+        char *text = mcp_json_dump(built, &built_len);
+        assert_non_null(direct);
+        assert_non_null(text);
+        assert_int_equal(direct_len, built_len);
+        assert_memory_equal(direct, text, built_len);
+        assert_int_equal(direct[direct_len], '\0');
+        free(direct);
+        free(text);
+        json_decref(built);
+    }
+    assert_null(json_write_result(NULL, result, NULL));
+    json_t *null = json_null(), *real = json_real(1.0), *array = json_array();
+    assert_null(json_write_result(null, result, NULL));
+    assert_null(json_write_result(real, result, NULL));
+    assert_null(json_write_result(ids[0], array, NULL));
+    assert_null(json_write_result(ids[0], NULL, NULL));
+    assert_int_equal(result->refcount, 1);
+    json_decref(null);
+    json_decref(real);
+    json_decref(array);
+    json_decref(result);
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        json_decref(ids[i]);
+}
+
 static void test_build_error(void **state)
 {
     (void)state;
@@ -899,6 +941,7 @@ int main(void)
         cmocka_unit_test(test_build_request),
         cmocka_unit_test(test_build_notification),
         cmocka_unit_test(test_build_result),
+        cmocka_unit_test(test_write_result),
         cmocka_unit_test(test_build_error),
         cmocka_unit_test(test_build_error_from),
         cmocka_unit_test(test_dump),
