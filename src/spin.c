@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 #include <time.h>
 
 static int64_t now_ns(void)
@@ -69,6 +70,19 @@ int mcp_spin_poll(struct pollfd *fds, nfds_t n, int budget_us)
         int ready = poll(fds, n, 0);
         if (ready != 0 || now_ns() >= until)
             return ready;
+        sched_yield();
+    }
+}
+
+int mcp_spin_epoll(int epfd, struct epoll_event *events, int max_events, int budget_us)
+{
+    if (budget_us <= 0)
+        return 0;
+    int64_t until = now_ns() + (int64_t)budget_us * 1000;
+    for (;;) {
+        int n = epoll_wait(epfd, events, max_events, 0);
+        if (n != 0 || now_ns() >= until)
+            return n;
         sched_yield();
     }
 }

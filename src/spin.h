@@ -45,6 +45,13 @@ bool mcp_spin_until(const bool *flag, int budget_us);
  * (errno set; EINTR is not retried, as with poll()). */
 int mcp_spin_poll(struct pollfd *fds, nfds_t n, int budget_us);
 
+/* epoll_wait(epfd, events, max_events, 0) again and again, up to
+ * budget_us, until it reports events. Returns what the last call returned:
+ * the number of events, 0 when the budget ran out (or budget_us <= 0), -1
+ * on an error (errno set; EINTR is not retried). */
+struct epoll_event;
+int mcp_spin_epoll(int epfd, struct epoll_event *events, int max_events, int budget_us);
+
 /* mcp_spin_until(), calling help(arg) between looks at the flag: for a
  * waiter that can make its answer come sooner (read it off the connection
  * itself). help must not block. */

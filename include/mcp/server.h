@@ -116,13 +116,16 @@ typedef struct mcp_server_options {
     int worker_threads;
     /* How long (µs) a thread of the server with nothing to do waits
      * actively for its next piece of work before it sleeps: one idle
-     * worker for the next job, and the stdio reader for the next request
-     * when it comes back for input and after each answer. 0 picks 50,
-     * < 0 never, at most 10000. A client that calls in turn sends its next
-     * request a few microseconds after an answer, and waking a sleeping
-     * thread costs tens of them on a virtual machine: on a 2-vCPU VM,
-     * sequential stdio calls went from ~9k to 26-40k a second, and HTTP
-     * calls over one connection from ~8k to 13-18k (docs/benchmarks.md).
+     * worker for the next job, the stdio reader for the next request
+     * when it comes back for input and after each answer, and each event
+     * thread of the built-in HTTP engine (mcp_http_server_start) that has
+     * connections open, for their next request. 0 picks 50, < 0 never, at
+     * most 10000. A client sends its next request a few microseconds
+     * after an answer, and waking a sleeping thread costs tens of them on
+     * a virtual machine: on a 2-vCPU VM, sequential stdio calls went from
+     * ~9k to 26-40k a second, HTTP calls over one connection from ~8k to
+     * 13-18k, and over 16 connections from ~67k to ~88k
+     * (docs/benchmarks.md).
      * The price is at most spin_us of CPU time each time a thread runs out
      * of work; the wait yields the CPU to any thread that is ready to run,
      * and is off when the process may use only one CPU. */

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "server/server_internal.h"
 #include "transport/http_endpoint.h"
 #include "transport/http_server_engine.h"
 
@@ -127,6 +128,7 @@ int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
         .bind_text = o->bind_address ? o->bind_address : "127.0.0.1",
         .port = o->port,
         .threads = o->threads ? o->threads : DEFAULT_THREADS,
+        .spin_us = srv->spin_us, /* mcp_server_options_t.spin_us, resolved */
         .connection_limit = o->connection_limit ? o->connection_limit : DEFAULT_CONNECTION_LIMIT,
         .connection_timeout_s =
             o->connection_timeout_s ? o->connection_timeout_s : DEFAULT_CONNECTION_TIMEOUT_S,

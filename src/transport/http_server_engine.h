@@ -42,6 +42,7 @@ typedef struct http_engine_config {
     const char *bind_text; /* the address as given, for messages */
     uint16_t port;         /* as asked: 0 lets the system pick */
     unsigned threads;
+    int spin_us; /* an event thread's active wait before it sleeps (spin.h) */
     unsigned connection_limit;
     unsigned connection_timeout_s;
     size_t max_header_bytes;

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -177,6 +178,46 @@ static void test_poll_sees_input(void **state)
     close(p[0]);
 }
 
+static void test_epoll_sees_events(void **state)
+{
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    int epfd = epoll_create1(EPOLL_CLOEXEC);
+    assert_true(epfd >= 0);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = 7};
+    assert_int_equal(epoll_ctl(epfd, EPOLL_CTL_ADD, p[0], &ev), 0);
+    struct epoll_event got[4];
+
+    /* Nothing ready: 0 once the budget is spent, and not before. */
+    int64_t start = now_us();
+    assert_int_equal(mcp_spin_epoll(epfd, got, 4, 3000), 0);
+    assert_true(now_us() - start >= 3000);
+
+    /* A byte written 2 ms into a 2 s budget is seen long before its end. */
+    later_t l = {.delay_us = 2000, .fd = p[1]};
+    pthread_t t;
+    start = now_us();
+    assert_int_equal(pthread_create(&t, NULL, act_later, &l), 0);
+    assert_int_equal(mcp_spin_epoll(epfd, got, 4, 2000000), 1);
+    int64_t took = now_us() - start;
+    pthread_join(t, NULL);
+    assert_int_equal(got[0].data.u32, 7);
+    assert_true(got[0].events & EPOLLIN);
+    assert_true(took >= 2000);
+    assert_true(took < 1000000);
+
+    /* Ready, but no budget: no look at all. */
+    assert_int_equal(mcp_spin_epoll(epfd, got, 4, 0), 0);
+    assert_int_equal(mcp_spin_epoll(epfd, got, 4, -1), 0);
+
+    /* A descriptor that is not an epoll set fails at once. */
+    assert_int_equal(mcp_spin_epoll(p[0], got, 4, 1000000), -1);
+    close(epfd);
+    close(p[0]);
+    close(p[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +226,7 @@ int main(void)
         cmocka_unit_test(test_until_sees_the_flag),
         cmocka_unit_test(test_until_gives_up_after_the_budget),
         cmocka_unit_test(test_poll_sees_input),
+        cmocka_unit_test(test_epoll_sees_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
