@@ -267,7 +267,19 @@ void bridge_free(bridge_t *b)
     if (running)
         pthread_join(b->reaper, NULL);
     /* Rounds still waiting were cancelled with their exchanges; anything
-     * left is dropped. */
+     * left is dropped. A task's round belongs to no exchange: one still
+     * waiting ends here (its own reference goes). */
+    for (pending_t *p = b->pending; p; p = p->next) {
+        round_t *r = p->round;
+        if (!r->task)
+            continue;
+        pthread_mutex_lock(&r->lock);
+        bool mine = !r->over;
+        r->over = true;
+        pthread_mutex_unlock(&r->lock);
+        if (mine)
+            round_unref(r); /* the pending requests hold it still */
+    }
     while (b->pending) {
         pending_t *p = b->pending;
         b->pending = p->next;
@@ -438,16 +450,26 @@ void bridge_ask_for_task(mcp_exchange_t *ex, struct task *t, json_t *input_reque
                       "Internal error: the task's questions could not be sent");
     }
     pthread_mutex_unlock(&r->lock);
-    if (none)
+    if (none) {
         finish_round(b, r);
-    else
+    } else if (atomic_load(&ex->task_questions_closed)) {
+        /* The waiter was answered or cancelled meanwhile, and its
+         * bridge_forget_exchange() may have looked before these questions
+         * were registered: forget them now (it ends the round). */
+        bridge_forget_exchange(b, ex);
+    } else {
         send_requests(ex, requests);
+    }
     json_decref(requests);
     exchange_unref(ex);
 }
 
 bool bridge_forget_exchange(bridge_t *b, mcp_exchange_t *ex)
 {
+    /* Before looking: a bridge_ask_for_task() registering questions for
+     * this exchange at the same time then sees the flag (it checks after
+     * registering), if the look below misses them. */
+    atomic_store(&ex->task_questions_closed, true);
     bool found = false;
     for (;;) {
         round_t *r = NULL;

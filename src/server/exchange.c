@@ -67,6 +67,7 @@ mcp_exchange_t *exchange_new(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t 
     pthread_mutex_init(&ex->wait_lock, NULL);
     pthread_mutex_init(&ex->send_lock, NULL);
     atomic_init(&ex->cancel_handled, false);
+    atomic_init(&ex->task_questions_closed, false);
     /* mcp_call_sleep() computes deadlines on the monotonic clock. */
     mcp_clock_cond_init(&ex->wait_cond);
 

@@ -285,6 +285,10 @@ struct mcp_exchange {
     bool legacy_task;
     int64_t legacy_task_ttl_ms;
     struct task_waiter *task_waiter;
+    /* Set when the exchange's task questions are forgotten
+     * (bridge_forget_exchange): questions registered after that must not
+     * wait for answers that will not come on it. */
+    atomic_bool task_questions_closed;
 
     /* Wakes mcp_call_sleep() early on cancellation. */
     pthread_mutex_t wait_lock;
