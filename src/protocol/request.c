@@ -18,6 +18,7 @@
 #include "mcp/request.h"
 #include "mcp/result.h"
 #include "mcp/xmcp_header.h"
+#include "protocol/envelope.h"
 #include "protocol/headers_internal.h"
 
 static const char *const log_levels[] = {
@@ -52,6 +53,36 @@ const char *mcp_method_name_param(const char *method)
 static const json_t *request_meta(const mcp_message_t *msg)
 {
     return msg ? json_object_get(msg->params, "_meta") : NULL;
+}
+
+static bool key_is(const char *key, size_t len, const char *name, size_t name_len)
+{
+    return len == name_len && memcmp(key, name, len) == 0;
+}
+
+#define KEY_IS(key, len, name) key_is(key, len, name, sizeof name - 1)
+
+void mcp_envelope_read(const json_t *params, mcp_envelope_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->meta = json_object_get(params, "_meta");
+    if (!json_is_object(out->meta))
+        return;
+    const char *key;
+    size_t len;
+    json_t *value;
+    json_object_keylen_foreach((json_t *)out->meta, key, len, value) {
+        if (KEY_IS(key, len, MCP_META_PROTOCOL_VERSION))
+            out->protocol_version = value;
+        else if (KEY_IS(key, len, MCP_META_CLIENT_CAPABILITIES))
+            out->client_capabilities = value;
+        else if (KEY_IS(key, len, MCP_META_CLIENT_INFO))
+            out->client_info = value;
+        else if (KEY_IS(key, len, MCP_META_LOG_LEVEL))
+            out->log_level = value;
+        else if (KEY_IS(key, len, "progressToken"))
+            out->progress_token = value;
+    }
 }
 
 mcp_era_t mcp_request_era(const mcp_message_t *msg)
@@ -119,10 +150,10 @@ static bool trimmed_equals(const char *raw, const char *body, size_t body_len)
     return len == body_len && memcmp(start, body, len) == 0;
 }
 
-static int check_version_header(const mcp_message_t *msg, const mcp_headers_t *headers,
-                                mcp_error_t *err)
+static int check_version_header(const mcp_message_t *msg, const mcp_envelope_t *env,
+                                const mcp_headers_t *headers, mcp_error_t *err)
 {
-    const json_t *body = json_object_get(request_meta(msg), MCP_META_PROTOCOL_VERSION);
+    const json_t *body = env->protocol_version;
     const char *raw;
     int rc = header_once(headers, MCP_HEADER_PROTOCOL_VERSION, &raw, body, err);
     if (rc != MCP_OK)
@@ -213,32 +244,27 @@ static int check_name_header(const mcp_message_t *msg, const mcp_headers_t *head
 /* Rung 2: the required _meta envelope                                 */
 /* ------------------------------------------------------------------ */
 
-static int check_envelope(const mcp_message_t *msg, mcp_error_t *err)
+static int check_envelope(const mcp_envelope_t *env, mcp_error_t *err)
 {
-    const json_t *meta = request_meta(msg);
-    if (!meta)
+    if (!env->meta)
         return envelope_error(err, "_meta", "missing");
-    if (!json_is_object(meta))
+    if (!json_is_object(env->meta))
         return envelope_error(err, "_meta", "not an object");
 
-    const json_t *version = json_object_get(meta, MCP_META_PROTOCOL_VERSION);
-    if (!version)
+    if (!env->protocol_version)
         return envelope_error(err, MCP_META_PROTOCOL_VERSION, "missing");
-    if (!json_is_string(version))
+    if (!json_is_string(env->protocol_version))
         return envelope_error(err, MCP_META_PROTOCOL_VERSION, "not a string");
 
-    const json_t *caps = json_object_get(meta, MCP_META_CLIENT_CAPABILITIES);
-    if (!caps)
+    if (!env->client_capabilities)
         return envelope_error(err, MCP_META_CLIENT_CAPABILITIES, "missing");
-    if (!json_is_object(caps))
+    if (!json_is_object(env->client_capabilities))
         return envelope_error(err, MCP_META_CLIENT_CAPABILITIES, "not an object");
 
-    const json_t *info = json_object_get(meta, MCP_META_CLIENT_INFO);
-    if (info && !json_is_object(info))
+    if (env->client_info && !json_is_object(env->client_info))
         return envelope_error(err, MCP_META_CLIENT_INFO, "not an object");
 
-    const json_t *level = json_object_get(meta, MCP_META_LOG_LEVEL);
-    if (level && mcp_log_level_index(json_string_value(level)) < 0)
+    if (env->log_level && mcp_log_level_index(json_string_value(env->log_level)) < 0)
         return envelope_error(err, MCP_META_LOG_LEVEL, "not a logging level");
     return MCP_OK;
 }
@@ -247,9 +273,10 @@ static int check_envelope(const mcp_message_t *msg, mcp_error_t *err)
 /* Rungs 3 to 5: version, method, client capabilities                  */
 /* ------------------------------------------------------------------ */
 
-static int check_version(const mcp_request_check_t *check, mcp_error_t *err)
+static int check_version(const mcp_request_check_t *check, const mcp_envelope_t *env,
+                         mcp_error_t *err)
 {
-    const json_t *version = json_object_get(request_meta(check->msg), MCP_META_PROTOCOL_VERSION);
+    const json_t *version = env->protocol_version;
     const char *v = json_string_value(version);
     /* A version with an embedded NUL matches nothing. */
     bool plain = strlen(v) == json_string_length(version);
@@ -260,10 +287,10 @@ static int check_version(const mcp_request_check_t *check, mcp_error_t *err)
                                          check->versions ? check->n_versions : 0);
 }
 
-static int check_capabilities(const mcp_request_check_t *check, mcp_error_t *err)
+static int check_capabilities(const mcp_request_check_t *check, const mcp_envelope_t *env,
+                              mcp_error_t *err)
 {
-    const json_t *declared =
-        json_object_get(request_meta(check->msg), MCP_META_CLIENT_CAPABILITIES);
+    const json_t *declared = env->client_capabilities;
     json_t *missing = NULL;
     if (mcp_client_caps_cover(declared, check->required_capabilities, &missing))
         return MCP_OK;
@@ -343,10 +370,12 @@ static int climb_ladder(const mcp_request_check_t *check, mcp_error_t *e)
 {
     const mcp_message_t *msg = check->msg;
     const mcp_headers_t *headers = check->headers;
+    mcp_envelope_t env;
+    mcp_envelope_read(msg->params, &env);
     int rc;
 
     if (headers) {
-        if ((rc = check_version_header(msg, headers, e)) != MCP_OK ||
+        if ((rc = check_version_header(msg, &env, headers, e)) != MCP_OK ||
             (rc = check_method_header(msg, headers, e)) != MCP_OK ||
             (rc = check_name_header(msg, headers, e)) != MCP_OK)
             return rc;
@@ -354,12 +383,12 @@ static int climb_ladder(const mcp_request_check_t *check, mcp_error_t *e)
     if (msg->kind == MCP_MSG_NOTIFICATION)
         return MCP_OK;
 
-    if ((rc = check_envelope(msg, e)) != MCP_OK || (rc = check_version(check, e)) != MCP_OK)
+    if ((rc = check_envelope(&env, e)) != MCP_OK || (rc = check_version(check, &env, e)) != MCP_OK)
         return rc;
     if (!check->method_known)
         return mcp_error_set(e, MCP_EINVAL, MCP_METHOD_NOT_FOUND, NULL, "Method not found: %s",
                              msg->method);
-    if (check->required_capabilities && (rc = check_capabilities(check, e)) != MCP_OK)
+    if (check->required_capabilities && (rc = check_capabilities(check, &env, e)) != MCP_OK)
         return rc;
     if (headers && (check->input_schema || check->param_headers) &&
         strcmp(msg->method, "tools/call") == 0)
@@ -430,7 +459,9 @@ static int modern_header_on_legacy_body(const mcp_message_t *msg, const char *ra
                                          "MCP-Protocol-Version names a modern revision but "
                                          "the message has no " MCP_META_PROTOCOL_VERSION
                                          " in _meta");
-    return check_envelope(msg, e);
+    mcp_envelope_t env;
+    mcp_envelope_read(msg->params, &env);
+    return check_envelope(&env, e);
 }
 
 int mcp_check_legacy_request(const mcp_message_t *msg, const mcp_headers_t *headers,

@@ -13,6 +13,7 @@
 
 #include "server/server_internal.h"
 #include "clock.h"
+#include "protocol/envelope.h"
 #include "protocol/json_writer.h"
 
 static void live_link(mcp_exchange_t *ex)
@@ -73,18 +74,17 @@ mcp_exchange_t *exchange_new(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t 
 
     /* The per-request envelope (validated by the ladder before we get
      * here): what the handler may ask about the client. */
-    json_t *meta = json_object_get(ex->msg.params, "_meta");
-    ex->protocol_version = json_string_value(json_object_get(meta, MCP_META_PROTOCOL_VERSION));
-    ex->client_caps = json_object_get(meta, MCP_META_CLIENT_CAPABILITIES);
-    ex->client_caps = json_is_object(ex->client_caps) ? json_incref(ex->client_caps)
-                                                      : json_object();
-    ex->client_info = json_object_get(meta, MCP_META_CLIENT_INFO);
-    if (!json_is_object(ex->client_info))
-        ex->client_info = NULL;
-    ex->progress_token = json_object_get(meta, "progressToken");
-    if (!json_is_string(ex->progress_token) && !json_is_integer(ex->progress_token))
-        ex->progress_token = NULL;
-    const char *level = json_string_value(json_object_get(meta, MCP_META_LOG_LEVEL));
+    mcp_envelope_t env;
+    mcp_envelope_read(ex->msg.params, &env);
+    ex->protocol_version = json_string_value(env.protocol_version);
+    ex->client_caps = json_is_object(env.client_capabilities)
+                          ? json_incref((json_t *)env.client_capabilities)
+                          : json_object();
+    ex->client_info = json_is_object(env.client_info) ? (json_t *)env.client_info : NULL;
+    ex->progress_token = json_is_string(env.progress_token) || json_is_integer(env.progress_token)
+                             ? (json_t *)env.progress_token
+                             : NULL;
+    const char *level = json_string_value(env.log_level);
     if (level)
         ex->log_level = mcp_log_level_index(level);
 

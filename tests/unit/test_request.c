@@ -22,6 +22,7 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/request.h"
 #include "mcp/result.h"
+#include "protocol/envelope.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -789,12 +790,51 @@ static void test_parse_failures(void **state)
     }
 }
 
+/* mcp_envelope_read finds what lookups would, whatever the members' types
+ * and order, among members it does not know. */
+static void test_envelope_read(void **state)
+{
+    (void)state;
+    json_t *params = json_loads(
+        "{\"name\":\"t\",\"_meta\":{\"x\":1,"
+        "\"io.modelcontextprotocol/logLevel\":\"info\",\"progressToken\":7,"
+        "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"c\"},"
+        "\"io.modelcontextprotocol/clientCapabilities\":{},"
+        "\"io.modelcontextprotocol/protocolVersionX\":\"no\","
+        "\"io.modelcontextprotocol/protocolVersion\":3}}",
+        0, NULL);
+    assert_non_null(params);
+    json_t *meta = json_object_get(params, "_meta");
+    mcp_envelope_t env;
+    mcp_envelope_read(params, &env);
+    assert_ptr_equal(env.meta, meta);
+    assert_ptr_equal(env.protocol_version, json_object_get(meta, MCP_META_PROTOCOL_VERSION));
+    assert_ptr_equal(env.client_capabilities,
+                     json_object_get(meta, MCP_META_CLIENT_CAPABILITIES));
+    assert_ptr_equal(env.client_info, json_object_get(meta, MCP_META_CLIENT_INFO));
+    assert_ptr_equal(env.log_level, json_object_get(meta, MCP_META_LOG_LEVEL));
+    assert_ptr_equal(env.progress_token, json_object_get(meta, "progressToken"));
+    assert_true(json_is_integer(env.protocol_version));
+
+    /* A _meta that is not an object has no members; no params, no _meta. */
+    json_object_set_new(params, "_meta", json_string("m"));
+    mcp_envelope_read(params, &env);
+    assert_true(json_is_string(env.meta));
+    assert_null(env.protocol_version);
+    assert_null(env.client_capabilities);
+    mcp_envelope_read(NULL, &env);
+    assert_null(env.meta);
+    assert_null(env.progress_token);
+    json_decref(params);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_log_level_index),
         cmocka_unit_test(test_method_name_param),
         cmocka_unit_test(test_request_era),
+        cmocka_unit_test(test_envelope_read),
         cmocka_unit_test(test_ladder_table),
         cmocka_unit_test(test_unsupported_version_lists_every_version),
         cmocka_unit_test(test_not_a_request),
