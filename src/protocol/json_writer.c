@@ -22,29 +22,38 @@ struct out {
     json_write_mode_t mode;
 };
 
-static void put(struct out *o, const char *s, size_t n)
+/* Makes room for `n` more bytes and the terminating NUL; false (and the
+ * output failed) when it cannot. */
+static bool reserve(struct out *o, size_t n)
 {
     if (o->failed)
-        return;
-    if (o->cap - o->len <= n) {
-        /* 512 holds a typical response whole; glibc serves requests under
-         * 1 KiB from its small bins, without consolidating free chunks. */
-        size_t cap = o->cap ? o->cap : 512;
-        while (cap - o->len <= n) {
-            if (cap > SIZE_MAX / 2) {
-                o->failed = true;
-                return;
-            }
-            cap *= 2;
-        }
-        char *grown = realloc(o->data, cap);
-        if (!grown) {
+        return false;
+    if (o->cap - o->len > n)
+        return true;
+    /* 512 holds a typical response whole; glibc serves requests under
+     * 1 KiB from its small bins, without consolidating free chunks. */
+    size_t cap = o->cap ? o->cap : 512;
+    while (cap - o->len <= n) {
+        if (cap > SIZE_MAX / 2) {
             o->failed = true;
-            return;
+            return false;
         }
-        o->data = grown;
-        o->cap = cap;
+        cap *= 2;
     }
+    char *grown = realloc(o->data, cap);
+    if (!grown) {
+        o->failed = true;
+        return false;
+    }
+    o->data = grown;
+    o->cap = cap;
+    return true;
+}
+
+static void put(struct out *o, const char *s, size_t n)
+{
+    if (!reserve(o, n))
+        return;
     memcpy(o->data + o->len, s, n);
     o->len += n;
     o->data[o->len] = '\0';
@@ -72,8 +81,21 @@ static void put_string(struct out *o, const char *s, size_t len)
 {
     static const char HEX[] = "0123456789abcdef";
     size_t plain = 0; /* start of the run of bytes that need no escape */
+    /* Most strings need no escape: one copy between the quotes. */
+    size_t clean = 0;
+    while (clean < len && !needs_escape((unsigned char)s[clean]))
+        clean++;
+    if (clean == len && len < SIZE_MAX / 2 && reserve(o, len + 2)) {
+        char *d = o->data + o->len;
+        d[0] = '"';
+        memcpy(d + 1, s, len);
+        d[len + 1] = '"';
+        d[len + 2] = '\0';
+        o->len += len + 2;
+        return;
+    }
     put_char(o, '"');
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = clean; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (!needs_escape(c))
             continue;
@@ -177,9 +199,13 @@ static void put_object(struct out *o, const json_t *obj, int depth)
     json_t *value;
     put_char(o, '{');
     if (o->mode == JSON_WRITE_COMPACT) {
+        /* The iterator itself rather than json_object_keylen_foreach,
+         * which goes from key to iterator and back for every member. */
         bool first = true;
-        json_object_keylen_foreach((json_t *)obj, key, key_len, value) {
-            put_member(o, first, key, key_len, value, depth);
+        for (void *it = json_object_iter((json_t *)obj); it;
+             it = json_object_iter_next((json_t *)obj, it)) {
+            put_member(o, first, json_object_iter_key(it), json_object_iter_key_len(it),
+                       json_object_iter_value(it), depth);
             first = false;
         }
     } else {
