@@ -5,6 +5,7 @@
  * mcp_shape_modern_result() validates everything first and only then
  * edits the result, so a handler mistake leaves the result as it was.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "mcp/errors.h"
@@ -52,47 +53,66 @@ static int shaping_error(mcp_error_t *err, const char *method, const char *why)
                          "Invalid %s result: %s", method ? method : "(unknown method)", why);
 }
 
+/* The members of a result that shaping looks at, found in one walk over
+ * it (results have a handful of members; a lookup hashes its key). */
+typedef struct result_view {
+    const json_t *type, *meta, *ttl, *scope, *requests, *state;
+} result_view_t;
+
+static void read_result(const json_t *result, result_view_t *v)
+{
+    memset(v, 0, sizeof *v);
+    for (void *it = json_object_iter((json_t *)result); it;
+         it = json_object_iter_next((json_t *)result, it)) {
+        const char *key = json_object_iter_key(it);
+        const json_t *value = json_object_iter_value(it);
+        if (strcmp(key, "resultType") == 0)
+            v->type = value;
+        else if (strcmp(key, "_meta") == 0)
+            v->meta = value;
+        else if (strcmp(key, "ttlMs") == 0)
+            v->ttl = value;
+        else if (strcmp(key, "cacheScope") == 0)
+            v->scope = value;
+        else if (strcmp(key, "inputRequests") == 0)
+            v->requests = value;
+        else if (strcmp(key, "requestState") == 0)
+            v->state = value;
+    }
+}
+
 /* Checks the handler-set parts of `result` before anything is changed. */
-static int validate_result(const char *method, const json_t *result,
+static int validate_result(const char *method, const result_view_t *v, bool cacheable,
                            const mcp_result_shape_t *shape, mcp_error_t *err)
 {
-    if (!json_is_object(result))
-        return shaping_error(err, method, "not a JSON object");
-
-    const json_t *type = json_object_get(result, "resultType");
-    if (type && !json_is_string(type))
+    if (v->type && !json_is_string(v->type))
         return shaping_error(err, method, "resultType is not a string");
-    const char *kind = type ? json_string_value(type) : "complete";
+    const char *kind = v->type ? json_string_value(v->type) : "complete";
 
-    const json_t *meta = json_object_get(result, "_meta");
-    if (meta && !json_is_object(meta))
+    if (v->meta && !json_is_object(v->meta))
         return shaping_error(err, method, "_meta is not an object");
 
     if (strcmp(kind, "input_required") == 0) {
         if (!mcp_method_may_require_input(method))
             return shaping_error(err, method, "this method may not answer input_required");
-        const json_t *requests = json_object_get(result, "inputRequests");
-        const json_t *state = json_object_get(result, "requestState");
-        if (!requests && !state)
+        if (!v->requests && !v->state)
             return shaping_error(err, method,
                                  "input_required needs inputRequests or requestState");
-        if (requests && !json_is_object(requests))
+        if (v->requests && !json_is_object(v->requests))
             return shaping_error(err, method, "inputRequests is not an object");
-        if (state && !json_is_string(state))
+        if (v->state && !json_is_string(v->state))
             return shaping_error(err, method, "requestState is not a string");
         return MCP_OK;
     }
 
-    if (strcmp(kind, "complete") != 0 || !mcp_method_is_cacheable(method))
+    if (strcmp(kind, "complete") != 0 || !cacheable)
         return MCP_OK;
 
-    const json_t *ttl = json_object_get(result, "ttlMs");
-    if (ttl && (!json_is_integer(ttl) || json_integer_value(ttl) < 0))
+    if (v->ttl && (!json_is_integer(v->ttl) || json_integer_value(v->ttl) < 0))
         return shaping_error(err, method, "ttlMs is not a non-negative integer");
-    const json_t *scope = json_object_get(result, "cacheScope");
-    if (scope && !is_cache_scope(json_string_value(scope)))
+    if (v->scope && !is_cache_scope(json_string_value(v->scope)))
         return shaping_error(err, method, "cacheScope is neither \"public\" nor \"private\"");
-    if (!scope && shape && shape->cache_scope && !is_cache_scope(shape->cache_scope))
+    if (!v->scope && shape && shape->cache_scope && !is_cache_scope(shape->cache_scope))
         return shaping_error(err, method, "the default cacheScope is neither public nor private");
     return MCP_OK;
 }
@@ -104,9 +124,8 @@ static const char *const request_scoped_keys[] = {
     MCP_META_CLIENT_INFO, MCP_META_LOG_LEVEL,
 };
 
-static int shape_meta(json_t *result, const json_t *server_info)
+static int shape_meta(json_t *result, json_t *meta, const json_t *server_info)
 {
-    json_t *meta = json_object_get(result, "_meta");
     if (meta)
         for (size_t i = 0; i < sizeof request_scoped_keys / sizeof request_scoped_keys[0]; i++)
             json_object_del(meta, request_scoped_keys[i]);
@@ -128,14 +147,15 @@ static int shape_meta(json_t *result, const json_t *server_info)
     return MCP_OK;
 }
 
-static int add_cache_hints(json_t *result, const mcp_result_shape_t *shape)
+static int add_cache_hints(json_t *result, const result_view_t *v,
+                           const mcp_result_shape_t *shape)
 {
-    if (!json_object_get(result, "ttlMs")) {
+    if (!v->ttl) {
         int64_t ttl = shape && shape->ttl_ms >= 0 ? shape->ttl_ms : MCP_DEFAULT_TTL_MS;
         if (json_object_set_new(result, "ttlMs", json_integer((json_int_t)ttl)) != 0)
             return MCP_ENOMEM;
     }
-    if (!json_object_get(result, "cacheScope")) {
+    if (!v->scope) {
         const char *scope = shape && shape->cache_scope ? shape->cache_scope : MCP_CACHE_PRIVATE;
         if (json_object_set_new(result, "cacheScope", json_string(scope)) != 0)
             return MCP_ENOMEM;
@@ -143,21 +163,47 @@ static int add_cache_hints(json_t *result, const mcp_result_shape_t *shape)
     return MCP_OK;
 }
 
+/* "complete", the resultType of nearly every result: one string shared by
+ * all of them (results are serialised, never edited, once shaped), made
+ * once and kept for the life of the process, as jansson keeps its true,
+ * false and null. */
+static json_t *complete_type;
+static pthread_once_t complete_once = PTHREAD_ONCE_INIT;
+
+static void make_complete_type(void)
+{
+    complete_type = json_string_nocheck("complete");
+}
+
+static json_t *complete_type_new(void)
+{
+    pthread_once(&complete_once, make_complete_type);
+    return complete_type ? json_incref(complete_type) : json_string_nocheck("complete");
+}
+
 int mcp_shape_modern_result(const char *method, json_t *result, const mcp_result_shape_t *shape,
                             mcp_error_t *err)
 {
-    int rc = validate_result(method, result, shape, err);
+    if (!json_is_object(result))
+        return shaping_error(err, method, "not a JSON object");
+    result_view_t v;
+    read_result(result, &v);
+    bool cacheable = mcp_method_is_cacheable(method);
+    int rc = validate_result(method, &v, cacheable, shape, err);
     if (rc != MCP_OK)
         return rc;
 
-    if (!json_object_get(result, "resultType") &&
-        json_object_set_new_nocheck(result, "resultType", json_string_nocheck("complete")) != 0)
-        return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, NULL);
-    const char *kind = json_string_value(json_object_get(result, "resultType"));
+    if (!v.type) {
+        json_t *type = complete_type_new();
+        if (!type || json_object_set_new_nocheck(result, "resultType", type) != 0)
+            return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, NULL);
+        v.type = type;
+    }
+    const char *kind = json_string_value(v.type);
 
     if (strcmp(kind, "complete") == 0) {
-        if (mcp_method_is_cacheable(method))
-            rc = add_cache_hints(result, shape);
+        if (cacheable)
+            rc = add_cache_hints(result, &v, shape);
     } else {
         /* Cache hints describe a final answer; input_required, task and any
          * other kind must not carry them (digest section 6). A task's
@@ -168,7 +214,7 @@ int mcp_shape_modern_result(const char *method, json_t *result, const mcp_result
         json_object_del(result, "cacheScope");
     }
     if (rc == MCP_OK)
-        rc = shape_meta(result, shape ? shape->server_info : NULL);
+        rc = shape_meta(result, (json_t *)v.meta, shape ? shape->server_info : NULL);
     if (rc != MCP_OK)
         return mcp_error_set(err, rc, MCP_INTERNAL_ERROR, NULL, NULL);
     return MCP_OK;
