@@ -5,7 +5,6 @@
  * mcp_shape_modern_result() validates everything first and only then
  * edits the result, so a handler mistake leaves the result as it was.
  */
-#include <pthread.h>
 #include <string.h>
 
 #include "mcp/errors.h"
@@ -163,24 +162,6 @@ static int add_cache_hints(json_t *result, const result_view_t *v,
     return MCP_OK;
 }
 
-/* "complete", the resultType of nearly every result: one string shared by
- * all of them (results are serialised, never edited, once shaped), made
- * once and kept for the life of the process, as jansson keeps its true,
- * false and null. */
-static json_t *complete_type;
-static pthread_once_t complete_once = PTHREAD_ONCE_INIT;
-
-static void make_complete_type(void)
-{
-    complete_type = json_string_nocheck("complete");
-}
-
-static json_t *complete_type_new(void)
-{
-    pthread_once(&complete_once, make_complete_type);
-    return complete_type ? json_incref(complete_type) : json_string_nocheck("complete");
-}
-
 int mcp_shape_modern_result(const char *method, json_t *result, const mcp_result_shape_t *shape,
                             mcp_error_t *err)
 {
@@ -194,7 +175,7 @@ int mcp_shape_modern_result(const char *method, json_t *result, const mcp_result
         return rc;
 
     if (!v.type) {
-        json_t *type = complete_type_new();
+        json_t *type = json_string_nocheck("complete");
         if (!type || json_object_set_new_nocheck(result, "resultType", type) != 0)
             return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, NULL);
         v.type = type;
