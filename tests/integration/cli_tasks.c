@@ -209,6 +209,29 @@ static void test_failed_task(void **state)
     proc_result_free(&r);
 }
 
+/* A task whose tool reports an error: exit 1, and the line above its
+ * content names the task (its state does not name the tool). */
+static void test_tool_error_task(void **state)
+{
+    (void)state;
+    char *id = detach("job", "ms=1");
+    await_status(id, "input_required");
+    proc_result_t r;
+    CLI(&r, &target, "task", id, "--wait", "-a", "go=no");
+    assert_status(&r, EXIT_TOOL_ERROR);
+    char line[160];
+    snprintf(line, sizeof line, "the tool of task %s reported an error:", id);
+    assert_contains(r.err, line);
+    assert_contains(r.err, "job declined");
+    assert_string_equal(r.out, "");
+    proc_result_free(&r);
+    CLI(&r, &target, "task", id);
+    assert_status(&r, EXIT_TOOL_ERROR);
+    assert_contains(r.err, line);
+    proc_result_free(&r);
+    free(id);
+}
+
 /* What is not a task of this server, or not asked the right way. */
 static void test_mistakes(void **state)
 {
@@ -259,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_wait_interrupted),
         cmocka_unit_test(test_failed_task),
+        cmocka_unit_test(test_tool_error_task),
         cmocka_unit_test(test_mistakes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -122,7 +122,7 @@ int cmd_call(cli_session_t *s)
     else if (task_id && s->opt->detach)
         print_detached(s, task_id, json_string_value(json_object_get(result, "status")));
     else
-        out_tool_result(name, result);
+        out_tool_result(name, NULL, result);
     status = json_is_true(json_object_get(result, "isError")) ? CLI_EXIT_TOOL_ERROR : CLI_EXIT_OK;
     json_decref(result);
     return status;

@@ -76,7 +76,7 @@ static int report_state(const cli_session_t *s, const json_t *state, bool cancel
         return exit_status;
     }
     if (strcmp(status, "completed") == 0) {
-        out_tool_result(id, result);
+        out_tool_result(NULL, id, result);
     } else if (strcmp(status, "failed") == 0) {
         mcp_error_t err = {0};
         mcp_error_from_json(&err, json_object_get(state, "error"));
@@ -114,7 +114,7 @@ static int wait_for(cli_session_t *s, const char *id)
         if (s->opt->json)
             json_out_print(result);
         else
-            out_tool_result(id, result);
+            out_tool_result(NULL, id, result);
         status = json_is_true(json_object_get(result, "isError")) ? CLI_EXIT_TOOL_ERROR
                                                                   : CLI_EXIT_OK;
     } else if (rc == MCP_ECANCELED && signals_interrupted()) {

@@ -278,7 +278,7 @@ void out_content(FILE *f, const json_t *content)
     }
 }
 
-void out_tool_result(const char *name, const json_t *result)
+void out_tool_result(const char *name, const char *task_id, const json_t *result)
 {
     bool failed = json_is_true(json_object_get(result, "isError"));
     FILE *f = failed ? stderr : stdout;
@@ -286,8 +286,13 @@ void out_tool_result(const char *name, const json_t *result)
     const json_t *structured = json_object_get(result, "structuredContent");
     if (failed) {
         term_stderr_lock();
-        fprintf(stderr, "mcp: %stool \"%s\" reported an error:%s\n", term_sgr(stderr, TERM_RED),
-                name, term_sgr(stderr, TERM_RESET));
+        if (name)
+            fprintf(stderr, "mcp: %stool \"%s\" reported an error:%s\n",
+                    term_sgr(stderr, TERM_RED), name, term_sgr(stderr, TERM_RESET));
+        else
+            fprintf(stderr, "mcp: %sthe tool of task %s reported an error:%s\n",
+                    term_sgr(stderr, TERM_RED), task_id ? task_id : "?",
+                    term_sgr(stderr, TERM_RESET));
     }
     if (json_array_size(content) > 0)
         out_content(f, content);

@@ -35,10 +35,12 @@ void out_text(FILE *f, const char *text);
  * other blocks as a one-line description. */
 void out_content(FILE *f, const json_t *content);
 
-/* Prints a CallToolResult (borrowed) of the tool `name`: its content, or
- * its structured content when it has no other, on stdout; when it reports
- * an error (isError), the same on stderr under a line that says so. */
-void out_tool_result(const char *name, const json_t *result);
+/* Prints a CallToolResult (borrowed) of the tool `name`, or (NULL name) of
+ * the task `task_id`, whose tool a task's state does not name: its
+ * content, or its structured content when it has no other, on stdout; when
+ * it reports an error (isError), the same on stderr under a line that
+ * says so. */
+void out_tool_result(const char *name, const char *task_id, const json_t *result);
 
 /* Prints a JSON value (borrowed) indented, for people. */
 void out_json(FILE *f, const json_t *value);

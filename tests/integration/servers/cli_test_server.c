@@ -16,7 +16,8 @@
  *   slow {ms} sleeps (cancellable), answers "slept"
  *   job {ms}  a task (for clients that declared the Tasks extension; a
  *             plain call for others): sleeps (cancellable), then asks
- *             "Proceed?" (boolean go), answers "job done: go=<go>"
+ *             "Proceed?" (boolean go), answers "job done: go=<go>", or
+ *             with a tool error "job declined" when go is false
  *   broken_job  a task that fails with a JSON-RPC error (-32603 "the job
  *             broke")
  *   crash     writes a last word on stderr and exits
@@ -143,6 +144,8 @@ static int job(mcp_call_t *call, void *user)
         return rc < 0 ? rc : MCP_INPUT_REQUIRED;
     }
     const json_t *go = json_object_get(json_object_get(answer, "content"), "go");
+    if (json_is_false(go))
+        return mcp_call_tool_error(call, "job declined");
     return mcp_call_add_textf(call, "job done: go=%s", json_is_true(go) ? "true" : "false");
 }
 
