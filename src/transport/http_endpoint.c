@@ -158,6 +158,10 @@ void http_endpoint_close_streams(mcp_http_endpoint_t *ep)
         mcp_http_exchange_t *x = live[i];
         pthread_mutex_lock(&x->lock);
         mcp_exchange_t *stream = x->long_lived ? x->core : NULL;
+        /* Not submitted yet, or its submission has not returned: the
+         * stream it may open is ended when it has (http_exchange.c). */
+        if (!x->core)
+            x->end_stream_pending = true;
         pthread_mutex_unlock(&x->lock);
         /* x keeps its core until it is freed, and x is held. */
         if (stream)

@@ -91,6 +91,9 @@ struct mcp_http_exchange {
     char *extra_header_name; /* set by the core (Mcp-Session-Id), sent with the answer */
     char *extra_header_value;
     mcp_exchange_t *core; /* the core's handle, once submitted */
+    /* The endpoint closed its streams before this exchange had its core:
+     * a stream it opens ends as soon as the core is known. */
+    bool end_stream_pending;
 
     /* Under ep->lock: the live list and the deadlines. */
     struct mcp_http_exchange *prev, *next;

@@ -751,6 +751,7 @@ int mcp_http_end(mcp_http_exchange_t *x)
                           rc == MCP_ECLOSED ? "Server is shutting down" : "Internal error");
     x->core = core;
     bool over = x->state == EXCHANGE_DONE;
+    bool end_stream = core && x->long_lived && x->end_stream_pending && !over;
     free(x->body); /* the core has parsed it */
     x->body = NULL;
     x->body_len = x->body_cap = 0;
@@ -760,6 +761,10 @@ int mcp_http_end(mcp_http_exchange_t *x)
      * answered request is over -- and a task it became goes on.) */
     if (over)
         mcp_exchange_cancel(core);
+    /* A listen stream whose ack went out while the endpoint was closing
+     * its streams, before x->core was set: end it as they were ended. */
+    if (end_stream)
+        mcp_exchange_end_stream(core);
     return MCP_OK;
 }
 
