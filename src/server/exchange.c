@@ -243,18 +243,30 @@ int exchange_send_event(mcp_exchange_t *ex, const json_t *msg, const char *event
     return rc;
 }
 
-void exchange_finish(mcp_exchange_t *ex, json_t *response_new, int http_status)
+/* Sends the final response, as a tree or as its text (NULL: none), unless
+ * cancelled, then releases the sink. The response and the closing of
+ * sends in one hold of the lock: an event for a listen stream must not
+ * slip in after its result. */
+static void finish_with(mcp_exchange_t *ex, const json_t *response, const char *text,
+                        size_t len, int http_status)
 {
-    /* The response and the closing of sends in one hold of the lock: an
-     * event for a listen stream must not slip in after its result. */
     pthread_mutex_lock(&ex->send_lock);
     bool first = close_sends_locked(ex);
-    if (first && response_new && !atomic_load(&ex->cancelled))
-        ex->sink->send(ex->sink, MCP_OUT_RESPONSE, response_new, http_status);
+    if (first && !atomic_load(&ex->cancelled)) {
+        if (text)
+            ex->sink->send_text(ex->sink, MCP_OUT_RESPONSE, text, len, http_status);
+        else if (response)
+            ex->sink->send(ex->sink, MCP_OUT_RESPONSE, response, http_status);
+    }
     pthread_mutex_unlock(&ex->send_lock);
-    json_decref(response_new);
     if (first)
         release_now(ex);
+}
+
+void exchange_finish(mcp_exchange_t *ex, json_t *response_new, int http_status)
+{
+    finish_with(ex, response_new, NULL, 0, http_status);
+    json_decref(response_new);
 }
 
 /* The text of the response carrying `result_new` (taken), for a sink that
@@ -283,14 +295,8 @@ void exchange_finish_result(mcp_exchange_t *ex, json_t *result_new)
         mcp_error_clear(&err);
         return;
     }
-    pthread_mutex_lock(&ex->send_lock);
-    bool first = close_sends_locked(ex);
-    if (first && !atomic_load(&ex->cancelled))
-        ex->sink->send_text(ex->sink, MCP_OUT_RESPONSE, text, len, 200);
-    pthread_mutex_unlock(&ex->send_lock);
+    finish_with(ex, NULL, text, len, 200);
     free(text);
-    if (first)
-        release_now(ex);
 }
 
 void exchange_fail(mcp_exchange_t *ex, const mcp_error_t *err, bool before_dispatch)
