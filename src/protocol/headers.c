@@ -37,22 +37,13 @@ bool mcp_header_name_is(const char *name, const char *wanted)
     return false;
 }
 
-/* Could `candidate` be `name`? A cheap look at the first byte with case
- * folded (bit 0x20 set on both, which never tells two matching bytes
- * apart), before the full comparison: most names differ there. */
-static inline bool may_be(const char *candidate, unsigned char first_folded)
-{
-    return candidate && ((unsigned char)candidate[0] | 0x20) == first_folded;
-}
-
 const char *mcp_headers_lookup(const mcp_headers_t *headers, const char *name, size_t *count)
 {
     const char *first = NULL;
     size_t n = 0;
-    unsigned char folded = name ? (unsigned char)(name[0] | 0x20) : 0;
     for (size_t i = 0; headers && name && i < headers->count; i++) {
         const mcp_header_t *h = &headers->items[i];
-        if (!may_be(h->name, folded) || !mcp_header_name_is(h->name, name))
+        if (!h->name || !mcp_header_name_is(h->name, name))
             continue;
         if (n++ == 0)
             first = h->value ? h->value : "";
@@ -63,10 +54,9 @@ const char *mcp_headers_lookup(const mcp_headers_t *headers, const char *name, s
 
 const char *mcp_headers_get(const mcp_headers_t *headers, const char *name)
 {
-    unsigned char folded = name ? (unsigned char)(name[0] | 0x20) : 0;
     for (size_t i = 0; headers && name && i < headers->count; i++) {
         const mcp_header_t *h = &headers->items[i];
-        if (may_be(h->name, folded) && mcp_header_name_is(h->name, name))
+        if (h->name && mcp_header_name_is(h->name, name))
             return h->value ? h->value : "";
     }
     return NULL;
