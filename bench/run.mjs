@@ -102,7 +102,22 @@ function machine() {
   };
 }
 
-// 1. HTTP tools/call: the three servers in turn at each concurrency.
+// 1. HTTP tools/call: the servers in turn at each concurrency, three
+// rounds, each server's row the median of its three cells (by requests/s).
+// On this 2-core machine wrk and the server share the CPUs, and one cell
+// of a server can differ from the next by 30% as the scheduler places the
+// threads; in alternating rounds such a burst lands on neighbours in turn
+// rather than on one server's only cell.
+//
+// The ceiling runs twice. As libmicrohttpd's thread pool does it (`mhd`),
+// the event threads race for new connections and each keeps what it won:
+// wrk's burst of 16 connections lands all on one thread in some cells and
+// split in others, and the first layout is the faster one here (one busy
+// server thread beside wrk; measured 126k-142k req/s against 94k-114k).
+// `mhd_spread` hands the connections to its threads in turn, as libmcp's
+// engine does, so that the two compare in the same layout. The target is
+// stated against `mhd`, the higher of the two.
+const HTTP_ROUNDS = 3;
 async function httpEcho() {
   const servers = {
     libmcp: await startServer([...LIBMCP, 'http']),
@@ -110,24 +125,36 @@ async function httpEcho() {
     // built-in engine's before and after.
     libmcp_mhd: await startServer([...LIBMCP, 'http', '--engine', 'libmicrohttpd']),
     ts: await startServer([...TS, 'http']),
-    mhd: await startServer([bin('bench_mhd_fixed')])
+    mhd: await startServer([bin('bench_mhd_fixed')]),
+    mhd_spread: await startServer([bin('bench_mhd_fixed'), '--spread'])
   };
-  results.http = [];
+  const cells = [];
+  const cell = (server, c, url, op, tolerate = false) => {
+    log(`http ${op} c=${c} ${server}`);
+    cells.push({ server, connections: c, ...wrk(url, c, op, seconds, tolerate) });
+  };
   try {
     for (const s of Object.values(servers)) wrk(s.url, 16, 'echo', 1); // warm-up (JIT, pools)
     for (const c of [1, 16, 64]) {
-      for (const [name, s] of Object.entries(servers)) {
-        log(`http echo c=${c} ${name}`);
-        results.http.push({ server: name, connections: c, ...wrk(s.url, c, 'echo', seconds, name === 'ts') });
-        if (name === 'libmcp' || name === 'libmcp_mhd') {
+      for (let round = 0; round < HTTP_ROUNDS; round++) {
+        for (const [name, s] of Object.entries(servers)) {
+          cell(name, c, s.url, 'echo', name === 'ts');
           // The same tool registered run_inline: no hand-off to the worker pool.
-          log(`http echo_inline c=${c} ${name}`);
-          results.http.push({ server: `${name}_inline`, connections: c, ...wrk(s.url, c, 'echo_inline') });
+          if (name === 'libmcp' || name === 'libmcp_mhd')
+            cell(`${name}_inline`, c, s.url, 'echo_inline');
         }
       }
     }
   } finally {
     for (const s of Object.values(servers)) await stopServer(s);
+  }
+  results.http = [];
+  for (const c of [1, 16, 64]) {
+    for (const server of new Set(cells.map((x) => x.server))) {
+      const runs = cells.filter((x) => x.server === server && x.connections === c);
+      const sorted = [...runs].sort((a, b) => a.rps - b.rps);
+      results.http.push({ ...sorted[Math.floor(sorted.length / 2)], runs });
+    }
   }
 }
 
@@ -331,11 +358,24 @@ function report() {
                   ratio(b.rps, l.rps), ratio(bi.rps, i.rps),
                   `${fmt(100 * l.rps / m.rps)}%`, `${fmt(100 * i.rps / m.rps)}%`];
         }));
+  const pct = (a, b) => `${fmt(100 * a / b)}%`;
+  const perRound = (a, b) => a.runs.map((r, i) => pct(r.rps, b.runs[i].rps)).join(', ');
+  table('1c. The ceiling in libmcp\'s layout: bare libmicrohttpd handing connections to its threads in turn',
+        ['connections', 'bare MHD', 'p99', 'spread', 'p99', 'libmcp/spread', 'inline/spread',
+         'libmcp/MHD, by round', 'libmcp/spread, by round'],
+        [1, 16, 64].map((c) => {
+          const [l, i, m, sp] = [h('libmcp', c), h('libmcp_inline', c), h('mhd', c), h('mhd_spread', c)];
+          return [c, fmt(m.rps), us(m.p99_us), fmt(sp.rps), us(sp.p99_us), pct(l.rps, sp.rps), pct(i.rps, sp.rps),
+                  perRound(l, m), perRound(l, sp)];
+        }));
   for (const r of results.http.filter((x) => x.errors))
     console.log(`(${r.server} at ${r.connections} connections: ${r.errors} requests timed out in wrk)`);
   const [l16, i16, t16, m16] = [h('libmcp', 16), h('libmcp_inline', 16), h('ts', 16), h('mhd', 16)];
   target('HTTP c=16: >= 25x the TypeScript v2 server', l16.rps >= 25 * t16.rps, ratio(l16.rps, t16.rps));
-  target('HTTP c=16: >= 75% of bare libmicrohttpd', l16.rps >= 0.75 * m16.rps, `${fmt(100 * l16.rps / m16.rps)}%`);
+  target('HTTP c=16: >= 75% of bare libmicrohttpd', l16.rps >= 0.75 * m16.rps,
+         `${pct(l16.rps, m16.rps)} (rounds ${perRound(l16, m16)})`);
+  target('  (info) of bare MHD in libmcp\'s layout (spread)', null,
+         `${pct(l16.rps, h('mhd_spread', 16).rps)} (rounds ${perRound(l16, h('mhd_spread', 16))})`);
   target('HTTP c=16: p99 < 2 ms', l16.p99_us < 2000, us(l16.p99_us));
   target('  the same, run_inline tool: >= 25x TypeScript', i16.rps >= 25 * t16.rps, ratio(i16.rps, t16.rps));
   target('  the same, run_inline tool: >= 75% of bare MHD', i16.rps >= 0.75 * m16.rps,

@@ -69,6 +69,16 @@ start mhd "$bin/bench_mhd_fixed"
 out=$(curl -sS -X POST -H 'Content-Type: application/json' --data '{}' "$url")
 [[ $out == *'"resultType":"complete"'* ]] || { echo "smoke: bench_mhd_fixed said: $out" >&2; exit 1; }
 echo "smoke: ok: bench_mhd_fixed"
+# --spread: connections handed to its two threads in turn; three of them,
+# two requests each on keep-alive, all answered.
+start mhd_spread "$bin/bench_mhd_fixed" --spread
+for _ in 1 2 3; do
+  out=$(curl -sS -X POST -H 'Content-Type: application/json' --data '{}' "$url" --next \
+          -X POST -H 'Content-Type: application/json' --data '{}' "$url")
+  [[ $(grep -o '"resultType":"complete"' <<<"$out" | wc -l) == 2 ]] ||
+    { echo "smoke: bench_mhd_fixed --spread said: $out" >&2; exit 1; }
+done
+echo "smoke: ok: bench_mhd_fixed --spread"
 
 expect per_stream_bytes "$bin/bench_memory" --calls 40 --warm 8 --streams 4 -- "$bin/bench_server" http
 echo "smoke: all benchmark programs work"
