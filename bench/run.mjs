@@ -103,7 +103,7 @@ function machine() {
 }
 
 // 1. HTTP tools/call: the servers in turn at each concurrency, three
-// rounds, each server's row the median of its three cells (by requests/s).
+// rounds, each number of a server's row the median of its three cells.
 // On this 2-core machine wrk and the server share the CPUs, and one cell
 // of a server can differ from the next by 30% as the scheduler places the
 // threads; in alternating rounds such a burst lands on neighbours in turn
@@ -148,12 +148,19 @@ async function httpEcho() {
   } finally {
     for (const s of Object.values(servers)) await stopServer(s);
   }
+  // Each number of a row is the median of its cells' numbers, each taken
+  // on its own: a cell with a good rate may have a bad tail, and the
+  // other way round.
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   results.http = [];
   for (const c of [1, 16, 64]) {
     for (const server of new Set(cells.map((x) => x.server))) {
       const runs = cells.filter((x) => x.server === server && x.connections === c);
-      const sorted = [...runs].sort((a, b) => a.rps - b.rps);
-      results.http.push({ ...sorted[Math.floor(sorted.length / 2)], runs });
+      const row = { server, connections: c, runs };
+      for (const key of ['rps', 'p50_us', 'p99_us'])
+        row[key] = median(runs.map((r) => r[key]));
+      row.errors = runs.reduce((n, r) => n + r.errors, 0);
+      results.http.push(row);
     }
   }
 }
