@@ -167,7 +167,8 @@ typedef struct mcp_server_options {
      * created (0 picks one hour; < 0: until the server stops, "ttlMs":
      * null), and the interval between polls suggested to clients (0 picks
      * 500 ms). A task whose time is up is cancelled if still running and
-     * forgotten: tasks/get then answers -32602. */
+     * forgotten: tasks/get then answers -32602, and so does, at that
+     * moment, a legacy tasks/result still waiting for it. */
     int64_t task_ttl_ms;
     int64_t task_poll_interval_ms;
 

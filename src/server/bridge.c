@@ -72,10 +72,16 @@ struct bridge {
     pthread_mutex_t lock;
     pthread_cond_t wake;
     pending_t *pending;
+    /* When the reaper sweeps the task store next (monotonic ms), for the
+     * legacy tasks/result requests waiting for a task that may expire
+     * first; INT64_MAX: no sweep due. */
+    int64_t sweep_tasks_at;
     pthread_t reaper;
     bool reaper_running, stopping;
 };
 
+
+static void *reaper_main(void *arg);
 
 static void round_unref(round_t *r)
 {
@@ -194,14 +200,48 @@ static void round_cancelled(mcp_exchange_t *ex)
 
 /* ------------------------------------------------------------------------
  * Timeouts
+ *
+ * The reaper thread, started on first need, fails the rounds whose answers
+ * are late and sweeps the task store when a task that a legacy
+ * tasks/result waits for expires.
  * ------------------------------------------------------------------------ */
+
+/* Starts the reaper unless it runs (lock held); it checks its deadlines
+ * again either way. */
+static void reaper_wake_locked(bridge_t *b)
+{
+    if (!b->reaper_running && !b->stopping)
+        b->reaper_running = pthread_create(&b->reaper, NULL, reaper_main, b) == 0;
+    pthread_cond_signal(&b->wake);
+}
+
+void bridge_sweep_tasks_at(bridge_t *b, int64_t when_ms)
+{
+    pthread_mutex_lock(&b->lock);
+    if (when_ms < b->sweep_tasks_at) {
+        b->sweep_tasks_at = when_ms;
+        reaper_wake_locked(b);
+    }
+    pthread_mutex_unlock(&b->lock);
+}
 
 static void *reaper_main(void *arg)
 {
     bridge_t *b = arg;
     pthread_mutex_lock(&b->lock);
     while (!b->stopping) {
-        int64_t now = mcp_clock_ms(), next = INT64_MAX;
+        int64_t now = mcp_clock_ms(), next = b->sweep_tasks_at;
+        if (next <= now) {
+            b->sweep_tasks_at = INT64_MAX;
+            pthread_mutex_unlock(&b->lock);
+            /* Answers the waiters of what expired (taking this lock to
+             * forget their rounds), and says when to look again. */
+            int64_t again = task_sweep_now(b->srv->tasks);
+            pthread_mutex_lock(&b->lock);
+            if (again < b->sweep_tasks_at)
+                b->sweep_tasks_at = again;
+            continue;
+        }
         round_t *late = NULL;
         char method[64] = "";
         for (pending_t *p = b->pending; p; p = p->next) {
@@ -250,22 +290,31 @@ bridge_t *bridge_new(mcp_server_t *srv)
     if (!b)
         return NULL;
     b->srv = srv;
+    b->sweep_tasks_at = INT64_MAX;
     pthread_mutex_init(&b->lock, NULL);
     mcp_clock_cond_init(&b->wake);
     return b;
 }
 
-void bridge_free(bridge_t *b)
+void bridge_stop_timer(bridge_t *b)
 {
     if (!b)
         return;
     pthread_mutex_lock(&b->lock);
     b->stopping = true;
     bool running = b->reaper_running;
+    b->reaper_running = false;
     pthread_cond_signal(&b->wake);
     pthread_mutex_unlock(&b->lock);
     if (running)
         pthread_join(b->reaper, NULL);
+}
+
+void bridge_free(bridge_t *b)
+{
+    if (!b)
+        return;
+    bridge_stop_timer(b);
     /* Rounds still waiting were cancelled with their exchanges; anything
      * left is dropped. A task's round belongs to no exchange: one still
      * waiting ends here (its own reference goes). */
@@ -356,9 +405,7 @@ static json_t *register_requests(bridge_t *b, mcp_exchange_t *ex, round_t *r,
         json_object_set_new(requests, p->id, mcp_jsonrpc_request(id, method, params));
         json_decref(id);
     }
-    if (!b->reaper_running && !b->stopping)
-        b->reaper_running = pthread_create(&b->reaper, NULL, reaper_main, b) == 0;
-    pthread_cond_signal(&b->wake);
+    reaper_wake_locked(b);
     pthread_mutex_unlock(&b->lock);
     return requests;
 }

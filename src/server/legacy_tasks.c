@@ -150,9 +150,19 @@ static json_t *related_task_meta(const char *id)
 }
 
 /* What tasks/result answers for a task that is over (new response), under
- * the store's lock: exactly what the call would have answered. */
+ * the store's lock: exactly what the call would have answered; for one
+ * that expired first, the -32602 a tasks/result sent after that gets. */
 static json_t *outcome_locked(const struct task *t, const mcp_exchange_t *ex)
 {
+    if (t->expired && t->status != TASK_COMPLETED) {
+        mcp_error_t err = {0};
+        mcp_error_set(&err, MCP_ENOTFOUND, MCP_INVALID_PARAMS, json_pack("{s:s}", "taskId", t->id),
+                      "Task %s expired before it ended: its time to live (%lld ms) is over",
+                      t->id, (long long)t->ttl_ms);
+        json_t *response = mcp_jsonrpc_error_from(ex->msg.id, &err);
+        mcp_error_clear(&err);
+        return response;
+    }
     if (t->status == TASK_COMPLETED) {
         json_t *result = json_deep_copy(t->result);
         if (!result)
@@ -281,12 +291,17 @@ typedef struct waiter_action {
 } waiter_action_t;
 
 /* Looks at the task for its waiters, under the store's lock: those of a
- * task that is over are answered; the first of a task that needs input
- * the client was not asked for yet sends the questions. */
+ * task that is over or expired are answered; the first of a task that
+ * needs input the client was not asked for yet sends the questions. */
+static bool over_locked(const struct task *t)
+{
+    return task_is_terminal(t->status) || t->expired;
+}
+
 static size_t plan_locked(struct task *t, waiter_action_t *out, size_t cap)
 {
     size_t n = 0;
-    if (task_is_terminal(t->status)) {
+    if (over_locked(t)) {
         while (t->waiters && n < cap) {
             struct task_waiter *w = t->waiters;
             t->waiters = w->next;
@@ -338,7 +353,7 @@ void legacy_task_changed(struct task *t)
         waiter_action_t actions[MAX_ACTIONS];
         pthread_mutex_lock(&srv->tasks->lock);
         size_t n = plan_locked(t, actions, MAX_ACTIONS);
-        bool more = task_is_terminal(t->status) && t->waiters;
+        bool more = over_locked(t) && t->waiters;
         pthread_mutex_unlock(&srv->tasks->lock);
         for (size_t i = 0; i < n; i++)
             act(&actions[i]);
@@ -354,6 +369,7 @@ static void await_outcome(mcp_exchange_t *ex, const char *id, mcp_session_t *s)
     mcp_server_t *srv = ex->srv;
     struct task_waiter *w = calloc(1, sizeof *w);
     mcp_error_t err = {0};
+    int64_t expires_ms = INT64_MAX;
     pthread_mutex_lock(&srv->tasks->lock);
     struct task *t = task_find_locked(srv->tasks, id, ex->principal, true, s);
     if (!t) {
@@ -370,8 +386,14 @@ static void await_outcome(mcp_exchange_t *ex, const char *id, mcp_session_t *s)
         w->next = t->waiters;
         t->waiters = w;
         ex->task_waiter = w; /* read under this lock */
+        if (t->ttl_ms >= 0 && !over_locked(t))
+            expires_ms = t->created_ms + t->ttl_ms;
     }
     pthread_mutex_unlock(&srv->tasks->lock);
+    /* Answered when the task ends, or when it expires first: nothing else
+     * may look at the store by then, so the bridge's timer does. */
+    if (expires_ms != INT64_MAX)
+        bridge_sweep_tasks_at(srv->bridge, expires_ms);
     if (err.code) {
         free(w);
         exchange_fail(ex, &err, false);
@@ -401,6 +423,8 @@ void legacy_task_input_answered(struct task *t, mcp_exchange_t *ex, const json_t
     pthread_mutex_lock(&srv->tasks->lock);
     if (failure->code)
         mcp_error_move(&err, failure);
+    else if (t->expired) /* answers that crossed the expiry: nothing to resume */
+        mcp_error_set(&err, MCP_ENOTFOUND, MCP_INVALID_PARAMS, NULL, "Task %s expired", t->id);
     else
         task_take_answers_locked(t, answers, &resume, &err);
     if (err.code && t->asked_on == ex->task_waiter) {

@@ -245,8 +245,9 @@ void mcp_server_free(mcp_server_t *srv)
     pthread_mutex_unlock(&srv->pool_lock);
     mcp_pool_free(pool);
 
-    /* No handler runs any more: the tasks (and the exchanges they keep)
-     * can go. */
+    /* No handler runs any more, and the bridge's timer, which sweeps the
+     * task store, stops: the tasks (and the exchanges they keep) can go. */
+    bridge_stop_timer(srv->bridge);
     task_store_free(srv->tasks);
     sessions_free_all(srv);
     bridge_free(srv->bridge);

@@ -378,7 +378,14 @@ void session_touch(mcp_server_t *srv, mcp_session_t *s);
 
 typedef struct bridge bridge_t;
 bridge_t *bridge_new(mcp_server_t *srv);
+/* Stops the bridge's timer thread (idempotent): before the task store is
+ * freed, since the thread sweeps it. */
+void bridge_stop_timer(bridge_t *b);
 void bridge_free(bridge_t *b);
+/* Has the bridge's timer thread sweep the task store at `when_ms`
+ * (monotonic), and from then on whenever the next task a legacy
+ * tasks/result waits for expires. */
+void bridge_sweep_tasks_at(bridge_t *b, int64_t when_ms);
 /* The handler of `ex` asked for input on a legacy connection: send the
  * real requests and run it again when every answer is in. Takes the
  * exchange's core reference and the call's input requests and state. */

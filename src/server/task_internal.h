@@ -59,7 +59,8 @@ struct task {
     json_t *state;          /* the handler's state for its next run, or NULL */
     bool running;           /* the handler runs, or is queued to */
     bool cancel_requested;
-    bool stored;            /* still in the store (not expired) */
+    bool stored;            /* still in the store */
+    bool expired;           /* its time to live ran out (it left the store then) */
     /* Legacy: the tasks/result requests waiting for the task's end, and
      * whether its input requests went out to the client, on which one. */
     struct task_waiter *waiters;
@@ -95,8 +96,14 @@ void task_store_insert_locked(struct task_store *s, struct task *t);
  * as one that never existed. */
 struct task *task_find_locked(struct task_store *s, const char *id, const char *principal,
                               bool legacy, const mcp_session_t *session);
-/* Forgets the tasks whose time is up (at most once a second). */
+/* Forgets the tasks whose time is up (at most once a second): a running
+ * handler is cancelled, and the legacy tasks/result requests waiting for
+ * a task are answered that it expired. */
 void task_sweep(struct task_store *s);
+/* task_sweep() now, however recent the last one. Returns when the next
+ * stored task that a tasks/result waits for expires (monotonic ms), or
+ * INT64_MAX when there is none: the bridge's timer sweeps again then. */
+int64_t task_sweep_now(struct task_store *s);
 
 /* -32602 for a task that does not exist (or is not the caller's). */
 int task_unknown(mcp_error_t *err, const char *id);

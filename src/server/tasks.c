@@ -193,16 +193,19 @@ static bool expired(const struct task *t, int64_t now)
 /*
  * Running tasks whose time is up are cancelled (outside the lock:
  * cancelling wakes the handler); their handler's outcome then finds the
- * task gone from the store and is dropped.
+ * task gone from the store and is dropped. A legacy task's waiting
+ * tasks/result requests are answered now (legacy_task_changed sees
+ * `expired`), whether or not a handler runs: one waiting for input would
+ * otherwise wait for answers that can no longer matter.
  */
-void task_sweep(struct task_store *s)
+static int64_t sweep(struct task_store *s, bool force)
 {
-    int64_t now = mcp_clock_ms();
+    int64_t now = mcp_clock_ms(), next_watched = INT64_MAX;
     struct task *gone = NULL;
     pthread_mutex_lock(&s->lock);
-    if (now < s->next_sweep_ms) {
+    if (!force && now < s->next_sweep_ms) {
         pthread_mutex_unlock(&s->lock);
-        return;
+        return INT64_MAX; /* only the forced sweep's answer is used */
     }
     s->next_sweep_ms = now + SWEEP_INTERVAL_MS;
     for (size_t b = 0; b < s->n_buckets; b++) {
@@ -210,11 +213,14 @@ void task_sweep(struct task_store *s)
         while (*p) {
             struct task *t = *p;
             if (!expired(t, now)) {
+                if (t->waiters && t->ttl_ms >= 0 && t->created_ms + t->ttl_ms < next_watched)
+                    next_watched = t->created_ms + t->ttl_ms;
                 p = &t->next;
                 continue;
             }
             *p = t->next;
             t->stored = false;
+            t->expired = true;
             s->count--;
             t->next = gone;
             gone = t;
@@ -224,9 +230,22 @@ void task_sweep(struct task_store *s)
     while (gone) {
         struct task *next = gone->next;
         exchange_cancel(gone->ex); /* harmless when the handler is done */
+        if (gone->legacy)
+            legacy_task_changed(gone);
         task_unref(gone);
         gone = next;
     }
+    return next_watched;
+}
+
+void task_sweep(struct task_store *s)
+{
+    sweep(s, false);
+}
+
+int64_t task_sweep_now(struct task_store *s)
+{
+    return sweep(s, true);
 }
 
 /* ------------------------------------------------------------------------

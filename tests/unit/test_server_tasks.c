@@ -846,6 +846,124 @@ static void test_task_expires_after_its_ttl(void **state)
     mcp_server_free(srv);
 }
 
+/* ------------------------------------------------------------------ */
+/* Legacy (2025-11-25) tasks/result and the task's time to live         */
+/* ------------------------------------------------------------------ */
+
+/* A 2025-11-25 session on `conn` that can answer elicitations. */
+static void legacy_session(mcp_server_t *srv, mcp_conn_t *conn)
+{
+    json_decref(legacy_serve(srv, conn, NULL,
+                             legacy_initialize(1, "2025-11-25", "{\"elicitation\":{}}"), NULL));
+    json_decref(legacy_serve(srv, conn, NULL,
+                             legacy_notification("notifications/initialized", NULL), NULL));
+}
+
+/* A task-augmented tools/call of `tool` asking for `ttl_ms`: the task id
+ * (new string). */
+static char *legacy_task(mcp_server_t *srv, mcp_conn_t *conn, const char *tool, int ttl_ms)
+{
+    json_t *response = legacy_serve(
+        srv, conn, NULL,
+        legacy_request(next_id++, "tools/call",
+                       json_pack("{s:s, s:{}, s:{s:i}}", "name", tool, "arguments", "task", "ttl",
+                                 ttl_ms)),
+        NULL);
+    const char *id = json_string_value(
+        json_object_get(json_object_get(expect_legacy_result(response), "task"), "taskId"));
+    assert_non_null(id);
+    char *copy = strdup(id);
+    json_decref(response);
+    return copy;
+}
+
+/* The legacy tasks/get status of `id`, or NULL when it is an error. */
+static bool legacy_status_is(mcp_server_t *srv, mcp_conn_t *conn, const char *id,
+                             const char *status)
+{
+    json_t *response = legacy_serve(
+        srv, conn, NULL, legacy_request(next_id++, "tasks/get", json_pack("{s:s}", "taskId", id)),
+        NULL);
+    const char *now = json_string_value(
+        json_object_get(json_object_get(response, "result"), "status"));
+    bool same = now && strcmp(now, status) == 0;
+    json_decref(response);
+    return same;
+}
+
+/* Waits for the release of a tasks/result submitted on `cap` and checks it
+ * ended with the -32602 of an expired task. */
+static void expect_expired(capture_sink_t *cap, const char *id)
+{
+    /* The input timeout is ten minutes: only the expiry ends it now. */
+    assert_true(capture_wait_released(cap, 10000));
+    capture_assert_done(cap);
+    const json_t *response = capture_response(cap, NULL);
+    const json_t *error = expect_error(response, MCP_INVALID_PARAMS);
+    assert_non_null(strstr(json_string_value(json_object_get(error, "message")), "expired"));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(error, "data"), "taskId")),
+                        id);
+}
+
+/* A tasks/result waits for its task's end; when the task's time to live
+ * runs out first, every waiting tasks/result ends with -32602 at once
+ * (the one that carried the task's questions, and one that waited behind
+ * it), without any other request coming to look at the store. So does one
+ * waiting for a task whose handler runs; the handler is cancelled. */
+static void test_legacy_task_result_ends_when_task_expires(void **state)
+{
+    (void)state;
+    mcp_server_t *srv = new_server(0);
+    mcp_conn_t *conn = mcp_conn_new(srv, MCP_TRANSPORT_STDIO);
+    legacy_session(srv, conn);
+
+    char *id = legacy_task(srv, conn, "ask", 400);
+    for (int i = 0; i < 500 && !legacy_status_is(srv, conn, id, "input_required"); i++)
+        sleep_ms(10);
+    capture_sink_t asked, behind;
+    capture_init(&asked);
+    capture_init(&behind);
+    json_t *msg = legacy_request(next_id++, "tasks/result", json_pack("{s:s}", "taskId", id));
+    assert_int_equal(capture_submit(srv, conn, msg, NULL, &asked, NULL), MCP_OK);
+    json_decref(msg);
+    assert_true(capture_wait_count(&asked, 2, CAPTURE_PATIENCE_MS)); /* "a" and "b" */
+    for (size_t i = 0; i < 2; i++) {
+        capture_item_t item = capture_item(&asked, i);
+        assert_int_equal(item.kind, MCP_OUT_REQUEST);
+        assert_string_equal(json_string_value(json_object_get(item.msg, "method")),
+                            "elicitation/create");
+    }
+    msg = legacy_request(next_id++, "tasks/result", json_pack("{s:s}", "taskId", id));
+    assert_int_equal(capture_submit(srv, conn, msg, NULL, &behind, NULL), MCP_OK);
+    json_decref(msg);
+    expect_expired(&asked, id);
+    expect_expired(&behind, id);
+    assert_int_equal(capture_count(&behind), 1); /* its answer only: no questions */
+    json_t *response = legacy_serve(
+        srv, conn, NULL, legacy_request(next_id++, "tasks/get", json_pack("{s:s}", "taskId", id)),
+        NULL);
+    expect_error(response, MCP_INVALID_PARAMS);
+    json_decref(response);
+    capture_cleanup(&asked);
+    capture_cleanup(&behind);
+    free(id);
+
+    /* A running handler: the waiter ends at the expiry, the handler is
+     * cancelled (or this test's server_free would wait a minute for it). */
+    id = legacy_task(srv, conn, "sleeper", 300);
+    capture_sink_t waiting;
+    capture_init(&waiting);
+    msg = legacy_request(next_id++, "tasks/result", json_pack("{s:s}", "taskId", id));
+    assert_int_equal(capture_submit(srv, conn, msg, NULL, &waiting, NULL), MCP_OK);
+    json_decref(msg);
+    expect_expired(&waiting, id);
+    capture_cleanup(&waiting);
+    free(id);
+
+    mcp_conn_free(conn);
+    mcp_server_free(srv);
+}
+
 /* A server freed with tasks running, waiting for input and finished
  * frees them all (LeakSanitizer checks) and does not wait for a sleeper. */
 static void test_free_with_tasks_in_every_state(void **state)
@@ -881,6 +999,7 @@ int main(void)
         cmocka_unit_test(test_task_notifications_on_listen),
         cmocka_unit_test(test_task_is_bound_to_its_principal),
         cmocka_unit_test(test_task_expires_after_its_ttl),
+        cmocka_unit_test(test_legacy_task_result_ends_when_task_expires),
         cmocka_unit_test(test_free_with_tasks_in_every_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
