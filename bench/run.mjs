@@ -7,7 +7,8 @@
 // absolute numbers drift from run to run, ratios measured minutes apart
 // hold.
 //
-// Prints a table and writes BUILD_DIR/bench-results.json.
+// Prints a table and writes BUILD_DIR/bench-results.json;
+// `node bench/run.mjs --report FILE` prints the tables of such a file again.
 //
 // Environment: BENCH_SECONDS (wrk duration per cell, default 5),
 // BENCH_SCALE (multiplies every call count, default 1; 0.1 for a quick look).
@@ -366,6 +367,8 @@ function report() {
                   `${fmt(100 * l.rps / m.rps)}%`, `${fmt(100 * i.rps / m.rps)}%`];
         }));
   const pct = (a, b) => `${fmt(100 * a / b)}%`;
+  // A target's own value shows a decimal: 74.8% must not read as 75%.
+  const pct1 = (a, b) => `${fmt(100 * a / b, 1)}%`;
   const perRound = (a, b) => a.runs.map((r, i) => pct(r.rps, b.runs[i].rps)).join(', ');
   table('1c. The ceiling in libmcp\'s layout: bare libmicrohttpd handing connections to its threads in turn',
         ['connections', 'bare MHD', 'p99', 'spread', 'p99', 'libmcp/spread', 'inline/spread',
@@ -380,13 +383,13 @@ function report() {
   const [l16, i16, t16, m16] = [h('libmcp', 16), h('libmcp_inline', 16), h('ts', 16), h('mhd', 16)];
   target('HTTP c=16: >= 25x the TypeScript v2 server', l16.rps >= 25 * t16.rps, ratio(l16.rps, t16.rps));
   target('HTTP c=16: >= 75% of bare libmicrohttpd', l16.rps >= 0.75 * m16.rps,
-         `${pct(l16.rps, m16.rps)} (rounds ${perRound(l16, m16)})`);
+         `${pct1(l16.rps, m16.rps)} (rounds ${perRound(l16, m16)})`);
   target('  (info) of bare MHD in libmcp\'s layout (spread)', null,
          `${pct(l16.rps, h('mhd_spread', 16).rps)} (rounds ${perRound(l16, h('mhd_spread', 16))})`);
   target('HTTP c=16: p99 < 2 ms', l16.p99_us < 2000, us(l16.p99_us));
   target('  the same, run_inline tool: >= 25x TypeScript', i16.rps >= 25 * t16.rps, ratio(i16.rps, t16.rps));
   target('  the same, run_inline tool: >= 75% of bare MHD', i16.rps >= 0.75 * m16.rps,
-         `${fmt(100 * i16.rps / m16.rps)}%`);
+         pct1(i16.rps, m16.rps));
   target('  the same, run_inline tool: p99 < 2 ms', i16.p99_us < 2000, us(i16.p99_us));
 
   const st = (client, server, inflight, op = 'echo', spin = client !== 'ts' || server !== 'ts') =>
@@ -494,14 +497,21 @@ function report() {
 
 // ---------------------------------------------------------------------------
 
-for (const step of [httpEcho, stdioPairs, memory, mrtr, large, connect]) await step();
-results.machine.load_after = os.loadavg().map((x) => +x.toFixed(2));
-results.finished = new Date().toISOString();
+// `run.mjs --report FILE` prints the tables of a saved run again.
+if (process.argv[2] === '--report') {
+  Object.assign(results, JSON.parse(readFileSync(process.argv[3], 'utf8')));
+} else {
+  for (const step of [httpEcho, stdioPairs, memory, mrtr, large, connect]) await step();
+  results.machine.load_after = os.loadavg().map((x) => +x.toFixed(2));
+  results.finished = new Date().toISOString();
+}
 const mc = results.machine;
 console.log(`\nlibmcp benchmarks, ${results.started}: ${mc.cpu}, ${mc.cpus} CPUs, ${mc.memory_gib} GiB, ` +
             `Linux ${mc.kernel}, Node ${mc.node}, ${mc.wrk}, libmicrohttpd ${mc.libmicrohttpd}, ` +
             `jansson ${mc.jansson}; load ${mc.load_before.join('/')} before, ${mc.load_after.join('/')} after`);
 report();
-const out = path.join(build, 'bench-results.json');
-writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
-console.log(`\nresults: ${out}`);
+if (process.argv[2] !== '--report') {
+  const out = path.join(build, 'bench-results.json');
+  writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
+  console.log(`\nresults: ${out}`);
+}
