@@ -28,6 +28,7 @@
 #include "mcp/common.h"
 #include "protocol/hex.h"
 #include "protocol/json_reader.h"
+#include "protocol/utf8.h"
 
 /* Tokens other than punctuation, which is its own character ('{', ':' ...). */
 enum {
@@ -177,50 +178,6 @@ static void fail_out_of_memory(struct reader *r)
 /* UTF-8                                                                   */
 /* ---------------------------------------------------------------------- */
 
-static bool is_continuation(unsigned char c)
-{
-    return (c & 0xC0) == 0x80;
-}
-
-/*
- * The length of the well-formed UTF-8 sequence starting at `p`, a byte of
- * 0x80 or above; 0 if it is not one (RFC 3629: no overlong forms, no
- * surrogates, nothing above U+10FFFF, no sequence cut short by `end`).
- */
-static size_t utf8_sequence_length(const unsigned char *p, const unsigned char *end)
-{
-    unsigned char lead = p[0];
-    size_t available = (size_t)(end - p);
-    /* The second byte's range is narrower after the leads that could
-     * otherwise start an overlong form, a surrogate or a code point past
-     * U+10FFFF. */
-    unsigned char low = 0x80, high = 0xBF;
-    size_t length;
-    if (lead >= 0xC2 && lead <= 0xDF) {
-        length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-        length = 3;
-        if (lead == 0xE0)
-            low = 0xA0;
-        else if (lead == 0xED)
-            high = 0x9F;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-        length = 4;
-        if (lead == 0xF0)
-            low = 0x90;
-        else if (lead == 0xF4)
-            high = 0x8F;
-    } else {
-        return 0;
-    }
-    if (available < length || p[1] < low || p[1] > high)
-        return 0;
-    for (size_t i = 2; i < length; i++)
-        if (!is_continuation(p[i]))
-            return 0;
-    return length;
-}
-
 static void fail_utf8(struct reader *r, const char *at)
 {
     fail(r, at, json_error_invalid_utf8, "unable to decode byte 0x%x", (unsigned char)*at);
@@ -234,7 +191,7 @@ static void fail_utf8(struct reader *r, const char *at)
 static bool fails_to_decode(struct reader *r, const char *p)
 {
     const unsigned char *u = (const unsigned char *)p;
-    if (p == r->end || *u < 0x80 || utf8_sequence_length(u, (const unsigned char *)r->end))
+    if (p == r->end || *u < 0x80 || mcp_utf8_sequence_length(u, (const unsigned char *)r->end))
         return false;
     fail_utf8(r, p);
     return true;
@@ -476,7 +433,7 @@ static void scan_string(struct reader *r)
                      *p);
             return;
         }
-        size_t length = utf8_sequence_length(p, end);
+        size_t length = mcp_utf8_sequence_length(p, end);
         if (!length) {
             fail_utf8(r, (const char *)p);
             return;
@@ -704,7 +661,7 @@ static void scan(struct reader *r)
         r->p = p + 1;
         return;
     }
-    size_t length = utf8_sequence_length((const unsigned char *)p, (const unsigned char *)end);
+    size_t length = mcp_utf8_sequence_length((const unsigned char *)p, (const unsigned char *)end);
     if (length)
         r->p = p + length;
     else
