@@ -94,6 +94,12 @@ static void put_string(struct out *o, const char *s, size_t len)
         o->len += len + 2;
         return;
     }
+    /* Room for the rest at once, and an escape in eight bytes (a newline
+     * a line, say): a long text then grows the buffer once, instead of
+     * doubling it a dozen times, copying it and touching fresh pages
+     * each time. More escapes than that grow it as usual. */
+    if (len - clean < SIZE_MAX / 4)
+        reserve(o, len - clean + (len - clean) / 8 + 2);
     put_char(o, '"');
     for (size_t i = clean; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
