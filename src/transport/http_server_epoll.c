@@ -53,6 +53,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,6 +77,11 @@
 /* Unsent bytes a stream may hold: a stream whose client stops reading is
  * dropped beyond this, rather than buffered without bound. */
 #define MAX_PENDING_OUTPUT ((size_t)8 * 1024 * 1024)
+/* A whole answer's body at least this long goes to the socket from the
+ * caller's buffer, with the head before it in one sendmsg; only what the
+ * socket does not take is copied into the connection's output. Below it,
+ * head and body are copied together and go out in one send. */
+#define DIRECT_BODY_MIN ((size_t)64 * 1024)
 #define LINGER_MS 2000
 #define MAX_EVENTS 64
 #define ACCEPT_BATCH 16
@@ -260,6 +266,44 @@ static bool append_locked(conn_t *c, const char *data, size_t len)
     return true;
 }
 
+/*
+ * Sends what is pending (the head) and then `data` with sendmsg, without
+ * copying `data` first, until the socket takes no more (c->lock held);
+ * what it did not take is appended to the pending output, for
+ * flush_locked and EPOLLOUT to finish as usual. False when the
+ * connection failed (shut down) or out of memory.
+ */
+static bool send_direct_locked(conn_t *c, const char *data, size_t len)
+{
+    size_t sent = 0; /* of data */
+    while (c->fd >= 0 && sent < len) {
+        size_t pending = c->out_len - c->out_off;
+        struct iovec iov[2];
+        int n = 0;
+        if (pending)
+            iov[n++] = (struct iovec){c->out + c->out_off, pending};
+        iov[n++] = (struct iovec){(char *)data + sent, len - sent};
+        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        ssize_t w = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w > 0) {
+            size_t from_pending = (size_t)w < pending ? (size_t)w : pending;
+            c->out_off += from_pending;
+            sent += (size_t)w - from_pending;
+        } else if (w < 0 && errno == EINTR) {
+            continue;
+        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            break; /* flush_locked meets it again and waits for EPOLLOUT */
+        } else {
+            shutdown(c->fd, SHUT_RDWR);
+            return false;
+        }
+    }
+    if (c->fd < 0)
+        return false;
+    atomic_store_explicit(&c->active_ms, mcp_clock_coarse_ms(), memory_order_relaxed);
+    return append_locked(c, data + sent, len - sent);
+}
+
 /* Hands a connection to its loop, to read what waits for it. */
 static void post(conn_t *c)
 {
@@ -415,8 +459,10 @@ static int on_start(void *user, int status, const mcp_header_t *headers, size_t 
         c->chunked_out = c->streaming && !c->http10;
         if (c->close_after)
             c->lingering = true;
-        /* Room for the whole answer at once: it is written with one send. */
-        size_t need = 192 + (content_length > 0 ? (size_t)content_length : 0);
+        /* Room for the whole answer at once: it is written with one send
+         * (a long body is sent from where it is: send_direct_locked). */
+        size_t body = content_length > 0 ? (size_t)content_length : 0;
+        size_t need = 192 + (body < DIRECT_BODY_MIN ? body : 0);
         for (size_t i = 0; i < n_headers; i++)
             need += strlen(headers[i].name) + strlen(headers[i].value) + 4;
         if (reserve_locked(c, need) &&
@@ -446,6 +492,8 @@ static int on_write(void *user, const char *data, size_t len)
             int n = snprintf(size, sizeof size, "%zx\r\n", len);
             ok = append_locked(c, size, (size_t)n) && append_locked(c, data, len) &&
                  append_locked(c, "\r\n", 2);
+        } else if (!c->streaming && len >= DIRECT_BODY_MIN) {
+            ok = send_direct_locked(c, data, len);
         } else {
             ok = append_locked(c, data, len);
         }
