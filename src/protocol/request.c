@@ -55,36 +55,6 @@ static const json_t *request_meta(const mcp_message_t *msg)
     return msg ? json_object_get(msg->params, "_meta") : NULL;
 }
 
-static bool key_is(const char *key, size_t len, const char *name, size_t name_len)
-{
-    return len == name_len && memcmp(key, name, len) == 0;
-}
-
-#define KEY_IS(key, len, name) key_is(key, len, name, sizeof name - 1)
-
-void mcp_envelope_read(const json_t *params, mcp_envelope_t *out)
-{
-    memset(out, 0, sizeof *out);
-    out->meta = json_object_get(params, "_meta");
-    if (!json_is_object(out->meta))
-        return;
-    const char *key;
-    size_t len;
-    json_t *value;
-    json_object_keylen_foreach((json_t *)out->meta, key, len, value) {
-        if (KEY_IS(key, len, MCP_META_PROTOCOL_VERSION))
-            out->protocol_version = value;
-        else if (KEY_IS(key, len, MCP_META_CLIENT_CAPABILITIES))
-            out->client_capabilities = value;
-        else if (KEY_IS(key, len, MCP_META_CLIENT_INFO))
-            out->client_info = value;
-        else if (KEY_IS(key, len, MCP_META_LOG_LEVEL))
-            out->log_level = value;
-        else if (KEY_IS(key, len, "progressToken"))
-            out->progress_token = value;
-    }
-}
-
 mcp_era_t mcp_request_era(const mcp_message_t *msg)
 {
     /* The claim alone decides, whatever its value: a malformed modern
