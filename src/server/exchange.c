@@ -13,6 +13,7 @@
 
 #include "server/server_internal.h"
 #include "clock.h"
+#include "zalloc.h"
 #include "protocol/envelope.h"
 #include "protocol/json_writer.h"
 
@@ -44,7 +45,7 @@ static void live_unlink(mcp_exchange_t *ex)
 mcp_exchange_t *exchange_new(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
                              const mcp_request_context_t *ctx, mcp_sink_t *sink)
 {
-    mcp_exchange_t *ex = calloc(1, sizeof *ex);
+    mcp_exchange_t *ex = mcp_zalloc(sizeof *ex);
     if (!ex)
         return NULL;
     if (ctx->principal && !(ex->principal = strdup(ctx->principal))) {

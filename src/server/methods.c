@@ -224,7 +224,7 @@ static int resolve_completion(mcp_exchange_t *ex, completion_request_t *c, mcp_e
 
 /*
  * A new result object whose `key` holds the array the handler filled (an
- * empty one if call_init could not make it). The array moves from the call
+ * empty one if the handler added none). The array moves from the call
  * to the result (*items becomes NULL), so it is neither copied nor shared.
  */
 static json_t *result_with_items(const char *key, json_t **items)
@@ -248,8 +248,9 @@ static json_t *tool_result(mcp_call_t *call)
         char *text = mcp_json_dump(call->structured, NULL);
         json_t *block = text ? mcp_content_text(text) : NULL;
         free(text);
-        if (block)
-            json_array_append_new(call->content, block);
+        if (block && !call->content)
+            call->content = json_array();
+        json_array_append_new(call->content, block);
     }
     json_t *result = result_with_items("content", &call->content);
     if (result && call->structured)

@@ -481,17 +481,17 @@ struct mcp_call {
     json_t *arguments;       /* borrowed, or an owned {} */
     bool owns_arguments;
 
-    /* Tool result */
-    json_t *content;         /* array */
+    /* Tool result (the arrays here are NULL until first appended to) */
+    json_t *content;         /* array, or NULL */
     json_t *structured;      /* or NULL */
     bool is_error;
     /* Resource result */
-    json_t *contents;        /* array */
+    json_t *contents;        /* array, or NULL */
     /* Prompt result */
-    json_t *messages;        /* array */
+    json_t *messages;        /* array, or NULL */
     char *description;
     /* Completion result */
-    json_t *values;          /* array of strings */
+    json_t *values;          /* array of strings, or NULL */
     int64_t total;           /* < 0: omitted */
     bool has_more;
     /* Any result */

@@ -20,6 +20,7 @@
 #include "server/server_internal.h"
 #include "transport/http_cors.h"
 #include "transport/http_endpoint.h"
+#include "zalloc.h"
 
 static const mcp_header_t JSON_HEADERS[] = {{"Content-Type", "application/json"}};
 static const mcp_header_t SSE_HEADERS[] = {
@@ -174,7 +175,7 @@ static mcp_http_exchange_t *exchange_create(mcp_http_endpoint_t *ep, const mcp_h
                                          const mcp_http_responder_t *responder,
                                          const http_accept_t *accept)
 {
-    mcp_http_exchange_t *x = calloc(1, sizeof *x);
+    mcp_http_exchange_t *x = mcp_zalloc(sizeof *x);
     if (!x)
         return NULL;
     if (!copy_headers(x, &req->headers)) {

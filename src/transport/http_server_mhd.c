@@ -43,6 +43,7 @@
 #include "transport/http_server_engine.h"
 #include "transport/http_watch.h"
 #include "transport/mhd_api.h"
+#include "zalloc.h"
 
 /* libmicrohttpd's per-connection memory pool holds the request head, the
  * read buffer and the write buffer. It is sized from the largest head we
@@ -132,7 +133,7 @@ static void req_unref(void *arg)
 
 static http_req_t *req_new(mhd_engine_t *http, struct MHD_Connection *conn)
 {
-    http_req_t *req = calloc(1, sizeof *req);
+    http_req_t *req = mcp_zalloc(sizeof *req);
     if (!req)
         return NULL;
     atomic_init(&req->refs, 1);
