@@ -1,8 +1,6 @@
 /* Compact and canonical serialisation of jansson values (json_writer.h). */
-#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,20 +130,38 @@ static void put_string(struct out *o, const char *s, size_t len)
 
 /* ---- numbers ----------------------------------------------------------- */
 
+/* Writes the decimal digits of `value`, and its sign, so that they end
+ * just before `end` (at most 20 bytes); returns where they start.
+ * snprintf() took ~650 instructions for the id of every response. */
+static char *format_int64(int64_t value, char *end)
+{
+    /* The magnitude as unsigned, so INT64_MIN needs no special case. */
+    uint64_t magnitude = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
+    char *p = end;
+    do {
+        *--p = (char)('0' + magnitude % 10);
+        magnitude /= 10;
+    } while (magnitude);
+    if (value < 0)
+        *--p = '-';
+    return p;
+}
+
 static void put_number(struct out *o, const json_t *v)
 {
     char number[40];
-    int n;
     if (o->mode == JSON_WRITE_COMPACT && json_is_integer(v)) {
-        n = snprintf(number, sizeof number, "%" PRId64, (int64_t)json_integer_value(v));
-    } else {
-        /* Canonical: every number is a double (I-JSON). Compact reals: the
-         * shortest digits that read back as the same double. */
-        n = mcp_format_es_number(json_number_value(v), number, sizeof number - 2);
-        if (n > 0 && o->mode == JSON_WRITE_COMPACT && !strpbrk(number, ".e")) {
-            memcpy(number + n, ".0", 3); /* still a real when read back */
-            n += 2;
-        }
+        char *end = number + sizeof number;
+        char *start = format_int64((int64_t)json_integer_value(v), end);
+        put(o, start, (size_t)(end - start));
+        return;
+    }
+    /* Canonical: every number is a double (I-JSON). Compact reals: the
+     * shortest digits that read back as the same double. */
+    int n = mcp_format_es_number(json_number_value(v), number, sizeof number - 2);
+    if (n > 0 && o->mode == JSON_WRITE_COMPACT && !strpbrk(number, ".e")) {
+        memcpy(number + n, ".0", 3); /* still a real when read back */
+        n += 2;
     }
     if (n < 0)
         o->failed = true;

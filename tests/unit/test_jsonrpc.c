@@ -734,6 +734,30 @@ static void test_write_result(void **state)
         json_decref(ids[i]);
 }
 
+/* Integers are written in decimal, the sign only when negative, down to
+ * the extremes of int64. */
+static void test_dump_integers(void **state)
+{
+    (void)state;
+    static const struct {
+        json_int_t value;
+        const char *text;
+    } cases[] = {
+        {0, "0"}, {7, "7"}, {-7, "-7"}, {10, "10"}, {-10, "-10"}, {1234567890, "1234567890"},
+        {INT64_MAX, "9223372036854775807"}, {INT64_MIN, "-9223372036854775808"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *v = json_integer(cases[i].value);
+        size_t len;
+        char *text = mcp_json_dump(v, &len);
+        assert_non_null(text);
+        assert_string_equal(text, cases[i].text);
+        assert_int_equal(len, strlen(cases[i].text));
+        free(text);
+        json_decref(v);
+    }
+}
+
 static void test_build_error(void **state)
 {
     (void)state;
@@ -946,6 +970,7 @@ int main(void)
         cmocka_unit_test(test_build_error_from),
         cmocka_unit_test(test_dump),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_dump_integers),
         cmocka_unit_test(test_builders_parse_back),
         cmocka_unit_test(test_out_of_memory),
     };
