@@ -52,9 +52,9 @@ MCP_API bool mcp_method_may_require_input(const char *method);
  *     are added when absent, from `shape` (MCP_DEFAULT_TTL_MS and
  *     "private" when `shape` is NULL); handler-set values are kept;
  *   - for any other kind, ttlMs and cacheScope are removed;
- *   - the request-scoped keys are removed from _meta, a copy of
- *     shape->server_info is stored in it (replacing a handler's), and a
- *     _meta left empty is removed.
+ *   - the request-scoped keys are removed from _meta,
+ *     shape->server_info is stored in it (a reference, not a copy;
+ *     replacing a handler's), and a _meta left empty is removed.
  * Everything is validated before anything is changed: on MCP_EINVAL the
  * result is untouched. Errors (MCP_EINVAL, *err filled with -32603, the
  * handler's fault): result not an object; resultType not a string; _meta
