@@ -493,6 +493,10 @@ fail_pool:
     return NULL;
 }
 
+/* Whether this thread's last submitted job went to a thread waiting
+ * actively for work (mcp_pool_take_direct_handoff). */
+static _Thread_local bool handed_off_directly;
+
 /* mcp_pool_submit with the lock held. */
 static int submit_locked(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
 {
@@ -527,7 +531,15 @@ static int submit_locked(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg)
      * thread waiting, the signal costs no system call. */
     if (!pool->spinning || pool->queue.count > 1)
         pthread_cond_signal(&pool->work_available);
+    handed_off_directly = pool->spinning && pool->queue.count == 1;
     return MCP_OK;
+}
+
+bool mcp_pool_take_direct_handoff(void)
+{
+    bool direct = handed_off_directly;
+    handed_off_directly = false;
+    return direct;
 }
 
 void mcp_pool_set_spin(mcp_pool_t *pool, int budget_us)

@@ -102,6 +102,16 @@ void mcp_pool_set_spin(mcp_pool_t *pool, int budget_us);
 int mcp_pool_submit(mcp_pool_t *pool, mcp_pool_job_fn fn, void *arg);
 
 /*
+ * Did the last job this thread submitted, to any pool, go straight to a
+ * pool thread that was waiting actively for work (the only job queued, a
+ * thread spinning)? Such a job is running within microseconds, so a
+ * submitter that would otherwise park until its outcome may wait a moment
+ * for it instead. Clears the answer: a second call says false until the
+ * next submission. Per thread; cannot fail.
+ */
+bool mcp_pool_take_direct_handoff(void);
+
+/*
  * Stops accepting jobs from outside the pool, lets queued and running jobs
  * (and the jobs they submit) finish, then joins every thread. Idempotent.
  * Must not be called from a job of this pool.

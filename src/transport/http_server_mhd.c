@@ -16,8 +16,9 @@
  *
  *   first call      headers: mcp_http_begin(); a refusal is queued at once
  *   upload calls    mcp_http_body()
- *   final call      mcp_http_end(); queue the answer if it is there, else
- *                   suspend (parked) until the responder resumes us, and
+ *   final call      mcp_http_end(); queue the answer if it is there (or
+ *                   comes within moments: await_answer()), else suspend
+ *                   (parked) until the responder resumes us, and
  *                   libmicrohttpd calls again
  *   content reader  an event stream: hand out buffered events; suspend
  *                   when there are none yet
@@ -39,10 +40,12 @@
 #include "protocol/headers_internal.h"
 #include "protocol/http1.h"
 #include "server/server_internal.h"
+#include "server/worker_pool.h"
 #include "transport/http_endpoint.h"
 #include "transport/http_server_engine.h"
 #include "transport/http_watch.h"
 #include "transport/mhd_api.h"
+#include "spin.h"
 #include "zalloc.h"
 
 /* libmicrohttpd's per-connection memory pool holds the request head, the
@@ -68,6 +71,7 @@ typedef struct mhd_engine {
     char *tls_cert; /* PEM text, kept while the daemon runs */
     char *tls_key;
 
+    int spin_us;          /* an event thread's active wait (spin.h), resolved */
     atomic_bool stopping; /* refuse new requests */
     atomic_bool closing;  /* no more suspending: everything is being closed */
     pthread_mutex_t lock; /* guards `reqs` */
@@ -89,6 +93,9 @@ typedef struct http_req {
     mcp_header_t *headers; /* one block, see copy_answer_headers() */
     size_t n_headers;
     bool started, streaming, finished, complete;
+    bool movable; /* next_step_locked() would no longer park: the answer
+                     finished or began streaming. Also read without the
+                     lock, by await_answer() */
     bool responder_live; /* the exchange may still call us (holds a ref) */
     char *buf;           /* body bytes not yet handed to libmicrohttpd */
     size_t len, off, cap;
@@ -211,6 +218,8 @@ static int on_start(void *user, int status, const mcp_header_t *headers, size_t 
         req->status = status;
         req->started = true;
         req->streaming = content_length < 0;
+        if (req->streaming)
+            __atomic_store_n(&req->movable, true, __ATOMIC_RELEASE);
         /* A whole body arrives in one write(): room for exactly that, so
          * a large answer is not copied over and over as the buffer grows. */
         if (content_length > 0 && !req->buf && (req->buf = malloc((size_t)content_length)))
@@ -264,6 +273,7 @@ static void on_finish(void *user, bool complete)
     pthread_mutex_lock(&req->lock);
     req->finished = true;
     req->complete = complete;
+    __atomic_store_n(&req->movable, true, __ATOMIC_RELEASE);
     req->responder_live = false;
     wake_locked(req);
     pthread_mutex_unlock(&req->lock);
@@ -370,6 +380,22 @@ static next_step_t next_step_locked(http_req_t *req)
     if (req->gone || !park_locked(req))
         return STEP_CLOSE;
     return STEP_WAIT;
+}
+
+/*
+ * Parking a connection costs libmicrohttpd two epoll_ctl() calls and a
+ * wake-up of its event thread through a pipe, and then a second pass of
+ * the access handler. When the handler's job went straight to a pool
+ * thread that was waiting for work, its answer usually comes first: wait
+ * for it actively, up to the server's spin budget (spin.h), before
+ * parking. Not when the job was queued: this thread would then hold its
+ * other connections for an answer still far off (waiting always lost
+ * 10-25% of the requests at 64 connections; docs/benchmarks.md).
+ */
+static void await_answer(http_req_t *req)
+{
+    if (req->http->spin_us > 0 && mcp_pool_take_direct_handoff())
+        mcp_spin_until(&req->movable, req->http->spin_us);
 }
 
 /* next_step_locked() and then, without the lock, what it decided. */
@@ -535,7 +561,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
     if (!req->ended) {
         req->ended = true;
-        mcp_http_end(req->x); /* may answer right away */
+        mcp_pool_take_direct_handoff(); /* forget an earlier submission's */
+        mcp_http_end(req->x);           /* may answer right away */
+        if (!req->queued)
+            await_answer(req);
     }
     return req->queued ? MHD_YES : take_next_step(req);
 }
@@ -658,6 +687,7 @@ static int engine_start(const http_engine_config_t *cfg, void **engine, uint16_t
     http->mhd = mhd;
     http->srv = cfg->srv;
     http->ep = cfg->ep;
+    http->spin_us = cfg->spin_us;
     atomic_init(&http->stopping, false);
     atomic_init(&http->closing, false);
     pthread_mutex_init(&http->lock, NULL);

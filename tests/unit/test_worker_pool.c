@@ -654,6 +654,53 @@ static void test_active_wait_takes_jobs_without_waking_sleepers(void **state)
     gate_destroy(&g);
 }
 
+/* mcp_pool_take_direct_handoff() tells the submitting thread whether its
+ * last job went straight to a thread waiting actively for work: yes when
+ * one was, no when the only thread was busy (the job queued) or when
+ * nobody waits actively, and each answer is given once. */
+static void test_direct_handoff_is_reported_once(void **state)
+{
+    struct gate g;
+    gate_init(&g);
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    mcp_pool_t *pool = mcp_pool_new(1, 1, 1000);
+    assert_non_null(pool);
+    mcp_pool_set_spin(pool, 5 * 1000 * 1000);
+
+    /* The first job starts the thread: nobody was waiting for it. */
+    assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
+    assert_false(mcp_pool_take_direct_handoff());
+    assert_true(eventually(flag_set, &ran));
+
+    assert_true(eventually(one_spinning, pool));
+    assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &g), MCP_OK);
+    assert_true(mcp_pool_take_direct_handoff());
+    assert_false(mcp_pool_take_direct_handoff());
+
+    /* The only thread is held at the gate: the next job waits in the queue. */
+    wait_started(&g, 1);
+    assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
+    assert_false(mcp_pool_take_direct_handoff());
+    gate_open(&g);
+    assert_true(eventually(reaches_two, &ran));
+    mcp_pool_shutdown(pool);
+    mcp_pool_free(pool);
+
+    /* Without an active wait, no job is ever handed over that way. */
+    pool = mcp_pool_new(1, 1, 1000);
+    assert_non_null(pool);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
+        assert_false(mcp_pool_take_direct_handoff());
+        sleep_ms(2);
+    }
+    mcp_pool_shutdown(pool);
+    assert_int_equal(atomic_load(&ran), 5);
+    mcp_pool_free(pool);
+    gate_destroy(&g);
+}
+
 static void test_stress_many_tiny_jobs_from_many_threads(void **state)
 {
     struct stress st;
@@ -699,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_active_wait_takes_jobs_and_ends_at_shutdown),
         cmocka_unit_test(test_active_wait_leaves_other_threads_to_their_jobs),
         cmocka_unit_test(test_active_wait_takes_jobs_without_waking_sleepers),
+        cmocka_unit_test(test_direct_handoff_is_reported_once),
         cmocka_unit_test(test_stress_many_tiny_jobs_from_many_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
