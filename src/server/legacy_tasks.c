@@ -290,14 +290,16 @@ typedef struct waiter_action {
     json_t *requests;  /* input: the requests to send on its stream (new) */
 } waiter_action_t;
 
-/* Looks at the task for its waiters, under the store's lock: those of a
- * task that is over or expired are answered; the first of a task that
- * needs input the client was not asked for yet sends the questions. */
+/* Is the task's outcome settled for its waiters (store's lock held): it
+ * ended, or its time to live ran out first? */
 static bool over_locked(const struct task *t)
 {
     return task_is_terminal(t->status) || t->expired;
 }
 
+/* Looks at the task for its waiters, under the store's lock: those of a
+ * task that is over or expired are answered; the first of a task that
+ * needs input the client was not asked for yet sends the questions. */
 static size_t plan_locked(struct task *t, waiter_action_t *out, size_t cap)
 {
     size_t n = 0;

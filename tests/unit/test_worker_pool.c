@@ -564,6 +564,16 @@ static bool reaches_two(void *arg)
     return atomic_load((atomic_int *)arg) >= 2;
 }
 
+/* A pool of one thread that waits actively for up to 5 s when idle, far
+ * beyond what a server allows, so that a test never sees the wait end. */
+static mcp_pool_t *one_thread_waiting_long(void)
+{
+    mcp_pool_t *pool = mcp_pool_new(1, 1, 1000);
+    assert_non_null(pool);
+    mcp_pool_set_spin(pool, 5 * 1000 * 1000);
+    return pool;
+}
+
 /* A pool whose idle thread waits actively (for up to 5 s here, far beyond
  * what a server allows) still takes each job that comes meanwhile, and a
  * shutdown ends the wait at once instead of after the budget. */
@@ -571,9 +581,7 @@ static void test_active_wait_takes_jobs_and_ends_at_shutdown(void **state)
 {
     atomic_int ran;
     atomic_init(&ran, 0);
-    mcp_pool_t *pool = mcp_pool_new(1, 1, 1000);
-    assert_non_null(pool);
-    mcp_pool_set_spin(pool, 5 * 1000 * 1000);
+    mcp_pool_t *pool = one_thread_waiting_long();
 
     assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
     assert_true(eventually(flag_set, &ran));
@@ -664,9 +672,7 @@ static void test_direct_handoff_is_reported_once(void **state)
     gate_init(&g);
     atomic_int ran;
     atomic_init(&ran, 0);
-    mcp_pool_t *pool = mcp_pool_new(1, 1, 1000);
-    assert_non_null(pool);
-    mcp_pool_set_spin(pool, 5 * 1000 * 1000);
+    mcp_pool_t *pool = one_thread_waiting_long();
 
     /* The first job starts the thread: nobody was waiting for it. */
     assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
