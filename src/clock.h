@@ -18,7 +18,10 @@
 /* Milliseconds on the monotonic clock; only differences are meaningful. */
 int64_t mcp_clock_ms(void);
 
-/* The same, read from the coarse monotonic clock: a few milliseconds
+/* Microseconds on the monotonic clock; only differences are meaningful. */
+int64_t mcp_clock_us(void);
+
+/* Milliseconds read from the coarse monotonic clock: a few milliseconds
  * behind at most, and several times cheaper to read, for timeouts counted
  * in seconds that are restarted on every request. */
 int64_t mcp_clock_coarse_ms(void);
