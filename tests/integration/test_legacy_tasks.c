@@ -14,6 +14,9 @@
  *     task "failed" while tasks/result still gives the CallToolResult;
  *   - the caller's cancel sends tasks/cancel, which the handler sees and
  *     tasks/list shows;
+ *   - tasks/result waits for the task; giving up that wait leaves the task
+ *     running; a cancelled task's result is an error, and a result's own
+ *     _meta is kept beside the related-task entry;
  *   - -32601 for "task" on a tool without task support and for a tool that
  *     requires one called without; -32602 for an unknown task and for
  *     cancelling a task that is over;
@@ -108,6 +111,15 @@ static int forever(mcp_call_t *call, void *user)
     return MCP_ECANCELED;
 }
 
+/* A result with a _meta of its own, which tasks/result must keep beside
+ * the related-task entry. */
+static int stamped(mcp_call_t *call, void *user)
+{
+    (void)user;
+    int rc = mcp_call_set_result_meta(call, "example.com/stamp", json_string("42"));
+    return rc == MCP_OK ? mcp_call_add_text(call, "stamped") : rc;
+}
+
 static int plain(mcp_call_t *call, void *user)
 {
     (void)user;
@@ -134,6 +146,7 @@ static mcp_server_t *make_server(void)
         {.name = "quota", .handler = quota, .tasks = MCP_TASKS_OPTIONAL},
         {.name = "broken", .handler = broken, .tasks = MCP_TASKS_OPTIONAL},
         {.name = "forever", .handler = forever, .tasks = MCP_TASKS_REQUIRED},
+        {.name = "stamped", .handler = stamped, .tasks = MCP_TASKS_OPTIONAL},
         {.name = "plain", .handler = plain},
         {.name = "stats", .handler = stats},
     };
@@ -344,7 +357,7 @@ static void test_declared(void **state)
             assert_null(support);
         marked += support != NULL;
     }
-    assert_int_equal(marked, 5);
+    assert_int_equal(marked, 6);
     json_decref(tools);
 }
 
@@ -482,6 +495,61 @@ static void test_cancelled(void **state)
     free(id);
 }
 
+/* tasks/result blocks until the task is over; giving up that wait leaves
+ * the task running, and a cancelled task's result is a JSON-RPC error. */
+static void test_result_waits(void **state)
+{
+    fixture_t *f = *state;
+    int before = self_served_stat(f->c, "sawCancel");
+    char *id = create_task(f->c, "forever");
+    mcp_cancel_t *cancel = mcp_cancel_new();
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, cancel_after_300ms, cancel), 0);
+    json_t *r = NULL;
+    mcp_error_t err = {0};
+    int64_t t0 = now_ms();
+    assert_int_equal(mcp_client_request(f->c, "tasks/result", json_pack("{s:s}", "taskId", id),
+                                        &(mcp_request_options_t){.cancel = cancel}, &r, &err),
+                     MCP_ECANCELED);
+    assert_true(now_ms() - t0 >= 250); /* it waited for the task */
+    mcp_error_clear(&err);
+    pthread_join(th, NULL);
+    mcp_cancel_free(cancel);
+
+    /* The task did not notice: still working, its handler not cancelled. */
+    assert_int_equal(raw(f->c, "tasks/get", json_pack("{s:s}", "taskId", id), &r, &err), MCP_OK);
+    assert_string_equal(json_string_value(json_object_get(r, "status")), "working");
+    json_decref(r);
+    assert_int_equal(self_served_stat(f->c, "sawCancel"), before);
+
+    /* Cancelled now; its result is the error the call ended with. */
+    assert_int_equal(raw(f->c, "tasks/cancel", json_pack("{s:s}", "taskId", id), &r, &err),
+                     MCP_OK);
+    json_decref(r);
+    self_served_await_stat(f->c, "sawCancel", before + 1);
+    assert_int_equal(raw(f->c, "tasks/result", json_pack("{s:s}", "taskId", id), &r, &err),
+                     MCP_ERPC);
+    assert_int_equal(err.code, MCP_INTERNAL_ERROR);
+    assert_non_null(strstr(err.message, "cancelled"));
+    mcp_error_clear(&err);
+    free(id);
+
+    /* A waiting tasks/result gets the result when it comes, with the
+     * result's own _meta kept beside the related-task entry. */
+    id = create_task(f->c, "stamped");
+    assert_int_equal(raw(f->c, "tasks/result", json_pack("{s:s}", "taskId", id), &r, &err),
+                     MCP_OK);
+    assert_string_equal(first_text(r), "stamped");
+    const json_t *meta = json_object_get(r, "_meta");
+    assert_string_equal(json_string_value(json_object_get(meta, "example.com/stamp")), "42");
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(meta, "io.modelcontextprotocol/related-task"),
+                            "taskId")),
+                        id);
+    json_decref(r);
+    free(id);
+}
+
 /* Over HTTP each session has its own tasks. */
 static void test_sessions_apart(void **state)
 {
@@ -533,6 +601,7 @@ int main(int argc, char **argv)
         BOTH(test_questions_in_the_task),
         BOTH(test_failures),
         BOTH(test_cancelled),
+        BOTH(test_result_waits),
         {"test_sessions_apart (HTTP)", test_sessions_apart, setup_http, teardown, NULL},
         BOTH(test_older_version),
     };
