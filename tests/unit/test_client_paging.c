@@ -1,0 +1,203 @@
+/*
+ * The client's list-everything calls (mcp_client_list_*_all) against a
+ * scripted server: they follow nextCursor to the end (an empty string is
+ * a cursor like any other), and they stop, with MCP_EPROTO, at a server
+ * that leads them in a circle or sends a page without its list, instead
+ * of asking forever. Also the arguments the call helpers refuse before
+ * anything is sent.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "client/client_internal.h"
+#include "client_fake_transport.h"
+#include "mcp/mcp.h"
+
+/* What the scripted server answers to a list request: for each cursor it
+ * may be asked (NULL: the first page), the page. */
+typedef struct script {
+    const char *method;
+    struct {
+        const char *cursor; /* NULL: no cursor in the request */
+        const char *page;   /* the result, as JSON text */
+    } pages[4];
+} script_t;
+
+static json_t *serve(void *user, fake_transport_t *ft, const json_t *req)
+{
+    (void)ft;
+    const script_t *s = user;
+    const char *method = fake_method(req);
+    if (strcmp(method, "server/discover") == 0)
+        return fake_result(req, fake_discover_result());
+    if (!s || strcmp(method, s->method) != 0)
+        return fake_error(req, MCP_METHOD_NOT_FOUND, "Method not found", NULL);
+    const char *cursor = json_string_value(json_object_get(fake_params(req), "cursor"));
+    for (size_t i = 0; i < 4 && s->pages[i].page; i++) {
+        const char *want = s->pages[i].cursor;
+        if ((!want && !cursor) || (want && cursor && strcmp(want, cursor) == 0))
+            return fake_result(req, json_loads(s->pages[i].page, 0, NULL));
+    }
+    return fake_error(req, MCP_INVALID_PARAMS, "Invalid cursor", NULL);
+}
+
+typedef struct fixture {
+    mcp_client_t *c;
+    fake_transport_t *ft;
+} fixture_t;
+
+static void start(fixture_t *f, const script_t *script)
+{
+    f->c = mcp_client_new(&(mcp_client_options_t){.name = "pager", .version = "1"}, NULL);
+    assert_non_null(f->c);
+    f->ft = fake_transport_connect(f->c, serve, (void *)script);
+    assert_non_null(f->ft);
+}
+
+static void stop(fixture_t *f)
+{
+    mcp_client_free(f->c);
+}
+
+static void test_all_pages_followed(void **state)
+{
+    (void)state;
+    static const script_t script = {
+        "tools/list",
+        {{NULL, "{\"tools\":[{\"name\":\"a\",\"inputSchema\":{\"type\":\"object\"}}],"
+                "\"nextCursor\":\"p2\"}"},
+         {"p2", "{\"tools\":[{\"name\":\"b\",\"inputSchema\":{\"type\":\"object\"}}],"
+                "\"nextCursor\":\"\"}"},
+         {"", "{\"tools\":[{\"name\":\"c\",\"inputSchema\":{\"type\":\"object\"}}]}"}},
+    };
+    fixture_t f;
+    start(&f, &script);
+    json_t *tools = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_list_tools_all(f.c, NULL, &tools, &err), MCP_OK);
+    assert_int_equal(json_array_size(tools), 3);
+    const char *names[] = {"a", "b", "c"};
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(
+            json_string_value(json_object_get(json_array_get(tools, i), "name")), names[i]);
+    json_decref(tools);
+    /* One request a page, the cursors sent as received. */
+    json_t *reqs = fake_requests_of(f.ft, "tools/list");
+    assert_int_equal(json_array_size(reqs), 3);
+    assert_null(json_object_get(fake_params(json_array_get(reqs, 0)), "cursor"));
+    assert_string_equal(
+        json_string_value(json_object_get(fake_params(json_array_get(reqs, 1)), "cursor")), "p2");
+    assert_string_equal(
+        json_string_value(json_object_get(fake_params(json_array_get(reqs, 2)), "cursor")), "");
+    json_decref(reqs);
+    stop(&f);
+}
+
+static void test_circles_and_broken_pages_end_the_walk(void **state)
+{
+    (void)state;
+    static const script_t same_cursor = {
+        "prompts/list",
+        {{NULL, "{\"prompts\":[],\"nextCursor\":\"again\"}"},
+         {"again", "{\"prompts\":[],\"nextCursor\":\"again\"}"}},
+    };
+    static const script_t circle = {
+        "resources/list",
+        {{NULL, "{\"resources\":[],\"nextCursor\":\"x\"}"},
+         {"x", "{\"resources\":[],\"nextCursor\":\"y\"}"},
+         {"y", "{\"resources\":[],\"nextCursor\":\"x\"}"}},
+    };
+    static const script_t no_list = {
+        "resources/templates/list",
+        {{NULL, "{\"templates\":[]}"}}, /* the list is resourceTemplates */
+    };
+    fixture_t f;
+    json_t *items = (json_t *)"untouched";
+    mcp_error_t err = {0};
+
+    start(&f, &same_cursor);
+    assert_int_equal(mcp_client_list_prompts_all(f.c, NULL, &items, &err), MCP_EPROTO);
+    assert_non_null(strstr(err.message, "repeats the cursor \"again\""));
+    assert_int_equal(fake_count(f.ft, "prompts/list"), 2);
+    mcp_error_clear(&err);
+    stop(&f);
+
+    start(&f, &circle);
+    assert_int_equal(mcp_client_list_resources_all(f.c, NULL, &items, &err), MCP_EPROTO);
+    assert_non_null(strstr(err.message, "repeats the cursor \"x\""));
+    assert_int_equal(fake_count(f.ft, "resources/list"), 3);
+    mcp_error_clear(&err);
+    stop(&f);
+
+    start(&f, &no_list);
+    assert_int_equal(mcp_client_list_resource_templates_all(f.c, NULL, &items, &err),
+                     MCP_EPROTO);
+    assert_non_null(strstr(err.message, "no resourceTemplates array"));
+    mcp_error_clear(&err);
+    stop(&f);
+
+    /* A failing page fails the walk with the server's error. */
+    start(&f, NULL);
+    assert_int_equal(mcp_client_list_tools_all(f.c, NULL, &items, &err), MCP_ERPC);
+    assert_int_equal(err.code, MCP_METHOD_NOT_FOUND);
+    mcp_error_clear(&err);
+    stop(&f);
+}
+
+static void test_bad_arguments_sent_nowhere(void **state)
+{
+    (void)state;
+    fixture_t f;
+    start(&f, NULL);
+    json_t *r = NULL;
+    mcp_error_t err = {0};
+    json_t *list = json_array();
+    assert_int_equal(mcp_client_call_tool(f.c, NULL, NULL, NULL, &r, &err), MCP_EINVAL);
+    mcp_error_clear(&err);
+    assert_int_equal(mcp_client_call_tool(f.c, "t", list, NULL, &r, &err), MCP_EINVAL);
+    assert_non_null(strstr(err.message, "object"));
+    mcp_error_clear(&err);
+    assert_int_equal(mcp_client_get_prompt(f.c, NULL, NULL, NULL, &r, &err), MCP_EINVAL);
+    mcp_error_clear(&err);
+    assert_int_equal(mcp_client_call_tool(f.c, "\xff\xfe", NULL, NULL, &r, &err), MCP_EINVAL);
+    mcp_error_clear(&err);
+    assert_int_equal(mcp_client_read_resource(f.c, NULL, NULL, &r, &err), MCP_EINVAL);
+    mcp_error_clear(&err);
+    json_t *ref = json_pack("{s:s, s:s}", "type", "ref/prompt", "name", "p");
+    assert_int_equal(mcp_client_complete(f.c, ref, "arg", NULL, NULL, NULL, &r, &err),
+                     MCP_EINVAL);
+    mcp_error_clear(&err);
+    assert_int_equal(mcp_client_complete(f.c, list, "arg", "v", NULL, NULL, &r, &err),
+                     MCP_EINVAL);
+    mcp_error_clear(&err);
+    assert_int_equal(mcp_client_complete(f.c, ref, "arg", "v", list, NULL, &r, &err),
+                     MCP_EINVAL);
+    mcp_error_clear(&err);
+    assert_int_equal(mcp_client_request(f.c, "x/y", json_array(), NULL, &r, &err), MCP_EINVAL);
+    mcp_error_clear(&err);
+    assert_null(r);
+    json_decref(ref);
+    json_decref(list);
+    /* Only the probe went out. */
+    json_t *reqs = fake_requests(f.ft);
+    assert_int_equal(json_array_size(reqs), 1);
+    assert_string_equal(fake_method(json_array_get(reqs, 0)), "server/discover");
+    json_decref(reqs);
+    stop(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_all_pages_followed),
+        cmocka_unit_test(test_circles_and_broken_pages_end_the_walk),
+        cmocka_unit_test(test_bad_arguments_sent_nowhere),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
