@@ -1,0 +1,221 @@
+/*
+ * How the client reads a stdio server that misbehaves on its streams,
+ * against this program started again with --scripted-server (a peer that
+ * answers server/discover and, for the tool "noisy", writes the following
+ * before its answer):
+ *   - a line over the 16 MiB message limit on stdout: dropped whole, with
+ *     a warning, and the stream stays in step (the next line is read as
+ *     the next message, not as the tail of the long one);
+ *   - a line that is not JSON, and a response to an id nobody asked:
+ *     dropped, the call unharmed;
+ *   - the answer itself ending in CRLF;
+ *   - a 20,000-byte line on stderr: delivered in pieces of at most 8 KiB,
+ *     none lost, and the lines after it intact.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "client_fake_transport.h"
+#include "mcp/mcp.h"
+#include "test_clock.h"
+
+#define LONG_LINE_BYTES (MCP_DEFAULT_MAX_MESSAGE_BYTES + 10)
+#define STDERR_LINE_BYTES 20000
+
+static char self_path[4096];
+
+/* ------------------------------------------------------------------------
+ * The scripted server
+ * ------------------------------------------------------------------------ */
+
+static void write_all(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, data, len);
+        if (n <= 0)
+            exit(3);
+        data += n;
+        len -= (size_t)n;
+    }
+}
+
+static void send_line(json_t *msg_new, const char *end)
+{
+    char *text = json_dumps(msg_new, JSON_COMPACT);
+    json_decref(msg_new);
+    write_all(1, text, strlen(text));
+    write_all(1, end, strlen(end));
+    free(text);
+}
+
+static void misbehave(void)
+{
+    /* stdout: a line over the limit, which happens to look like the
+     * start of a message, then junk and an answer to no request. */
+    char *big = malloc(LONG_LINE_BYTES + 1);
+    if (!big)
+        exit(4);
+    static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"padding\":\"";
+    memcpy(big, head, sizeof head - 1);
+    memset(big + sizeof head - 1, 'x', LONG_LINE_BYTES - (sizeof head - 1));
+    big[LONG_LINE_BYTES] = '\n';
+    write_all(1, big, LONG_LINE_BYTES + 1);
+    free(big);
+    write_all(1, "this is not json\n", 17);
+    send_line(json_pack("{s:s, s:i, s:{}}", "jsonrpc", "2.0", "id", 999999, "result"), "\n");
+
+    /* stderr: one long line, then a short one. */
+    char *line = malloc(STDERR_LINE_BYTES + 1);
+    if (!line)
+        exit(4);
+    memset(line, 'e', STDERR_LINE_BYTES);
+    line[STDERR_LINE_BYTES] = '\n';
+    write_all(2, line, STDERR_LINE_BYTES + 1);
+    free(line);
+    write_all(2, "after\n", 6);
+}
+
+static int scripted_server(void)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, stdin)) > 0) {
+        json_t *req = json_loadb(line, (size_t)n, 0, NULL);
+        const char *method = json_string_value(json_object_get(req, "method"));
+        json_t *id = json_object_get(req, "id");
+        if (!method || !id) {
+            json_decref(req); /* a notification */
+            continue;
+        }
+        const char *tool =
+            json_string_value(json_object_get(json_object_get(req, "params"), "name"));
+        if (strcmp(method, "server/discover") == 0) {
+            send_line(mcp_jsonrpc_result(id, fake_discover_result()), "\n");
+        } else if (strcmp(method, "tools/call") == 0 && tool && strcmp(tool, "noisy") == 0) {
+            misbehave();
+            send_line(mcp_jsonrpc_result(id, json_pack("{s:s, s:[{s:s, s:s}]}", "resultType",
+                                                       "complete", "content", "type", "text",
+                                                       "text", "survived")),
+                      "\r\n");
+        } else if (strcmp(method, "tools/call") == 0) {
+            send_line(mcp_jsonrpc_result(id, json_pack("{s:s, s:[{s:s, s:s}]}", "resultType",
+                                                       "complete", "content", "type", "text",
+                                                       "text", "calm")),
+                      "\n");
+        } else {
+            send_line(mcp_jsonrpc_error(id, MCP_METHOD_NOT_FOUND, "Method not found", NULL),
+                      "\n");
+        }
+        json_decref(req);
+    }
+    free(line);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * What the client reports
+ * ------------------------------------------------------------------------ */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int dropped_warnings;
+static size_t stderr_pieces, stderr_bytes, longest_piece;
+static bool saw_after;
+
+static void on_log(void *user, mcp_log_level_t level, const char *msg)
+{
+    (void)user;
+    pthread_mutex_lock(&lock);
+    if (level == MCP_LOG_WARNING && strstr(msg, "line over 16777216 bytes; dropped"))
+        dropped_warnings++;
+    pthread_mutex_unlock(&lock);
+}
+
+static void on_stderr(void *user, const char *line)
+{
+    (void)user;
+    pthread_mutex_lock(&lock);
+    size_t len = strlen(line);
+    if (strcmp(line, "after") == 0) {
+        saw_after = true;
+    } else if (len > 0 && strspn(line, "e") == len) {
+        stderr_pieces++;
+        stderr_bytes += len;
+        if (len > longest_piece)
+            longest_piece = len;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+static const char *first_text(const json_t *result)
+{
+    return json_string_value(
+        json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
+}
+
+static void test_misbehaving_streams(void **state)
+{
+    (void)state;
+    mcp_error_t err = {0};
+    mcp_client_t *c = mcp_client_new(
+        &(mcp_client_options_t){.name = "framing", .version = "1", .log = on_log}, &err);
+    assert_non_null(c);
+    const char *argv[] = {self_path, "--scripted-server", NULL};
+    assert_int_equal(mcp_client_connect_stdio(c,
+                                              &(mcp_stdio_target_t){.argv = argv,
+                                                                    .on_stderr = on_stderr},
+                                              &err),
+                     MCP_OK);
+    assert_string_equal(mcp_client_protocol_version(c), "2026-07-28");
+
+    json_t *r = NULL;
+    assert_int_equal(mcp_client_call_tool(c, "noisy", NULL, NULL, &r, &err), MCP_OK);
+    assert_string_equal(first_text(r), "survived");
+    json_decref(r);
+    /* In step: the next call gets its own answer. */
+    assert_int_equal(mcp_client_call_tool(c, "calm", NULL, NULL, &r, &err), MCP_OK);
+    assert_string_equal(first_text(r), "calm");
+    json_decref(r);
+
+    /* stderr is read on its own thread: wait for its last line. */
+    int64_t until = now_ms() + 10000;
+    for (;;) {
+        pthread_mutex_lock(&lock);
+        bool done = saw_after;
+        pthread_mutex_unlock(&lock);
+        if (done || now_ms() > until)
+            break;
+        sleep_ms(10);
+    }
+    pthread_mutex_lock(&lock);
+    assert_true(saw_after);
+    assert_int_equal(dropped_warnings, 1);
+    assert_int_equal(stderr_bytes, STDERR_LINE_BYTES);
+    assert_int_equal(stderr_pieces, (STDERR_LINE_BYTES + 8191) / 8192);
+    assert_true(longest_piece <= 8192);
+    pthread_mutex_unlock(&lock);
+    mcp_client_free(c);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--scripted-server") == 0)
+        return scripted_server();
+    ssize_t n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
+    if (n <= 0)
+        return 1;
+    self_path[n] = '\0';
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_misbehaving_streams),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
