@@ -816,6 +816,21 @@ static long discover_status(const char *base, long timeout_ms)
     return status;
 }
 
+/* Bound to the IPv6 loopback: served there (the Host "[::1]:port" is a
+ * loopback name), and not on IPv4. */
+static void test_ipv6(void **state)
+{
+    (void)state;
+    fixture_t *f = start(&(mcp_http_options_t){.bind_address = "::1"});
+    unsigned port = mcp_http_server_port(f->http);
+    snprintf(f->base, sizeof f->base, "http://[::1]:%u", port);
+    assert_int_equal(discover_status(f->base, 0), 200);
+    char v4[64];
+    snprintf(v4, sizeof v4, "http://127.0.0.1:%u", port);
+    assert_int_equal(discover_status(v4, 2000), 0); /* nothing listens there */
+    stop(f);
+}
+
 static void test_connection_limits(void **state)
 {
     /* Two connections at most: a third is not served while two are open. */
@@ -854,6 +869,7 @@ int main(void)
         cmocka_unit_test(test_cors),
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_connection_limits),
+        cmocka_unit_test(test_ipv6),
     };
     return cmocka_run_group_tests(tests, setup_server, teardown_server);
 }
