@@ -116,6 +116,27 @@ static int reuse(mcp_call_t *call, void *user)
     return rc < 0 ? rc : MCP_INPUT_REQUIRED;
 }
 
+/* Asks under a new key every round, for ever. */
+static int endless(mcp_call_t *call, void *user)
+{
+    (void)user;
+    int rc = mcp_call_start_task(call);
+    if (rc != MCP_OK)
+        return rc;
+    char key[32];
+    snprintf(key, sizeof key, "k%d", mcp_call_round(call));
+    rc = mcp_call_elicit(call, key, "Once more?", text_schema("v"), 0);
+    return rc < 0 ? rc : MCP_INPUT_REQUIRED;
+}
+
+/* Says it needs input, and asks for none. */
+static int mute(mcp_call_t *call, void *user)
+{
+    (void)user;
+    int rc = mcp_call_start_task(call);
+    return rc != MCP_OK ? rc : MCP_INPUT_REQUIRED;
+}
+
 /* Not a task tool: mcp_call_start_task refuses. */
 static int plain(mcp_call_t *call, void *user)
 {
@@ -149,6 +170,8 @@ static mcp_server_t *new_server(int64_t task_ttl_ms)
         {.name = "job", .tasks = MCP_TASKS_OPTIONAL, .handler = job},
         {.name = "ask", .tasks = MCP_TASKS_OPTIONAL, .handler = ask},
         {.name = "reuse", .tasks = MCP_TASKS_OPTIONAL, .handler = reuse},
+        {.name = "endless", .tasks = MCP_TASKS_OPTIONAL, .handler = endless},
+        {.name = "mute", .tasks = MCP_TASKS_OPTIONAL, .handler = mute},
         {.name = "sleeper", .tasks = MCP_TASKS_REQUIRED, .handler = sleeper},
         {.name = "plain", .handler = plain},
     };
@@ -626,6 +649,78 @@ static void test_reused_input_key_fails_the_task(void **state)
     mcp_server_free(srv);
 }
 
+/* A task gets at most max_input_rounds rounds of questions (8 by
+ * default): the one that asks once more fails with -32602; and a run that
+ * says it needs input without asking for any fails with -32603. */
+static void test_input_rounds_are_bounded(void **state)
+{
+    (void)state;
+    mcp_server_t *srv = new_server(0);
+    char *id = start_task(srv, "endless", NULL, NULL);
+    int answered = 0;
+    for (;;) {
+        json_t *task = await_status_as(srv, id, "input_required", NULL);
+        const json_t *requests = json_object_get(task, "inputRequests");
+        const char *key = NULL;
+        json_t *request;
+        json_object_foreach((json_t *)requests, key, request)
+            break;
+        assert_non_null(key);
+        char want[32];
+        snprintf(want, sizeof want, "k%d", answered);
+        assert_string_equal(key, want);
+        json_t *ack = task_request(srv, "tasks/update", id,
+                                   json_pack("{s:{s:o}}", "inputResponses", key,
+                                             accept_answer("again")),
+                                   true, NULL);
+        assert_ack(ack, "UpdateTaskResult");
+        json_decref(ack);
+        json_decref(task);
+        answered++;
+        if (answered == 8)
+            break;
+    }
+    json_t *task = await_status(srv, id, "failed");
+    const json_t *error = json_object_get(task, "error");
+    assert_int_equal(json_integer_value(json_object_get(error, "code")), MCP_INVALID_PARAMS);
+    assert_non_null(strstr(json_string_value(json_object_get(error, "message")),
+                           "Too many input rounds"));
+    json_decref(task);
+    free(id);
+
+    id = start_task(srv, "mute", NULL, NULL);
+    task = await_status(srv, id, "failed");
+    error = json_object_get(task, "error");
+    assert_int_equal(json_integer_value(json_object_get(error, "code")), MCP_INTERNAL_ERROR);
+    assert_non_null(strstr(json_string_value(json_object_get(error, "message")),
+                           "made no input request"));
+    json_decref(task);
+    free(id);
+    mcp_server_free(srv);
+}
+
+/* Hundreds of tasks at once: each stays findable by its id. */
+static void test_many_tasks(void **state)
+{
+    (void)state;
+    mcp_server_t *srv = new_server(0);
+    atomic_store(&gate_open, true);
+    enum { N = 300 };
+    char *ids[N];
+    for (int i = 0; i < N; i++)
+        ids[i] = start_task(srv, "job", NULL, NULL);
+    for (int i = 0; i < N; i++) {
+        json_t *task = await_status(srv, ids[i], "completed");
+        assert_string_equal(first_text(json_object_get(task, "result")), "done as a task");
+        json_decref(task);
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(ids[i], ids[j]);
+    }
+    for (int i = 0; i < N; i++)
+        free(ids[i]);
+    mcp_server_free(srv);
+}
+
 /* ------------------------------------------------------------------ */
 /* Cancellation                                                        */
 /* ------------------------------------------------------------------ */
@@ -994,6 +1089,8 @@ int main(void)
         cmocka_unit_test(test_unknown_and_malformed_task_ids),
         cmocka_unit_test(test_input_inside_a_task),
         cmocka_unit_test(test_reused_input_key_fails_the_task),
+        cmocka_unit_test(test_input_rounds_are_bounded),
+        cmocka_unit_test(test_many_tasks),
         cmocka_unit_test(test_cancel_running_and_waiting_tasks),
         cmocka_unit_test(test_transport_cancel_after_answer_spares_the_task),
         cmocka_unit_test(test_task_notifications_on_listen),
