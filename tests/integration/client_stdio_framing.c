@@ -11,6 +11,8 @@
  *   - the answer itself ending in CRLF;
  *   - a 20,000-byte line on stderr: delivered in pieces of at most 8 KiB,
  *     none lost, and the lines after it intact.
+ * And a request of 3 MiB, far over a pipe's buffer, reaches the peer
+ * whole (the tool "measure" answers the length it received).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -107,6 +109,16 @@ static int scripted_server(void)
                                                        "complete", "content", "type", "text",
                                                        "text", "survived")),
                       "\r\n");
+        } else if (strcmp(method, "tools/call") == 0 && tool && strcmp(tool, "measure") == 0) {
+            /* The length of arguments.text, as received. */
+            const char *text = json_string_value(json_object_get(
+                json_object_get(json_object_get(req, "params"), "arguments"), "text"));
+            char size[32];
+            snprintf(size, sizeof size, "%zu", text ? strlen(text) : 0);
+            send_line(mcp_jsonrpc_result(id, json_pack("{s:s, s:[{s:s, s:s}]}", "resultType",
+                                                       "complete", "content", "type", "text",
+                                                       "text", size)),
+                      "\n");
         } else if (strcmp(method, "tools/call") == 0) {
             send_line(mcp_jsonrpc_result(id, json_pack("{s:s, s:[{s:s, s:s}]}", "resultType",
                                                        "complete", "content", "type", "text",
@@ -184,6 +196,20 @@ static void test_misbehaving_streams(void **state)
     /* In step: the next call gets its own answer. */
     assert_int_equal(mcp_client_call_tool(c, "calm", NULL, NULL, &r, &err), MCP_OK);
     assert_string_equal(first_text(r), "calm");
+    json_decref(r);
+
+    /* A request far larger than the pipe's buffer: written as the server
+     * reads it, and received whole. */
+    enum { BIG = 3 * 1024 * 1024 };
+    char *text = malloc(BIG + 1);
+    assert_non_null(text);
+    memset(text, 'a', BIG);
+    text[BIG] = '\0';
+    json_t *args = json_pack("{s:s}", "text", text);
+    free(text);
+    assert_int_equal(mcp_client_call_tool(c, "measure", args, NULL, &r, &err), MCP_OK);
+    json_decref(args);
+    assert_string_equal(first_text(r), "3145728");
     json_decref(r);
 
     /* stderr is read on its own thread: wait for its last line. */
