@@ -203,6 +203,22 @@ static json_t *respond_bad_discover(void *user, fake_transport_t *ft, const json
                                       "supportedVersions", (const char *)user, "capabilities"));
 }
 
+/* A DiscoverResult without supportedVersions. */
+static json_t *respond_malformed_discover(void *user, fake_transport_t *ft, const json_t *req)
+{
+    return fake_result(req, json_pack("{s:s, s:{}}", "resultType", "complete", "capabilities"));
+}
+
+/* Refuses server/discover for ever with -32022, naming a version the
+ * client speaks: a server that does not mean it. */
+static json_t *respond_refusing_discover(void *user, fake_transport_t *ft, const json_t *req)
+{
+    (*(int *)user)++;
+    return fake_error(req, -32022, "Unsupported protocol version",
+                      json_pack("{s:[s], s:s}", "supported", "2026-07-28", "requested",
+                                "2026-07-28"));
+}
+
 static void test_connect_failures(void **state)
 {
     static const struct {
@@ -221,6 +237,46 @@ static void test_connect_failures(void **state)
         assert_int_equal(mcp_client_era(c), MCP_ERA_UNKNOWN);
         json_t *r = NULL;
         assert_int_equal(mcp_client_discover(c, NULL, &r, &err), MCP_ESTATE);
+        mcp_error_clear(&err);
+        mcp_client_free(c);
+    }
+    /* A malformed DiscoverResult, and a server that keeps refusing the
+     * version it names: connecting fails, after a bounded number of probes. */
+    {
+        mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1"},
+                                         NULL);
+        fake_transport_t *ft = fake_transport_new(c, respond_malformed_discover, NULL);
+        mcp_error_t err = {0};
+        assert_int_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
+                                                  &err),
+                         MCP_EPROTO);
+        assert_non_null(strstr(err.message, "malformed"));
+        assert_int_equal(mcp_client_era(c), MCP_ERA_UNKNOWN);
+        mcp_error_clear(&err);
+        mcp_client_free(c);
+
+        int probes = 0;
+        c = mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1"}, NULL);
+        ft = fake_transport_new(c, respond_refusing_discover, &probes);
+        assert_int_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
+                                                  &err),
+                         MCP_EPROTO);
+        assert_non_null(strstr(err.message, "keeps refusing"));
+        assert_true(probes >= 2 && probes <= 4);
+        assert_int_equal(mcp_client_era(c), MCP_ERA_UNKNOWN);
+        mcp_error_clear(&err);
+        mcp_client_free(c);
+    }
+    /* A server that exits during the probe, with no restart to try the
+     * legacy handshake on a new process: closed. */
+    {
+        mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1"},
+                                         NULL);
+        mcp_error_t err = {0};
+        assert_int_equal(mcp_client_connect_stdio(c, &(mcp_stdio_target_t){
+                             .argv = (const char *const[]){"true", NULL}}, &err),
+                         MCP_ECLOSED);
+        assert_int_equal(mcp_client_era(c), MCP_ERA_UNKNOWN);
         mcp_error_clear(&err);
         mcp_client_free(c);
     }
