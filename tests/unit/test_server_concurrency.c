@@ -1,8 +1,9 @@
 /*
  * Server core, concurrency: handlers run on the worker pool, never on the
  * submitting thread; a slow handler blocks no one; the configured number
- * of workers really run at once; many requests in flight all end exactly
- * once; and registries can change while requests are being served.
+ * of workers really run at once; a request cancelled in the queue never
+ * runs; many requests in flight all end exactly once; and registries can
+ * change while requests are being served.
  *
  * Threads other than the test's own never call cmocka: they count
  * failures and keep the first reason, which the test thread asserts on.
@@ -182,6 +183,77 @@ static void test_slow_handler_blocks_no_one(void **state)
     capture_cleanup(&slow);
     mcp_server_free(srv);
     gate_destroy(&gate);
+}
+
+/* A handler that computes (it stays runnable, so the pool sends no extra
+ * thread for the queue) until `release` is set. */
+static atomic_bool spinning, release;
+static atomic_int counted;
+
+static int spin(mcp_call_t *call, void *user)
+{
+    (void)user;
+    atomic_store(&spinning, true);
+    while (!atomic_load(&release))
+        ;
+    return mcp_call_add_text(call, "spun");
+}
+
+static int count(mcp_call_t *call, void *user)
+{
+    (void)user;
+    atomic_fetch_add(&counted, 1);
+    return mcp_call_add_text(call, "counted");
+}
+
+/* A request cancelled while it waits in the pool's queue never runs: its
+ * handler is not called and nothing is sent for it. The request before
+ * it, and the one after, are served as usual. */
+static void test_cancelled_before_it_runs(void **state)
+{
+    mcp_server_t *srv = new_server(1);
+    add(srv, "spin", spin, NULL);
+    add(srv, "count", count, NULL);
+    atomic_store(&spinning, false);
+    atomic_store(&release, false);
+    atomic_store(&counted, 0);
+
+    capture_sink_t first, queued;
+    capture_init(&first);
+    capture_init(&queued);
+    json_t *request = call_request(1, "spin");
+    assert_int_equal(capture_submit(srv, NULL, request, NULL, &first, NULL), MCP_OK);
+    json_decref(request);
+    for (int i = 0; i < CAPTURE_PATIENCE_MS && !atomic_load(&spinning); i++) {
+        struct timespec ms = {0, 1000000L};
+        nanosleep(&ms, NULL);
+    }
+    assert_true(atomic_load(&spinning));
+
+    mcp_exchange_t *ex = NULL;
+    request = call_request(2, "count");
+    assert_int_equal(capture_submit(srv, NULL, request, NULL, &queued, &ex), MCP_OK);
+    json_decref(request);
+    assert_non_null(ex);
+    mcp_exchange_cancel(ex);
+    atomic_store(&release, true);
+
+    assert_true(capture_wait_released(&first, CAPTURE_PATIENCE_MS));
+    expect_complete(capture_response(&first, NULL));
+    assert_true(capture_wait_released(&queued, CAPTURE_PATIENCE_MS));
+    capture_assert_done(&queued);
+    assert_null(capture_response(&queued, NULL));
+    assert_int_equal(atomic_load(&counted), 0);
+    mcp_exchange_release(ex);
+
+    /* The next one runs. */
+    json_t *response = serve(srv, call_request(3, "count"), NULL);
+    expect_complete(response);
+    json_decref(response);
+    assert_int_equal(atomic_load(&counted), 1);
+    capture_cleanup(&first);
+    capture_cleanup(&queued);
+    mcp_server_free(srv);
 }
 
 /* N handlers that each wait for all N: they can only finish if N run at
@@ -491,6 +563,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slow_handler_blocks_no_one),
+        cmocka_unit_test(test_cancelled_before_it_runs),
         cmocka_unit_test(test_workers_run_at_once),
         cmocka_unit_test(test_remove_tool_while_it_runs),
         cmocka_unit_test(test_registry_changes_while_serving),
