@@ -139,6 +139,20 @@ typedef struct fixture {
     char refused[256];   /* its challenge for a token it no longer takes */
 } fixture_t;
 
+/* A token source for the authorization code grant, with `user` as the
+ * one who signs in. */
+static mcp_oauth_t *new_oauth(user_t *user)
+{
+    mcp_error_t err = {0};
+    mcp_oauth_t *oauth = mcp_oauth_new(&(mcp_oauth_options_t){
+                                           .redirect_uri = "http://127.0.0.1:9/cb",
+                                           .authorize = authorize,
+                                           .authorize_user = user},
+                                       &err);
+    assert_non_null(oauth);
+    return oauth;
+}
+
 static int setup(void **state)
 {
     fixture_t *f = calloc(1, sizeof *f);
@@ -152,12 +166,7 @@ static int setup(void **state)
     snprintf(f->refused, sizeof f->refused,
              "Bearer error=\"invalid_token\", resource_metadata=\"%s/prm\"", f->as.issuer);
     f->user.as = &f->as;
-    mcp_error_t err = {0};
-    f->oauth = mcp_oauth_new(&(mcp_oauth_options_t){.redirect_uri = "http://127.0.0.1:9/cb",
-                                                    .authorize = authorize,
-                                                    .authorize_user = &f->user},
-                             &err);
-    assert_non_null(f->oauth);
+    f->oauth = new_oauth(&f->user);
     *state = f;
     return 0;
 }
@@ -267,11 +276,7 @@ static void test_user_or_server_refusing(void **state)
     mcp_oauth_free(f->oauth);
     f->user.deny = false;
     f->user.approvals = 0;
-    f->oauth = mcp_oauth_new(&(mcp_oauth_options_t){.redirect_uri = "http://127.0.0.1:9/cb",
-                                                    .authorize = authorize,
-                                                    .authorize_user = &f->user},
-                             &err);
-    assert_non_null(f->oauth);
+    f->oauth = new_oauth(&f->user);
     pthread_mutex_lock(&f->as.lock);
     f->as.refuse_register = true;
     pthread_mutex_unlock(&f->as.lock);

@@ -99,6 +99,26 @@ static void test_all_pages_followed(void **state)
     stop(&f);
 }
 
+typedef int (*list_all_fn)(mcp_client_t *client, const mcp_request_options_t *opts,
+                           json_t **items_out, mcp_error_t *err);
+
+/* Walks `script` with `list_all`, which must fail with MCP_EPROTO saying
+ * `why`, after `requests` list requests (0: not counted). */
+static void expect_walk_refused(const script_t *script, list_all_fn list_all, const char *why,
+                                size_t requests)
+{
+    fixture_t f;
+    start(&f, script);
+    json_t *items = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(list_all(f.c, NULL, &items, &err), MCP_EPROTO);
+    assert_non_null(strstr(err.message, why));
+    if (requests)
+        assert_int_equal(fake_count(f.ft, script->method), requests);
+    mcp_error_clear(&err);
+    stop(&f);
+}
+
 static void test_circles_and_broken_pages_end_the_walk(void **state)
 {
     (void)state;
@@ -117,32 +137,16 @@ static void test_circles_and_broken_pages_end_the_walk(void **state)
         "resources/templates/list",
         {{NULL, "{\"templates\":[]}"}}, /* the list is resourceTemplates */
     };
-    fixture_t f;
-    json_t *items = (json_t *)"untouched";
-    mcp_error_t err = {0};
-
-    start(&f, &same_cursor);
-    assert_int_equal(mcp_client_list_prompts_all(f.c, NULL, &items, &err), MCP_EPROTO);
-    assert_non_null(strstr(err.message, "repeats the cursor \"again\""));
-    assert_int_equal(fake_count(f.ft, "prompts/list"), 2);
-    mcp_error_clear(&err);
-    stop(&f);
-
-    start(&f, &circle);
-    assert_int_equal(mcp_client_list_resources_all(f.c, NULL, &items, &err), MCP_EPROTO);
-    assert_non_null(strstr(err.message, "repeats the cursor \"x\""));
-    assert_int_equal(fake_count(f.ft, "resources/list"), 3);
-    mcp_error_clear(&err);
-    stop(&f);
-
-    start(&f, &no_list);
-    assert_int_equal(mcp_client_list_resource_templates_all(f.c, NULL, &items, &err),
-                     MCP_EPROTO);
-    assert_non_null(strstr(err.message, "no resourceTemplates array"));
-    mcp_error_clear(&err);
-    stop(&f);
+    expect_walk_refused(&same_cursor, mcp_client_list_prompts_all,
+                        "repeats the cursor \"again\"", 2);
+    expect_walk_refused(&circle, mcp_client_list_resources_all, "repeats the cursor \"x\"", 3);
+    expect_walk_refused(&no_list, mcp_client_list_resource_templates_all,
+                        "no resourceTemplates array", 0);
 
     /* A failing page fails the walk with the server's error. */
+    fixture_t f;
+    json_t *items = NULL;
+    mcp_error_t err = {0};
     start(&f, NULL);
     assert_int_equal(mcp_client_list_tools_all(f.c, NULL, &items, &err), MCP_ERPC);
     assert_int_equal(err.code, MCP_METHOD_NOT_FOUND);

@@ -32,6 +32,7 @@
 #include "modern_request.h"
 #include "schema_check.h"
 #include "server_expect.h"
+#include "test_clock.h"
 
 static mcp_server_t *new_server(int workers)
 {
@@ -224,10 +225,9 @@ static void test_cancelled_before_it_runs(void **state)
     json_t *request = call_request(1, "spin");
     assert_int_equal(capture_submit(srv, NULL, request, NULL, &first, NULL), MCP_OK);
     json_decref(request);
-    for (int i = 0; i < CAPTURE_PATIENCE_MS && !atomic_load(&spinning); i++) {
-        struct timespec ms = {0, 1000000L};
-        nanosleep(&ms, NULL);
-    }
+    for (int64_t until = now_ms() + CAPTURE_PATIENCE_MS;
+         !atomic_load(&spinning) && now_ms() < until;)
+        sleep_ms(1);
     assert_true(atomic_load(&spinning));
 
     mcp_exchange_t *ex = NULL;
