@@ -290,6 +290,15 @@ typedef struct mcp_stdio_target {
      * resources of the open subscriptions; calls made meanwhile wait for
      * its handshake. */
     bool restart;
+    /* How long one message may wait for the server to read its stdin (0
+     * picks 30000 ms; negative is MCP_EINVAL). A message not written whole
+     * in time counts as not sent: a request's call fails with
+     * MCP_ETIMEDOUT. When part of its line had gone out, the client ends
+     * that line, before its next message, with a control byte (0x01) that
+     * no JSON parser accepts: the server rejects the line instead of
+     * running a request whose caller was told it failed, and every later
+     * message still arrives whole. */
+    int64_t write_timeout_ms;
 } mcp_stdio_target_t;
 
 /*

@@ -7,7 +7,10 @@
  * channel (message_channel.h, which also keeps the exchanges) to the
  * exchange it belongs to; each stderr line goes to on_stderr. Writers
  * (start, cancel, notify) write whole lines under `write_lock`, with a
- * deadline, so a server that stops reading cannot hang the client.
+ * deadline, so a server that stops reading cannot hang the client; a line
+ * the deadline cut short is made invalid before the next one goes out
+ * (write_line), so the server never runs half a message nor glues the
+ * next one to it.
  *
  * When the server exits unexpectedly every exchange fails with MCP_ECLOSED;
  * with `restart` the I/O thread starts a new server (with backoff when it
@@ -39,7 +42,12 @@ extern char **environ;
 #define MAX_STDERR_LINE 8192
 #define READ_CHUNK 65536
 #define STOP_GRACE_MS 2000
-#define WRITE_TIMEOUT_MS 30000
+#define DEFAULT_WRITE_TIMEOUT_MS 30000
+/* Ends a line cut short by a write timeout: a control byte is invalid
+ * anywhere in JSON text (inside a string, between tokens, after the
+ * value), so the server rejects the line whatever part of it went out. */
+static const char POISON[] = "\x01\n";
+#define POISON_LEN (sizeof POISON - 1)
 /* Restart policy: a server that dies within QUICK_DEATH_MS of starting is
  * restarted after a growing delay, and given up after MAX_QUICK_DEATHS. */
 #define QUICK_DEATH_MS 1000
@@ -73,6 +81,10 @@ typedef struct stdio_transport {
     int64_t started_ms;             /* when the current child started */
 
     pthread_mutex_t write_lock;     /* one line at a time; guards child.in_fd */
+    int64_t write_timeout_ms;
+    /* The bytes of POISON still owed to the current child's stdin after
+     * a line was cut short (0: none). Guarded by write_lock. */
+    size_t poison_left;
     /* Reading the server's stdout: the I/O thread, or a call waiting for
      * its answer (op_assist), one at a time. Guards `out` and `out_chunk`.
      * Taken before `lock`, never while holding it. */
@@ -90,23 +102,24 @@ typedef struct stdio_transport {
  * Writing
  * ------------------------------------------------------------------------ */
 
-/* Writes all of buf to a non-blocking fd within WRITE_TIMEOUT_MS, without
- * letting a closed pipe kill the process with SIGPIPE: the signal is
- * blocked in this thread and a pending one consumed (the library must not
- * touch the application's signal dispositions). */
-static int write_all(int fd, const char *buf, size_t len)
+/* Writes all of buf to a non-blocking fd by `deadline` (mcp_clock_ms()),
+ * adding what went out to *written, without letting a closed pipe kill
+ * the process with SIGPIPE: the signal is blocked in this thread and a
+ * pending one consumed (the library must not touch the application's
+ * signal dispositions). */
+static int write_all(int fd, const char *buf, size_t len, int64_t deadline, size_t *written)
 {
     sigset_t pipe_set, old;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
     int rc = MCP_OK;
-    int64_t deadline = mcp_clock_ms() + WRITE_TIMEOUT_MS;
     while (len > 0) {
         ssize_t n = write(fd, buf, len);
         if (n > 0) {
             buf += n;
             len -= (size_t)n;
+            *written += (size_t)n;
             continue;
         }
         if (n < 0 && errno == EINTR)
@@ -132,6 +145,35 @@ static int write_all(int fd, const char *buf, size_t len)
     return rc;
 }
 
+/*
+ * Writes one whole line to the child's stdin, under write_lock, within
+ * the write timeout: first whatever a line cut short still owes
+ * (POISON), then `line`. A line cut short now owes POISON in turn, so the
+ * stream stays in step: the next message starts on a line of its own.
+ * *cut_at is how much of `line` went out when it was cut short, else 0.
+ */
+static int write_line(stdio_transport_t *t, const char *line, size_t len, size_t *cut_at)
+{
+    *cut_at = 0;
+    int64_t deadline = mcp_clock_ms() + t->write_timeout_ms;
+    int fd = t->child.in_fd;
+    if (t->poison_left > 0) {
+        size_t sent = 0;
+        int rc = write_all(fd, POISON + (POISON_LEN - t->poison_left), t->poison_left, deadline,
+                           &sent);
+        t->poison_left -= sent;
+        if (rc != MCP_OK)
+            return rc; /* nothing of `line` went out */
+    }
+    size_t sent = 0;
+    int rc = write_all(fd, line, len, deadline, &sent);
+    if (rc == MCP_ETIMEDOUT && sent > 0) {
+        t->poison_left = POISON_LEN;
+        *cut_at = sent;
+    }
+    return rc;
+}
+
 static int write_message(void *transport, const json_t *msg)
 {
     stdio_transport_t *t = transport;
@@ -141,10 +183,16 @@ static int write_message(void *transport, const json_t *msg)
         return MCP_ENOMEM;
     client_trace_text(&t->base, MCP_TRACE_SENT, line, len);
     line[len] = '\n'; /* replaces the NUL: the dump is written with its newline */
+    size_t cut_at = 0;
     pthread_mutex_lock(&t->write_lock);
-    int rc = t->child.in_fd >= 0 ? write_all(t->child.in_fd, line, len + 1) : MCP_ECLOSED;
+    int rc = t->child.in_fd >= 0 ? write_line(t, line, len + 1, &cut_at) : MCP_ECLOSED;
     pthread_mutex_unlock(&t->write_lock);
     free(line);
+    if (cut_at > 0)
+        client_transport_log(&t->base, MCP_LOG_WARNING,
+                             "the server took %zu bytes of a %zu-byte message in %lld ms; "
+                             "the rest is dropped and the line marked invalid",
+                             cut_at, len + 1, (long long)t->write_timeout_ms);
     return rc;
 }
 
@@ -460,6 +508,7 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
     if (again) {
         pthread_mutex_lock(&t->write_lock);
         t->child = fresh;
+        t->poison_left = 0; /* a new stdin: nothing cut short on it */
         pthread_mutex_unlock(&t->write_lock);
         t->started_ms = mcp_clock_ms();
         t->state = RUNNING;
@@ -626,6 +675,8 @@ int client_stdio_new(const mcp_stdio_target_t *target, const client_transport_ho
     *out = NULL;
     if (!target || !target->argv || !target->argv[0])
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the stdio target needs argv[0]");
+    if (target->write_timeout_ms < 0)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "write_timeout_ms must not be negative");
     stdio_transport_t *t = calloc(1, sizeof *t);
     if (!t)
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
@@ -642,6 +693,8 @@ int client_stdio_new(const mcp_stdio_target_t *target, const client_transport_ho
     t->on_stderr = target->on_stderr;
     t->stderr_user = target->stderr_user;
     t->restart = target->restart;
+    t->write_timeout_ms =
+        target->write_timeout_ms > 0 ? target->write_timeout_ms : DEFAULT_WRITE_TIMEOUT_MS;
     t->argv = copy_strv(target->argv, 0);
     t->envp = merge_env(target->env);
     t->cwd = target->cwd ? strdup(target->cwd) : NULL;

@@ -13,6 +13,13 @@
  *     none lost, and the lines after it intact.
  * And a request of 3 MiB, far over a pipe's buffer, reaches the peer
  * whole (the tool "measure" answers the length it received).
+ *
+ * The write timeout: after the tool "stall" the peer reads nothing for
+ * STALL_MS. A 3 MiB request sent meanwhile fails with MCP_ETIMEDOUT once
+ * write_timeout_ms has passed, without waiting for the peer; its line,
+ * cut short in the pipe, reaches the peer ended by a byte that makes it
+ * invalid JSON, so the peer rejects it instead of running it; and the
+ * next call is answered as usual.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -32,6 +39,8 @@
 
 #define LONG_LINE_BYTES (MCP_DEFAULT_MAX_MESSAGE_BYTES + 10)
 #define STDERR_LINE_BYTES 20000
+#define STALL_MS 3000
+#define WRITE_TIMEOUT_MS 200
 
 static char self_path[4096];
 
@@ -86,13 +95,29 @@ static void misbehave(void)
     write_all(2, "after\n", 6);
 }
 
+static json_t *text_result(const char *text)
+{
+    return json_pack("{s:s, s:[{s:s, s:s}]}", "resultType", "complete", "content", "type", "text",
+                     "text", text);
+}
+
 static int scripted_server(void)
 {
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
+    int rejected = 0, measured = 0;
+    bool stall = false;
     while ((n = getline(&line, &cap, stdin)) > 0) {
         json_t *req = json_loadb(line, (size_t)n, 0, NULL);
+        if (!req) {
+            /* As a real server does: a parse error, for no id. */
+            rejected++;
+            send_line(json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", "error",
+                                "code", MCP_PARSE_ERROR, "message", "Parse error"),
+                      "\n");
+            continue;
+        }
         const char *method = json_string_value(json_object_get(req, "method"));
         json_t *id = json_object_get(req, "id");
         if (!method || !id) {
@@ -115,20 +140,30 @@ static int scripted_server(void)
                 json_object_get(json_object_get(req, "params"), "arguments"), "text"));
             char size[32];
             snprintf(size, sizeof size, "%zu", text ? strlen(text) : 0);
+            measured++;
             send_line(mcp_jsonrpc_result(id, json_pack("{s:s, s:[{s:s, s:s}]}", "resultType",
                                                        "complete", "content", "type", "text",
                                                        "text", size)),
                       "\n");
+        } else if (strcmp(method, "tools/call") == 0 && tool && strcmp(tool, "stall") == 0) {
+            send_line(mcp_jsonrpc_result(id, text_result("stalling")), "\n");
+            stall = true;
+        } else if (strcmp(method, "tools/call") == 0 && tool && strcmp(tool, "tally") == 0) {
+            char tally[64];
+            snprintf(tally, sizeof tally, "rejected %d, measured %d", rejected, measured);
+            send_line(mcp_jsonrpc_result(id, text_result(tally)), "\n");
         } else if (strcmp(method, "tools/call") == 0) {
-            send_line(mcp_jsonrpc_result(id, json_pack("{s:s, s:[{s:s, s:s}]}", "resultType",
-                                                       "complete", "content", "type", "text",
-                                                       "text", "calm")),
-                      "\n");
+            send_line(mcp_jsonrpc_result(id, text_result("calm")), "\n");
         } else {
             send_line(mcp_jsonrpc_error(id, MCP_METHOD_NOT_FOUND, "Method not found", NULL),
                       "\n");
         }
         json_decref(req);
+        if (stall) {
+            stall = false;
+            sleep_ms(STALL_MS);
+            write_all(2, "awake\n", 6);
+        }
     }
     free(line);
     return 0;
@@ -141,7 +176,8 @@ static int scripted_server(void)
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int dropped_warnings;
 static size_t stderr_pieces, stderr_bytes, longest_piece;
-static bool saw_after;
+static bool saw_after, saw_awake;
+static int cut_short_warnings;
 
 static void on_log(void *user, mcp_log_level_t level, const char *msg)
 {
@@ -149,6 +185,8 @@ static void on_log(void *user, mcp_log_level_t level, const char *msg)
     pthread_mutex_lock(&lock);
     if (level == MCP_LOG_WARNING && strstr(msg, "line over 16777216 bytes; dropped"))
         dropped_warnings++;
+    if (level == MCP_LOG_WARNING && strstr(msg, "the line marked invalid"))
+        cut_short_warnings++;
     pthread_mutex_unlock(&lock);
 }
 
@@ -159,6 +197,8 @@ static void on_stderr(void *user, const char *line)
     size_t len = strlen(line);
     if (strcmp(line, "after") == 0) {
         saw_after = true;
+    } else if (strcmp(line, "awake") == 0) {
+        saw_awake = true;
     } else if (len > 0 && strspn(line, "e") == len) {
         stderr_pieces++;
         stderr_bytes += len;
@@ -172,6 +212,20 @@ static const char *first_text(const json_t *result)
 {
     return json_string_value(
         json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
+}
+
+/* Waits up to 10 s for *flag (set by on_stderr). */
+static bool wait_for(const bool *flag)
+{
+    int64_t until = now_ms() + 10000;
+    for (;;) {
+        pthread_mutex_lock(&lock);
+        bool done = *flag;
+        pthread_mutex_unlock(&lock);
+        if (done || now_ms() > until)
+            return done;
+        sleep_ms(10);
+    }
 }
 
 static void test_misbehaving_streams(void **state)
@@ -213,22 +267,83 @@ static void test_misbehaving_streams(void **state)
     json_decref(r);
 
     /* stderr is read on its own thread: wait for its last line. */
-    int64_t until = now_ms() + 10000;
-    for (;;) {
-        pthread_mutex_lock(&lock);
-        bool done = saw_after;
-        pthread_mutex_unlock(&lock);
-        if (done || now_ms() > until)
-            break;
-        sleep_ms(10);
-    }
+    assert_true(wait_for(&saw_after));
     pthread_mutex_lock(&lock);
-    assert_true(saw_after);
     assert_int_equal(dropped_warnings, 1);
     assert_int_equal(stderr_bytes, STDERR_LINE_BYTES);
     assert_int_equal(stderr_pieces, (STDERR_LINE_BYTES + 8191) / 8192);
     assert_true(longest_piece <= 8192);
     pthread_mutex_unlock(&lock);
+    mcp_client_free(c);
+}
+
+static void test_write_timeout(void **state)
+{
+    (void)state;
+    mcp_error_t err = {0};
+    mcp_client_t *c = mcp_client_new(
+        &(mcp_client_options_t){.name = "framing", .version = "1", .log = on_log}, &err);
+    assert_non_null(c);
+    const char *argv[] = {self_path, "--scripted-server", NULL};
+    assert_int_equal(mcp_client_connect_stdio(c,
+                                              &(mcp_stdio_target_t){
+                                                  .argv = argv,
+                                                  .on_stderr = on_stderr,
+                                                  .write_timeout_ms = WRITE_TIMEOUT_MS,
+                                              },
+                                              &err),
+                     MCP_OK);
+
+    json_t *r = NULL;
+    assert_int_equal(mcp_client_call_tool(c, "stall", NULL, NULL, &r, &err), MCP_OK);
+    assert_string_equal(first_text(r), "stalling");
+    json_decref(r);
+
+    /* The peer reads nothing now: the request fills the pipe and gives
+     * up after the write timeout, long before the peer wakes. */
+    enum { BIG = 3 * 1024 * 1024 };
+    char *text = malloc(BIG + 1);
+    assert_non_null(text);
+    memset(text, 'a', BIG);
+    text[BIG] = '\0';
+    json_t *args = json_pack("{s:s}", "text", text);
+    free(text);
+    int64_t started = now_ms();
+    assert_int_equal(mcp_client_call_tool(c, "measure", args, NULL, &r, &err), MCP_ETIMEDOUT);
+    int64_t took = now_ms() - started;
+    json_decref(args);
+    assert_null(r);
+    assert_true(took >= WRITE_TIMEOUT_MS - 10);
+    assert_true(took < STALL_MS - 500);
+    pthread_mutex_lock(&lock);
+    assert_int_equal(cut_short_warnings, 1);
+    pthread_mutex_unlock(&lock);
+
+    /* Once the peer reads again, the next call is answered: the cut line
+     * was ended first and rejected, not run. */
+    assert_true(wait_for(&saw_awake));
+    assert_int_equal(mcp_client_call_tool(c, "calm", NULL, NULL, &r, &err), MCP_OK);
+    assert_string_equal(first_text(r), "calm");
+    json_decref(r);
+    assert_int_equal(mcp_client_call_tool(c, "tally", NULL, NULL, &r, &err), MCP_OK);
+    assert_string_equal(first_text(r), "rejected 1, measured 0");
+    json_decref(r);
+    mcp_client_free(c);
+}
+
+static void test_negative_write_timeout(void **state)
+{
+    (void)state;
+    mcp_error_t err = {0};
+    mcp_client_t *c =
+        mcp_client_new(&(mcp_client_options_t){.name = "framing", .version = "1"}, &err);
+    assert_non_null(c);
+    const char *argv[] = {self_path, "--scripted-server", NULL};
+    assert_int_equal(mcp_client_connect_stdio(
+                         c, &(mcp_stdio_target_t){.argv = argv, .write_timeout_ms = -1}, &err),
+                     MCP_EINVAL);
+    assert_non_null(strstr(err.message, "write_timeout_ms"));
+    mcp_error_clear(&err);
     mcp_client_free(c);
 }
 
@@ -242,6 +357,8 @@ int main(int argc, char **argv)
     self_path[n] = '\0';
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_misbehaving_streams),
+        cmocka_unit_test(test_write_timeout),
+        cmocka_unit_test(test_negative_write_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
