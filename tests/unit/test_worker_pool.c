@@ -1,8 +1,10 @@
 /*
  * Elastic worker pool: FIFO order, growth while jobs block (and not while
  * they compute), shrinking back to min_threads, shutdown draining the
- * queue, submissions during and after shutdown, and a multi-threaded
- * stress run.
+ * queue, submissions during and after shutdown, a multi-threaded
+ * stress run, and what happens when no thread can be created: this binary
+ * is linked with --wrap=pthread_create (tests/CMakeLists.txt), so a test
+ * can make thread creation fail as it would at a process's thread limit.
  *
  * Timing: the machine may be loaded, so tests never assert how long
  * something took. They wait for a condition with a generous deadline, and
@@ -11,6 +13,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +29,35 @@
 #include "test_clock.h"
 
 #define PATIENCE_MS 20000 /* how long a test waits for something that must happen */
+
+/* ------------------------------------------------------------------------
+ * Thread creation that fails on demand
+ * ------------------------------------------------------------------------ */
+
+static atomic_bool creation_fails;
+static atomic_int refused_creations;
+
+int __real_pthread_create(pthread_t *tid, const pthread_attr_t *attr, void *(*fn)(void *),
+                          void *arg);
+int __wrap_pthread_create(pthread_t *tid, const pthread_attr_t *attr, void *(*fn)(void *),
+                          void *arg);
+
+int __wrap_pthread_create(pthread_t *tid, const pthread_attr_t *attr, void *(*fn)(void *),
+                          void *arg)
+{
+    if (atomic_load(&creation_fails)) {
+        atomic_fetch_add(&refused_creations, 1);
+        return EAGAIN; /* what RLIMIT_NPROC or a cgroup's pids.max give */
+    }
+    return __real_pthread_create(tid, attr, fn, arg);
+}
+
+static void fail_thread_creation(bool fail)
+{
+    atomic_store(&creation_fails, fail);
+    if (fail)
+        atomic_store(&refused_creations, 0);
+}
 
 /* Polls `done(arg)` every millisecond; false when PATIENCE_MS passes first. */
 static bool eventually(bool (*done)(void *arg), void *arg)
@@ -733,6 +765,100 @@ static void test_stress_many_tiny_jobs_from_many_threads(void **state)
     mcp_pool_free(st.pool);
 }
 
+/* ------------------------------------------------------------------------
+ * No thread to be had
+ * ------------------------------------------------------------------------ */
+
+/* With no thread alive and none to be had, nobody would ever run the job:
+ * the submission fails and the job is not kept. Once threads can be
+ * created again, the pool works as before. */
+static void test_first_thread_refused(void **state)
+{
+    (void)state;
+    atomic_int ran;
+    atomic_init(&ran, 0);
+    mcp_pool_t *pool = mcp_pool_new(0, 4, 1000);
+    assert_non_null(pool);
+
+    fail_thread_creation(true);
+    assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_ENOMEM);
+    fail_thread_creation(false);
+    assert_true(atomic_load(&refused_creations) >= 1);
+    mcp_pool_stats_t s = stats_of(pool);
+    assert_int_equal(s.threads, 0);
+    assert_int_equal(s.queued, 0);
+
+    assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
+    assert_true(eventually(flag_set, &ran));
+    mcp_pool_shutdown(pool);
+    assert_int_equal(atomic_load(&ran), 1); /* the refused job never ran */
+    mcp_pool_free(pool);
+}
+
+/* With threads alive, a job that gets no thread of its own is kept: it
+ * runs when one of them comes free. */
+static void test_job_waits_when_growth_is_refused(void **state)
+{
+    (void)state;
+    struct gate gate;
+    atomic_int ran;
+    gate_init(&gate);
+    atomic_init(&ran, 0);
+    mcp_pool_t *pool = mcp_pool_new(1, 4, 1000);
+    assert_non_null(pool);
+    assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &gate), MCP_OK);
+    wait_started(&gate, 1);
+
+    fail_thread_creation(true);
+    assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
+    assert_true(eventually(flag_set, &refused_creations)); /* it did try */
+    sleep_ms(50);
+    fail_thread_creation(false);
+    assert_int_equal(atomic_load(&ran), 0); /* its only thread is blocked */
+    assert_int_equal(stats_of(pool).queued, 1);
+
+    gate_open(&gate);
+    assert_true(eventually(flag_set, &ran));
+    mcp_pool_free(pool);
+    assert_int_equal(atomic_load(&gate.finished), 1);
+    gate_destroy(&gate);
+}
+
+/* The monitor keeps trying: a job left waiting behind blocked threads
+ * gets its thread as soon as one can be created, without waiting for
+ * them. */
+static void test_growth_is_retried(void **state)
+{
+    (void)state;
+    struct gate gate;
+    atomic_int ran;
+    gate_init(&gate);
+    atomic_init(&ran, 0);
+    mcp_pool_t *pool = mcp_pool_new(1, 4, 1000);
+    assert_non_null(pool);
+    /* Two blocked jobs: the second had its thread from the monitor. */
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &gate), MCP_OK);
+    wait_started(&gate, 2);
+
+    fail_thread_creation(true);
+    assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
+    /* Several attempts, a few milliseconds apart. */
+    for (int waited = 0; atomic_load(&refused_creations) < 3 && waited < PATIENCE_MS; waited++)
+        sleep_ms(1);
+    assert_true(atomic_load(&refused_creations) >= 3);
+    assert_int_equal(atomic_load(&ran), 0);
+    fail_thread_creation(false);
+
+    assert_true(eventually(flag_set, &ran));
+    assert_int_equal(atomic_load(&gate.finished), 0); /* not by a freed thread */
+    assert_int_equal(stats_of(pool).threads, 3);
+
+    gate_open(&gate);
+    mcp_pool_free(pool);
+    gate_destroy(&gate);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -754,6 +880,9 @@ int main(void)
         cmocka_unit_test(test_active_wait_takes_jobs_without_waking_sleepers),
         cmocka_unit_test(test_direct_handoff_is_reported_once),
         cmocka_unit_test(test_stress_many_tiny_jobs_from_many_threads),
+        cmocka_unit_test(test_first_thread_refused),
+        cmocka_unit_test(test_job_waits_when_growth_is_refused),
+        cmocka_unit_test(test_growth_is_retried),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
