@@ -211,7 +211,14 @@ MCP_API void mcp_server_free(mcp_server_t *srv);
  * (see mcp/request_state.h). Takes ownership of `codec` (even on failure).
  * Without one, the server creates an AES-256-GCM codec with a random key on
  * first use and logs a warning: such states do not survive a restart and do
- * not open on another instance. Set it before serving.
+ * not open on another instance.
+ *
+ * Best set before serving. It may also be replaced while serving (to
+ * rotate keys, say): a request sealing or opening a state meanwhile
+ * finishes with the old codec, which is freed after it; later ones use
+ * the new one, so a state the old codec sealed opens only if the new one
+ * knows its key (keep the old key in the new keyring for a while).
+ * Returns MCP_OK; MCP_EINVAL for a NULL argument; MCP_ENOMEM.
  */
 MCP_API int mcp_server_set_codec(mcp_server_t *srv, mcp_codec_t *codec);
 

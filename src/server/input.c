@@ -100,13 +100,16 @@ int input_prepare(mcp_exchange_t *ex, mcp_error_t *err)
         if (!json_is_string(state))
             return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
                                  "requestState must be a string");
-        mcp_codec_t *codec = server_codec(ex->srv);
+        codec_ref_t *codec = server_codec_get(ex->srv);
         mcp_state_binding_t binding = {
             .principal = ex->principal, .method = ex->msg.method, .params = params};
         json_t *payload = NULL;
         mcp_error_t why = {0};
-        if (!codec ||
-            mcp_codec_open(codec, json_string_value(state), &binding, &payload, &why) != MCP_OK) {
+        int opened = codec ? mcp_codec_open(codec->codec, json_string_value(state), &binding,
+                                            &payload, &why)
+                           : MCP_ENOMEM;
+        codec_put(codec);
+        if (opened != MCP_OK) {
             /* The reason goes to the log, not to the (possibly hostile) client. */
             server_log(ex->srv, MCP_LOG_WARNING, "rejected requestState for %s: %s",
                        ex->msg.method, why.message);
@@ -287,11 +290,12 @@ json_t *input_required_result(mcp_call_t *call, mcp_error_t *err)
     if (call->next_state)
         json_object_set(payload, "s", call->next_state);
 
-    mcp_codec_t *codec = server_codec(ex->srv);
+    codec_ref_t *codec = server_codec_get(ex->srv);
     mcp_state_binding_t binding = {
         .principal = ex->principal, .method = ex->msg.method, .params = ex->msg.params};
     char *sealed = NULL;
-    int rc = codec ? mcp_codec_seal(codec, payload, &binding, &sealed, err) : MCP_ENOMEM;
+    int rc = codec ? mcp_codec_seal(codec->codec, payload, &binding, &sealed, err) : MCP_ENOMEM;
+    codec_put(codec);
     json_decref(payload);
     if (rc != MCP_OK) {
         mcp_error_set(err, rc, MCP_INTERNAL_ERROR, NULL, "Internal error: cannot seal state");

@@ -91,6 +91,20 @@ static int parse_extensions(const char *text, json_t **out, mcp_error_t *err)
     return MCP_OK;
 }
 
+/* A counted codec holding the server's reference; takes `codec` (NULL
+ * gives NULL). */
+static codec_ref_t *codec_ref_new(mcp_codec_t *codec)
+{
+    codec_ref_t *ref = codec ? malloc(sizeof *ref) : NULL;
+    if (!ref) {
+        mcp_codec_free(codec);
+        return NULL;
+    }
+    ref->codec = codec;
+    atomic_init(&ref->refs, 1);
+    return ref;
+}
+
 /* The AEAD codec for requestState, over a keyring. Takes `ring`. */
 static mcp_codec_t *state_codec(const mcp_server_t *srv, mcp_keyring_t *ring, mcp_error_t *err)
 {
@@ -119,8 +133,12 @@ static int configure_state_keys(mcp_server_t *srv, const mcp_server_options_t *o
                                                    : opts->state_keys_env,
                              why);
     }
-    srv->codec = state_codec(srv, ring, err);
-    return srv->codec ? MCP_OK : MCP_EINVAL;
+    mcp_codec_t *codec = state_codec(srv, ring, err);
+    if (!codec)
+        return MCP_EINVAL;
+    srv->codec = codec_ref_new(codec);
+    return srv->codec ? MCP_OK
+                      : mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
 }
 
 mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
@@ -260,7 +278,7 @@ void mcp_server_free(mcp_server_t *srv)
     for (int r = 0; r < ENTRY_KIND_COUNT; r++)
         registry_clear(&srv->reg[r]);
     skill_list_clear(&srv->skills);
-    mcp_codec_free(srv->codec);
+    codec_put(srv->codec);
     json_decref(srv->impl);
     json_decref(srv->extensions);
     free(srv->instructions);
@@ -306,7 +324,15 @@ int server_run_job(mcp_server_t *srv, void (*fn)(void *), void *arg)
     return mcp_pool_submit(pool, fn, arg);
 }
 
-mcp_codec_t *server_codec(mcp_server_t *srv)
+void codec_put(codec_ref_t *ref)
+{
+    if (ref && atomic_fetch_sub(&ref->refs, 1) == 1) {
+        mcp_codec_free(ref->codec);
+        free(ref);
+    }
+}
+
+codec_ref_t *server_codec_get(mcp_server_t *srv)
 {
     pthread_mutex_lock(&srv->codec_lock);
     if (!srv->codec) {
@@ -315,7 +341,7 @@ mcp_codec_t *server_codec(mcp_server_t *srv)
          * on another instance, which the log says once. */
         mcp_keyring_t *ring = mcp_keyring_new();
         if (ring && mcp_keyring_generate(ring, "ephemeral") == MCP_OK) {
-            srv->codec = state_codec(srv, ring, NULL);
+            srv->codec = codec_ref_new(state_codec(srv, ring, NULL));
             server_log(srv, MCP_LOG_WARNING,
                        "no requestState key configured: using a random key; input-required "
                        "round trips will not survive a restart or span instances");
@@ -323,9 +349,11 @@ mcp_codec_t *server_codec(mcp_server_t *srv)
             mcp_keyring_free(ring);
         }
     }
-    mcp_codec_t *codec = srv->codec;
+    codec_ref_t *ref = srv->codec;
+    if (ref)
+        atomic_fetch_add(&ref->refs, 1);
     pthread_mutex_unlock(&srv->codec_lock);
-    return codec;
+    return ref;
 }
 
 int mcp_server_set_codec(mcp_server_t *srv, mcp_codec_t *codec)
@@ -334,11 +362,14 @@ int mcp_server_set_codec(mcp_server_t *srv, mcp_codec_t *codec)
         mcp_codec_free(codec);
         return MCP_EINVAL;
     }
+    codec_ref_t *ref = codec_ref_new(codec);
+    if (!ref)
+        return MCP_ENOMEM;
     pthread_mutex_lock(&srv->codec_lock);
-    mcp_codec_t *old = srv->codec;
-    srv->codec = codec;
+    codec_ref_t *old = srv->codec;
+    srv->codec = ref;
     pthread_mutex_unlock(&srv->codec_lock);
-    mcp_codec_free(old);
+    codec_put(old); /* freed here, or by the last request still using it */
     return MCP_OK;
 }
 

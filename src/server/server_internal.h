@@ -107,7 +107,7 @@ struct mcp_server {
 
     /* requestState sealing; created on first use when none was set. */
     pthread_mutex_t codec_lock;
-    mcp_codec_t *codec;
+    struct codec_ref *codec;
     int64_t state_ttl_ms;     /* options of the default codec */
     bool state_single_use;
 
@@ -164,8 +164,17 @@ json_t *server_capabilities(mcp_server_t *srv);
 /* Submits a job to the worker pool (starting it on first use). */
 int server_run_job(mcp_server_t *srv, void (*fn)(void *), void *arg);
 
-/* The requestState codec (created with an ephemeral key on first use). */
-mcp_codec_t *server_codec(mcp_server_t *srv);
+/* The requestState codec, counted: mcp_server_set_codec() may replace it
+ * while a worker seals or opens with it, and its last user frees it. */
+typedef struct codec_ref {
+    mcp_codec_t *codec;
+    atomic_int refs;
+} codec_ref_t;
+
+/* A reference to the codec in use (created with an ephemeral key on first
+ * use), or NULL when it cannot be made. Give it back with codec_put(). */
+codec_ref_t *server_codec_get(mcp_server_t *srv);
+void codec_put(codec_ref_t *ref); /* NULL-safe */
 
 /* Result shaping options for this server. */
 void server_result_shape(const mcp_server_t *srv, mcp_result_shape_t *shape);

@@ -10,6 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* strdup, strndup */
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -641,6 +642,65 @@ static void test_default_codec(void **state)
     mcp_server_free(srv);
 }
 
+/* The codec replaced again and again while requests seal with it: each
+ * request finishes with a codec that is still alive (ASan would see one
+ * freed under it), and every one gets its state. */
+struct sealer {
+    mcp_server_t *srv;
+    int sealed;
+    atomic_int *done;
+};
+
+#define SEALS_PER_THREAD 150
+
+static void *seal_many(void *arg)
+{
+    struct sealer *s = arg;
+    for (int i = 0; i < SEALS_PER_THREAD; i++) {
+        json_t *response =
+            serve(s->srv, call_request(i + 1, "confirm", NULL, "{\"elicitation\":{}}"), NULL);
+        const json_t *result = json_object_get(response, "result");
+        if (json_is_string(json_object_get(result, "requestState")))
+            s->sealed++;
+        json_decref(response);
+    }
+    atomic_fetch_add(s->done, 1);
+    return NULL;
+}
+
+static void test_codec_replaced_while_serving(void **state)
+{
+    mcp_server_t *srv = new_server(0, false);
+    add_everything(srv);
+    atomic_int done;
+    atomic_init(&done, 0);
+    struct sealer sealers[2] = {{srv, 0, &done}, {srv, 0, &done}};
+    pthread_t threads[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&threads[i], NULL, seal_many, &sealers[i]), 0);
+    while (atomic_load(&done) < 2) {
+        mcp_keyring_t *ring = mcp_keyring_new();
+        assert_int_equal(mcp_keyring_generate(ring, "rotated"), MCP_OK);
+        mcp_codec_t *codec = mcp_codec_aead_new(ring, NULL, NULL);
+        assert_non_null(codec);
+        assert_int_equal(mcp_server_set_codec(srv, codec), MCP_OK);
+    }
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_join(threads[i], NULL), 0);
+    assert_int_equal(sealers[0].sealed, SEALS_PER_THREAD);
+    assert_int_equal(sealers[1].sealed, SEALS_PER_THREAD);
+
+    /* A state sealed now opens with the codec now in place. */
+    json_t *request = call_request(1, "confirm", NULL, "{\"elicitation\":{}}");
+    char *sealed = first_state(srv, request, NULL);
+    json_t *response = serve(srv, modern_retry(request, 2, accept_confirm(true), sealed), NULL);
+    assert_string_equal(first_text(response), "accept+ok");
+    json_decref(response);
+    free(sealed);
+    json_decref(request);
+    mcp_server_free(srv);
+}
+
 /* ------------------------------------------------------------------ */
 /* Round limit and inputResponses                                      */
 /* ------------------------------------------------------------------ */
@@ -834,6 +894,7 @@ int main(void)
         cmocka_unit_test(test_replayed_state),
         cmocka_unit_test(test_state_of_another_request),
         cmocka_unit_test(test_default_codec),
+        cmocka_unit_test(test_codec_replaced_while_serving),
         cmocka_unit_test(test_round_limit),
         cmocka_unit_test(test_extra_answers_are_ignored),
         cmocka_unit_test(test_malformed_answers),
