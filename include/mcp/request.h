@@ -94,10 +94,12 @@ extern "C" {
 MCP_API mcp_era_t mcp_request_era(const mcp_message_t *msg);
 
 /*
- * The one check a legacy-classified message gets from the protocol core:
- * on HTTP, a MCP-Protocol-Version header naming a modern version (a date
- * on or after 2026-07-28, after trimming) on a body without the modern
- * claim is rejected with HTTP 400:
+ * The checks a legacy-classified message gets from the protocol core, on
+ * HTTP. First its MCP-Protocol-Version header, as
+ * mcp_check_legacy_version_header() below (initialize excepted: its body
+ * names the version). Then a header naming a modern version (a date on
+ * or after 2026-07-28, after trimming) on a body without the modern claim
+ * is rejected with HTTP 400:
  *   - a request other than initialize could be a modern request that lost
  *     its envelope: -32602 with the rung-2 data above ("_meta" missing or
  *     not an object, else protocolVersion missing) -- the conformance
@@ -112,6 +114,18 @@ MCP_API mcp_era_t mcp_request_era(const mcp_message_t *msg);
  */
 MCP_API int mcp_check_legacy_request(const mcp_message_t *msg, const mcp_headers_t *headers,
                                      int *http_status, mcp_error_t *err);
+
+/*
+ * The MCP-Protocol-Version header of a legacy HTTP request after
+ * initialize (2025-06-18 transport rules): absent or empty is fine (the
+ * client speaks 2025-03-26), and so is a legacy version this SDK speaks
+ * (mcp_protocol_versions_legacy()) or a modern one (the modern checks
+ * judge those). Any other value, malformed or unsupported, must be
+ * answered with HTTP 400: MCP_EINVAL, with *err set to -32022 and
+ * data.supported (the legacy versions) and data.requested. `headers` may
+ * be NULL (MCP_OK); `err` may be NULL.
+ */
+MCP_API int mcp_check_legacy_version_header(const mcp_headers_t *headers, mcp_error_t *err);
 
 /* Inputs of the modern validation ladder. All pointers are borrowed. */
 typedef struct mcp_request_check {

@@ -9,6 +9,7 @@
  * an unknown version; missing _meta keys are -32602 before any version
  * check).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@
 #include "mcp/header_value.h"
 #include "mcp/request.h"
 #include "mcp/result.h"
+#include "mcp/version.h"
 #include "mcp/xmcp_header.h"
 #include "protocol/envelope.h"
 #include "protocol/headers_internal.h"
@@ -434,11 +436,53 @@ static int modern_header_on_legacy_body(const mcp_message_t *msg, const char *ra
     return check_envelope(&env, e);
 }
 
+int mcp_check_legacy_version_header(const mcp_headers_t *headers, mcp_error_t *err)
+{
+    const char *raw = mcp_headers_get(headers, MCP_HEADER_PROTOCOL_VERSION);
+    const char *start;
+    size_t len;
+    mcp_header_trim(raw, &start, &len);
+    if (!raw || len == 0)
+        return MCP_OK; /* 2025-03-26, which had no such header */
+    char version[16] = "";
+    if (len < sizeof version) {
+        memcpy(version, start, len);
+        version[len] = '\0';
+        if (mcp_version_era(version) == MCP_ERA_MODERN)
+            return MCP_OK;
+        size_t n;
+        const char *const *legacy = mcp_protocol_versions_legacy(&n);
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(legacy[i], version) == 0)
+                return MCP_OK;
+    }
+    if (!err)
+        return MCP_EINVAL;
+    size_t n;
+    const char *const *legacy = mcp_protocol_versions_legacy(&n);
+    /* A value too long for any version is named by its start. */
+    char shown[40];
+    snprintf(shown, sizeof shown, "%.*s", len < 32 ? (int)len : 32, start);
+    mcp_error_unsupported_version(err, shown, legacy, n);
+    snprintf(err->message, sizeof err->message,
+             "Bad Request: unsupported " MCP_HEADER_PROTOCOL_VERSION " \"%s\"", shown);
+    return MCP_EINVAL;
+}
+
 int mcp_check_legacy_request(const mcp_message_t *msg, const mcp_headers_t *headers,
                              int *http_status, mcp_error_t *err)
 {
+    if (!msg || !headers)
+        return MCP_OK;
+    bool initialize = msg->kind == MCP_MSG_REQUEST && msg->method &&
+                      strcmp(msg->method, "initialize") == 0;
+    if (!initialize && mcp_check_legacy_version_header(headers, err) != MCP_OK) {
+        if (http_status)
+            *http_status = 400;
+        return MCP_EINVAL;
+    }
     const char *raw = mcp_headers_get(headers, MCP_HEADER_PROTOCOL_VERSION);
-    if (!msg || !header_names_modern_version(raw))
+    if (!header_names_modern_version(raw))
         return MCP_OK;
 
     mcp_error_t local = {0};

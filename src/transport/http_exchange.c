@@ -716,6 +716,16 @@ int mcp_http_end(mcp_http_exchange_t *x)
     }
     x->state = EXCHANGE_SUBMITTED;
     if (x->verb != HTTP_VERB_POST) {
+        /* A legacy session's GET and DELETE come after initialize: their
+         * MCP-Protocol-Version, if any, must be one this server speaks. */
+        mcp_error_t bad = {0};
+        if (mcp_check_legacy_version_header(&(mcp_headers_t){x->headers, x->n_headers}, &bad) !=
+            MCP_OK) {
+            send_error_locked(x, 400, bad.code, bad.message);
+            pthread_mutex_unlock(&x->lock);
+            mcp_error_clear(&bad);
+            return MCP_OK;
+        }
         pthread_mutex_unlock(&x->lock);
         return x->verb == HTTP_VERB_GET ? open_session_stream(x) : end_session(x);
     }

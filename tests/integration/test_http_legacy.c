@@ -853,6 +853,79 @@ static void test_both_eras_at_once(void **state)
  * Other modes
  * ------------------------------------------------------------------------ */
 
+/* The MCP-Protocol-Version header after initialize (2025-06-18 transport):
+ * a value that is no version, or one this server does not speak, is 400
+ * -- on POST, GET and DELETE -- naming the versions it does speak, and
+ * the session is unharmed. */
+static long with_version(fixture_t *f, const char *verb, const char *session, const char *version,
+                         json_t *msg_new, json_t **error_out)
+{
+    char session_line[200], version_line[100];
+    snprintf(session_line, sizeof session_line, "Mcp-Session-Id: %s", session);
+    snprintf(version_line, sizeof version_line, "MCP-Protocol-Version: %s", version);
+    const char *headers[] = {"Content-Type: application/json",
+                             "Accept: application/json, text/event-stream", version_line,
+                             *session ? session_line : NULL, NULL};
+    char *body = msg_new ? json_dumps(msg_new, JSON_COMPACT) : NULL;
+    json_decref(msg_new);
+    http_response_t resp;
+    http_call(&(http_request_t){.base = f->base, .method = verb, .headers = headers,
+                                .body = body, .timeout_ms = 1000},
+              &resp);
+    free(body);
+    long status = resp.status;
+    json_t *msgs = mcp_messages(&resp);
+    *error_out = json_incref(json_object_get(json_array_get(msgs, 0), "error"));
+    json_decref(msgs);
+    http_response_free(&resp);
+    return status;
+}
+
+static void expect_unsupported(long status, json_t *error_new, const char *requested)
+{
+    assert_int_equal(status, 400);
+    assert_non_null(error_new);
+    assert_int_equal(json_integer_value(json_object_get(error_new, "code")),
+                     MCP_UNSUPPORTED_PROTOCOL_VERSION);
+    const json_t *data = json_object_get(error_new, "data");
+    if (data) { /* POST: the JSON-RPC error in full */
+        assert_string_equal(json_string_value(json_object_get(data, "requested")), requested);
+        assert_string_equal(json_string_value(json_array_get(json_object_get(data, "supported"),
+                                                             0)),
+                            LEGACY);
+    }
+    json_decref(error_new);
+}
+
+static void test_protocol_version_header(void **state)
+{
+    static const char *const bad[] = {"garbage", "1999-01-01", "2024-11-05"};
+    for (int stateless = 0; stateless < 2; stateless++) {
+        fixture_t *f = start((fixture_options_t){
+            .legacy = stateless ? MCP_LEGACY_STATELESS : MCP_LEGACY_SESSIONS});
+        char id[160];
+        initialize(f, NULL, id);
+        json_t *error = NULL;
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            long status = with_version(f, "POST", id, bad[i], tool_call(5, "echo", "x"), &error);
+            expect_unsupported(status, error, bad[i]);
+        }
+        if (!stateless) {
+            expect_unsupported(with_version(f, "GET", id, "1999-01-01", NULL, &error), error,
+                               "1999-01-01");
+            expect_unsupported(with_version(f, "DELETE", id, "1999-01-01", NULL, &error), error,
+                               "1999-01-01");
+        }
+        /* Versions it speaks pass; the session lives on. */
+        assert_int_equal(with_version(f, "POST", id, "2025-06-18", tool_call(6, "echo", "y"),
+                                      &error),
+                         200);
+        json_decref(error);
+        assert_int_equal(echo_status(f, id, "still here"), 200);
+        stop(f);
+    }
+}
+
 /* Stateless: no session is minted or needed; GET and DELETE do not exist
  * (405, Allow: POST), which legacy clients take to mean "no stream". */
 static void test_stateless_mode(void **state)
@@ -923,6 +996,7 @@ int main(void)
         cmocka_unit_test(test_bridge_cancellation),
         cmocka_unit_test(test_both_eras_at_once),
         cmocka_unit_test(test_stateless_mode),
+        cmocka_unit_test(test_protocol_version_header),
         cmocka_unit_test(test_reject_mode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
