@@ -24,9 +24,11 @@ static void print_text(const char *label, const json_t *result)
     }
 }
 
-static int fail(const char *what, const mcp_error_t *err)
+/* Reports a failure and clears the error (it may hold a JSON data member). */
+static int fail(const char *what, mcp_error_t *err)
 {
     fprintf(stderr, "client_example: %s: %s\n", what, err->message);
+    mcp_error_clear(err);
     return 1;
 }
 

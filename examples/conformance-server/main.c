@@ -98,10 +98,17 @@ static int set_fresh_codec(mcp_server_t *srv, mcp_error_t *err)
         mcp_keyring_free(ring);
         return mcp_error_set(err, rc, 0, NULL, "cannot generate a requestState key");
     }
+    /* On failure mcp_codec_aead_new() has filled *err (it took the ring).
+     * mcp_error_t holds no MCP_E* code; with a ring that holds a key and
+     * the default options, running out of memory is the only failure. */
     mcp_codec_t *codec = mcp_codec_aead_new(ring, NULL, err);
     if (!codec)
         return MCP_ENOMEM;
-    return mcp_server_set_codec(srv, codec);
+    rc = mcp_server_set_codec(srv, codec); /* takes the codec, even on failure */
+    if (rc != MCP_OK)
+        return mcp_error_set(err, rc, 0, NULL, "cannot install the requestState codec: %s",
+                             mcp_strerror(rc));
+    return MCP_OK;
 }
 
 static mcp_server_t *build_server(mcp_legacy_mode_t legacy, mcp_error_t *err)

@@ -35,13 +35,24 @@
  *
  * Results are returned as the method's result object (new reference):
  * CallToolResult, ReadResourceResult, ... exactly as the server sent them
- * (after MRTR rounds), with resultType present.
+ * (after MRTR rounds), with resultType present. The json_t ** a call
+ * returns its result through (result_out, tools_out, ...) is required: the
+ * call sets it to NULL first, and it holds a new reference only when the
+ * call returns MCP_OK.
  *
  * Errors: every call returns 0 or a negative MCP_E* code and fills the
  * optional mcp_error_t. MCP_ERPC means the server answered with a JSON-RPC
- * error (err->code, message, data hold it); MCP_ETIMEDOUT, MCP_ECANCELED,
- * MCP_ECLOSED, MCP_EIO and MCP_EPROTO are local or transport failures
- * (err->code is 0 for them).
+ * error (err->code, message, data hold it). For every other code err->code
+ * is 0 and the message says what happened: MCP_ETIMEDOUT, MCP_ECANCELED,
+ * MCP_ECLOSED, MCP_EIO and MCP_EPROTO are local or transport failures;
+ * MCP_EINVAL a bad argument (a NULL client or result pointer, a missing
+ * name or uri, arguments that are not an object, a string that is not
+ * UTF-8); MCP_ESTATE a client that is not connected; MCP_EUNSUPPORTED a
+ * method the server's legacy protocol does not have; MCP_ELIMIT a server
+ * that still asks for input after max_input_rounds; MCP_EAUTH an HTTP
+ * request refused with 401/403; MCP_ENOMEM. A negative code returned by
+ * one of your callbacks (sample, roots, token, token_proof) fails the call
+ * with that code.
  *
  * Thread safety: calls are blocking and may be made from several threads
  * at once on one client. The input callbacks (elicit, sample, roots) run on
@@ -82,6 +93,12 @@ typedef struct mcp_client mcp_client_t;
  * ElicitResult in *result_out ({"action": "accept"|"decline"|"cancel",
  * "content": {...}} for an accepted form) and return 0. A negative return
  * is sent as {"action":"cancel"}: the client never invents an answer.
+ *
+ * For this callback and the two below: *result_out is NULL on entry, and
+ * the library takes the reference stored there whatever the callback
+ * returns (it releases it after a negative return). Returning 0 without
+ * storing an object is a failure: an input_required round then fails its
+ * call with MCP_EINVAL, and a legacy server's request gets an error.
  */
 typedef int (*mcp_elicit_fn)(void *user, const json_t *params, json_t **result_out);
 
@@ -309,7 +326,8 @@ typedef struct mcp_stdio_target {
  * initialize; a server that exits during the probe is started again and
  * sent initialize (RECONNECT_LEGACY). What the server wrote to stderr
  * during the probe ends up in the error message when connecting fails.
- * Errors: MCP_EINVAL (no argv[0]), MCP_EIO (cannot start), MCP_ECLOSED (it
+ * Errors: MCP_EINVAL (a NULL client or target, no argv[0]), MCP_ESTATE (the
+ * client is already connected), MCP_EIO (cannot start), MCP_ECLOSED (it
  * exited), MCP_EPROTO, MCP_ETIMEDOUT, MCP_ERPC, MCP_EUNSUPPORTED (no common
  * version; or the era option is modern and the server is legacy).
  */
@@ -367,8 +385,9 @@ typedef struct mcp_http_target {
  * which is asked again with the challenge before one more probe. 408, 429,
  * 5xx and network errors are retried (three attempts, with backoff) and
  * then fail: they are never taken for legacy.
- * Errors: MCP_EINVAL (a target that is not one: not an http(s) URL,
- * malformed headers, ...), MCP_EIO, MCP_EAUTH (401/403), MCP_EPROTO,
+ * Errors: MCP_EINVAL (a NULL client or target, or a target that is not
+ * one: not an http(s) URL, malformed headers, ...), MCP_ESTATE (the client
+ * is already connected), MCP_EIO, MCP_EAUTH (401/403), MCP_EPROTO,
  * MCP_ETIMEDOUT, MCP_ERPC, MCP_EUNSUPPORTED (as for stdio; or libcurl
  * cannot be loaded).
  */
@@ -387,19 +406,27 @@ MCP_API mcp_era_t mcp_client_era(const mcp_client_t *client);
  * to give later clients of the same server as options.previous_verdict. */
 MCP_API int mcp_client_verdict(const mcp_client_t *client, mcp_client_verdict_t *out);
 
-/* The protocol version in use ("2026-07-28", "2025-11-25", ...), or NULL. */
+/* The protocol version in use ("2026-07-28", "2025-11-25", ...), or NULL
+ * before a connect decided the era. The string is static storage: it is
+ * never freed and stays valid after the client is freed. */
 MCP_API const char *mcp_client_protocol_version(const mcp_client_t *client);
 
-/* The server's Implementation (borrowed; valid until the client is freed,
- * or until a legacy server initialized again -- after an HTTP 404 or a
- * stdio restart -- describes itself differently), or NULL when unknown. */
+/* The server's Implementation (borrowed), or NULL when unknown. Valid
+ * until the client is freed, or until a legacy server initialized again --
+ * after an HTTP 404, or a stdio restart -- describes itself differently:
+ * the old object is then freed. That may happen during any call, or on a
+ * client thread after a restart, so on a legacy connection do not hold it
+ * while other threads may make calls: copy what you need. */
 MCP_API const json_t *mcp_client_server_info(const mcp_client_t *client);
 
-/* The server's capabilities (borrowed, valid as long as the server info),
- * or NULL. */
+/* The server's capabilities (borrowed), or NULL. Valid as the server info
+ * is: a legacy server initialized again with different capabilities
+ * replaces them and frees the old object. */
 MCP_API const json_t *mcp_client_server_capabilities(const mcp_client_t *client);
 
-/* The server's instructions (borrowed), or NULL. */
+/* The server's instructions (borrowed), or NULL. Valid as the server info
+ * is: a legacy server initialized again with different instructions
+ * replaces them and frees the old string. */
 MCP_API const char *mcp_client_instructions(const mcp_client_t *client);
 
 /* ------------------------------------------------------------------------
@@ -408,7 +435,15 @@ MCP_API const char *mcp_client_instructions(const mcp_client_t *client);
 
 /* Cancels calls from another thread: pass it in mcp_request_options_t,
  * trigger it to cancel (stdio: notifications/cancelled; HTTP: the stream
- * is closed). Thread-safe. */
+ * is closed). Triggering cancels every call it was given. A cancel stays
+ * triggered (there is no reset): a call given one already triggered sends
+ * no request and fails with MCP_ECANCELED, unless the cache answers it.
+ * Use a new one for each operation.
+ *
+ * mcp_cancel_new() returns NULL when out of memory. mcp_cancel_trigger()
+ * and mcp_cancel_triggered() are thread-safe and NULL-safe (a NULL cancel
+ * is never triggered). mcp_cancel_free() is NULL-safe; call it only once
+ * every call given the cancel has returned. */
 typedef struct mcp_cancel mcp_cancel_t;
 MCP_API mcp_cancel_t *mcp_cancel_new(void);
 MCP_API void mcp_cancel_trigger(mcp_cancel_t *cancel);

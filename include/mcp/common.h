@@ -9,6 +9,11 @@
  *     reference, even on failure. Returned json_t * are new references unless
  *     the comment says "borrowed".
  *   - The library never prints and never aborts on bad input.
+ *
+ * Thread safety: every function in this header may be called from any
+ * thread. mcp_strerror() and mcp_lib_version() return static strings. The
+ * mcp_error_* functions touch only the mcp_error_t values they are given;
+ * use each of those from one thread at a time.
  */
 #ifndef MCP_COMMON_H
 #define MCP_COMMON_H
@@ -97,8 +102,10 @@ MCP_API void mcp_error_move(mcp_error_t *dst, mcp_error_t *src);
 
 /*
  * The JSON-RPC error object {"code","message","data"?} for err (new
- * reference), or NULL on allocation failure. A code of 0 is rendered as
- * -32603 (internal error).
+ * reference; err->data is shared, not copied), or NULL on allocation
+ * failure. `err` must not be NULL. A code of 0 is rendered as -32603
+ * (internal error); an empty message, or one that is not UTF-8, as the
+ * code's standard name.
  */
 MCP_API json_t *mcp_error_to_json(const mcp_error_t *err);
 

@@ -40,8 +40,9 @@ MCP_API void mcp_shape_legacy_error(const char *method, json_t *error_obj);
 
 /*
  * The server capabilities a legacy initialize result carries, derived from
- * the modern ones (borrowed): the same object without "extensions" (new
- * reference).
+ * the modern ones (borrowed): a copy of the object without "extensions"
+ * (new reference). NULL or a value that is not an object gives {}. Returns
+ * NULL only when out of memory.
  */
 MCP_API json_t *mcp_legacy_server_capabilities(const json_t *modern_caps);
 
@@ -50,7 +51,8 @@ MCP_API json_t *mcp_legacy_server_capabilities(const json_t *modern_caps);
  * from an MRTR input request's params (borrowed; new reference returned):
  * elicitation/create loses "mode" before 2025-11-25 (form was the only
  * mode), and a url-mode elicitation gains `elicitation_id` (2025-11-25
- * requires one). Other methods are copied unchanged.
+ * requires one). Other methods (and a NULL method) are copied unchanged.
+ * NULL or non-object params give {}. Returns NULL only when out of memory.
  */
 MCP_API json_t *mcp_legacy_request_params(const char *method, const json_t *params,
                                           const char *version, const char *elicitation_id);

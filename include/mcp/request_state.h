@@ -80,8 +80,9 @@ MCP_API int mcp_keyring_add(mcp_keyring_t *ring, const char *key_id,
  * only a key (no id) gets the id "0"; such a line is allowed only when it
  * is the text's only key. MCP_EINVAL with *err naming the line on any
  * malformed line or an id already in the ring, and when the text holds no
- * key at all: nothing is added then. Messages never quote a key. err->code
- * is 0 (these are local configuration errors).
+ * key at all; MCP_EINVAL also for a NULL ring or text; MCP_ENOMEM. Nothing
+ * is added on any failure. Messages never quote a key. err->code is 0
+ * (these are local configuration errors).
  */
 MCP_API int mcp_keyring_load_text(mcp_keyring_t *ring, const char *text, mcp_error_t *err);
 
@@ -130,7 +131,9 @@ MCP_API mcp_replay_store_t *mcp_replay_store_new(const mcp_replay_store_ops_t *o
  * MCP_ELIMIT rather than forget a live id). Thread-safe. */
 MCP_API mcp_replay_store_t *mcp_replay_store_memory_new(size_t max_entries);
 
-/* NULL-safe. */
+/* Frees a store and its ctx (through ops->free). A store given to
+ * mcp_codec_aead_new() belongs to the codec, which frees it: free only a
+ * store no codec holds, once no thread can still use it. NULL-safe. */
 MCP_API void mcp_replay_store_free(mcp_replay_store_t *store);
 
 /* ------------------------------------------------------------------------
@@ -207,7 +210,11 @@ MCP_API int mcp_codec_open(mcp_codec_t *codec, const char *state,
                            const mcp_state_binding_t *binding, json_t **payload_out,
                            mcp_error_t *err);
 
-/* NULL-safe. */
+/* Frees a codec and its ctx (through ops->free; the AES-256-GCM codec
+ * frees its keyring and replay store). Must not race with mcp_codec_seal()
+ * or mcp_codec_open(): free it only once no thread can still use it. A
+ * codec given to mcp_server_set_codec() belongs to the server: do not free
+ * it. NULL-safe. */
 MCP_API void mcp_codec_free(mcp_codec_t *codec);
 
 /*

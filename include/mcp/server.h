@@ -386,18 +386,24 @@ typedef struct mcp_resource_template {
 
 /* Registers a resource template (copied). A resources/read whose URI is not
  * a static resource is matched against templates in registration order.
- * MCP_EINVAL for a template that does not parse. Publishes list_changed. */
+ * MCP_EINVAL with *err filled for a template that does not parse or a
+ * missing or malformed field (as for resources); MCP_EEXIST when a
+ * template with the same uri_template text exists; MCP_ENOMEM. Publishes
+ * a resources list_changed event. */
 MCP_API int mcp_server_add_resource_template(mcp_server_t *srv,
                                              const mcp_resource_template_t *tpl,
                                              mcp_error_t *err);
 
-/* Removes a template by its uri_template text; MCP_ENOTFOUND when absent. */
+/* Removes a template by its uri_template text; MCP_ENOTFOUND when absent.
+ * Publishes a resources list_changed event. */
 MCP_API int mcp_server_remove_resource_template(mcp_server_t *srv, const char *uri_template);
 
 /*
  * Tells subscribers that the resource at `uri` changed: listen streams whose
  * filter names it (and legacy sessions subscribed to it) receive
- * notifications/resources/updated. Safe from any thread.
+ * notifications/resources/updated. Returns MCP_OK, also when no one is
+ * subscribed (an event that cannot be published is logged, not returned);
+ * MCP_EINVAL for a NULL argument. Safe from any thread.
  */
 MCP_API int mcp_server_notify_resource_updated(mcp_server_t *srv, const char *uri);
 
@@ -478,7 +484,8 @@ MCP_API int mcp_server_remove_skill(mcp_server_t *srv, const char *name);
  * request receives its result ({"resultType":"complete"} with the
  * subscription id in _meta), which closes the stream. Clients may open new
  * streams afterwards. Transports call this when they stop; an application
- * calls it to make clients re-subscribe. Safe from any thread.
+ * calls it to make clients re-subscribe. Returns MCP_OK, or MCP_EINVAL for
+ * a NULL srv. Safe from any thread.
  */
 MCP_API int mcp_server_close_subscriptions(mcp_server_t *srv);
 
@@ -538,11 +545,17 @@ typedef int (*mcp_complete_fn)(mcp_call_t *call, mcp_completion_ref_kind_t kind,
                                const json_t *context, void *user);
 
 /* Installs the completion handler; this also advertises the `completions`
- * capability. NULL removes it. */
+ * capability. NULL removes it. Returns MCP_OK, or MCP_EINVAL for a NULL
+ * srv. */
 MCP_API int mcp_server_set_completion(mcp_server_t *srv, mcp_complete_fn handler, void *user);
 
 /* ------------------------------------------------------------------------
  * Inside a handler: the request
+ *
+ * The strings and JSON values returned here (and by mcp_call_input(),
+ * mcp_call_state() and mcp_call_task_id() below) are borrowed from the
+ * request: valid during the handler's run, never to be freed or changed.
+ * Copy what must outlive the run.
  * ------------------------------------------------------------------------ */
 
 /* The method being served: "tools/call", "resources/read", ... */
@@ -635,9 +648,21 @@ MCP_API int mcp_call_logf(mcp_call_t *call, const char *level, const char *fmt, 
 
 /* ------------------------------------------------------------------------
  * Inside a handler: the result
+ *
+ * The mcp_call_add_* and mcp_call_set_* functions of this section (and
+ * mcp_call_set_state()) return MCP_OK; MCP_EINVAL for a NULL or malformed
+ * argument, and then a value passed to be stolen is released all the same;
+ * or MCP_ENOMEM. Those that build the JSON value from your strings
+ * (add_text, add_textf, add_resource_text, add_resource_blob, add_message,
+ * add_completion) give MCP_EINVAL also for text that is not UTF-8 and when
+ * memory runs out while building it. What does not belong to the method
+ * being served (content in a resources/read handler, a description outside
+ * prompts/get, ...) is accepted with MCP_OK and then ignored. Differences
+ * are noted per function.
  * ------------------------------------------------------------------------ */
 
-/* Appends a content block (stolen) to a tool result. */
+/* Appends a content block (stolen; MCP_EINVAL unless an object) to a tool
+ * result. */
 MCP_API int mcp_call_add_content(mcp_call_t *call, json_t *block_new);
 
 /* Appends {"type":"text","text":text}. */
@@ -647,10 +672,11 @@ MCP_API int mcp_call_add_text(mcp_call_t *call, const char *text);
 MCP_API int mcp_call_add_textf(mcp_call_t *call, const char *fmt, ...) MCP_PRINTF(2, 3);
 
 /*
- * Sets structuredContent (stolen; any JSON value). When the tool declares
- * an outputSchema the value should conform. If the handler adds no content
- * block, the SDK adds the value's JSON text as a text block, as the spec
- * recommends for compatibility.
+ * Sets structuredContent (stolen; any JSON value), replacing a value set
+ * before. When the tool declares an outputSchema the value should conform.
+ * If the handler adds no content block, the SDK adds the value's JSON text
+ * as a text block, as the spec recommends for compatibility. Returns
+ * MCP_OK, or MCP_EINVAL for NULL; never MCP_ENOMEM.
  */
 MCP_API int mcp_call_set_structured(mcp_call_t *call, json_t *value_new);
 
@@ -661,14 +687,16 @@ MCP_API int mcp_call_tool_error(mcp_call_t *call, const char *fmt, ...) MCP_PRIN
 
 /* Appends resource contents (stolen; TextResourceContents or
  * BlobResourceContents, see mcp_resource_text/blob) to a resources/read
- * result. */
+ * result. MCP_EINVAL unless it is an object with a string "uri". */
 MCP_API int mcp_call_add_resource_contents(mcp_call_t *call, json_t *contents_new);
 
-/* Appends {"uri","mimeType"?,"text"} contents. */
+/* Appends {"uri","mimeType"?,"text"} contents. MCP_EINVAL when uri or
+ * text is NULL. */
 MCP_API int mcp_call_add_resource_text(mcp_call_t *call, const char *uri, const char *mime_type,
                                        const char *text);
 
-/* Appends {"uri","mimeType"?,"blob"} contents (data is Base64-encoded). */
+/* Appends {"uri","mimeType"?,"blob"} contents (data is Base64-encoded).
+ * MCP_EINVAL when uri is NULL. */
 MCP_API int mcp_call_add_resource_blob(mcp_call_t *call, const char *uri, const char *mime_type,
                                        const void *data, size_t len);
 
@@ -677,16 +705,21 @@ MCP_API int mcp_call_add_resource_blob(mcp_call_t *call, const char *uri, const 
 MCP_API int mcp_call_resource_not_found(mcp_call_t *call);
 
 /* Appends a prompt message {"role":role,"content":content_new (stolen)}.
- * role is "user" or "assistant". */
+ * MCP_EINVAL unless role is "user" or "assistant" and content_new is an
+ * object. */
 MCP_API int mcp_call_add_message(mcp_call_t *call, const char *role, json_t *content_new);
 
-/* Sets the description of a prompts/get result. */
+/* Sets the description of a prompts/get result (copied; NULL clears it).
+ * Returns MCP_OK or MCP_ENOMEM, never MCP_EINVAL. */
 MCP_API int mcp_call_set_description(mcp_call_t *call, const char *description);
 
-/* Adds one completion value (values past 100 are counted in hasMore). */
+/* Adds one completion value; MCP_EINVAL when NULL. At most 100 are kept:
+ * a value past the 100th is dropped, sets hasMore and returns MCP_OK. */
 MCP_API int mcp_call_add_completion(mcp_call_t *call, const char *value);
 
-/* Sets completion.total (< 0 omits it) and completion.hasMore. */
+/* Sets completion.total (< 0 omits it) and completion.hasMore (false
+ * does not clear a hasMore set by values past the 100th). Always returns
+ * MCP_OK. */
 MCP_API int mcp_call_set_completion_total(mcp_call_t *call, int64_t total, bool has_more);
 
 /* Sets a key of the result's _meta (value stolen). Keys under
@@ -694,17 +727,22 @@ MCP_API int mcp_call_set_completion_total(mcp_call_t *call, int64_t total, bool 
 MCP_API int mcp_call_set_result_meta(mcp_call_t *call, const char *key, json_t *value_new);
 
 /* Overrides the cache hints of a cacheable result (resources/read): ttl_ms
- * >= 0, scope "public" or "private". */
+ * >= 0, scope "public" or "private" (MCP_EINVAL otherwise; never
+ * MCP_ENOMEM). A read that answers a retry carrying inputResponses or
+ * requestState is sent with ttlMs 0 whatever is set here. */
 MCP_API int mcp_call_set_cache(mcp_call_t *call, int64_t ttl_ms, const char *scope);
 
 /*
  * Records a JSON-RPC error for this request and returns MCP_ERPC, for the
  * handler to return: `return mcp_call_fail(call, MCP_INVALID_PARAMS, "...");`.
- * data_new (stolen) may be NULL.
+ * `code` is the JSON-RPC error code (0 records -32603, internal error) and
+ * the printf-formatted message is the error's message. Replaces an error
+ * recorded before. Never fails.
  */
 MCP_API int mcp_call_fail(mcp_call_t *call, int code, const char *fmt, ...) MCP_PRINTF(3, 4);
 
-/* mcp_call_fail with a data member (stolen). */
+/* mcp_call_fail with the error's data member: data_new (stolen; may be
+ * NULL for none). Returns MCP_ERPC. */
 MCP_API int mcp_call_fail_data(mcp_call_t *call, int code, json_t *data_new, const char *fmt,
                                ...) MCP_PRINTF(4, 5);
 
@@ -782,7 +820,10 @@ MCP_API int mcp_call_list_roots(mcp_call_t *call, const char *key, unsigned flag
  * "sampling/createMessage" or "roots/list"; params may be NULL. */
 MCP_API bool mcp_call_can_ask(const mcp_call_t *call, const char *method, const json_t *params);
 
-/* Stores the handler's continuation state (stolen) for the next round. */
+/* Stores the handler's continuation state (stolen) for the next round,
+ * replacing a state stored before in this run. It is kept only when the run
+ * ends asking for input; otherwise it is dropped. Returns MCP_OK, or
+ * MCP_EINVAL when state_new is NULL; never MCP_ENOMEM. */
 MCP_API int mcp_call_set_state(mcp_call_t *call, json_t *state_new);
 
 /* The state stored in the previous round (borrowed), or NULL. */
@@ -855,8 +896,10 @@ typedef struct mcp_stdio_options {
  * reaches EOF (then in-flight requests get up to shutdown_grace_ms to
  * finish and are cancelled after that) or mcp_server_stop_stdio() is
  * called. Nothing but MCP messages is ever written to out_fd. `opts` may be
- * NULL. Returns 0 after a clean end, MCP_EIO on a read/write failure.
- * Blocks the calling thread.
+ * NULL. Returns 0 after a clean end; MCP_EIO on a read/write failure (or
+ * when the eventfd mcp_server_stop_stdio() uses cannot be made); MCP_ESTATE
+ * when a run is already in progress on this server (one at a time);
+ * MCP_EINVAL for a NULL srv; MCP_ENOMEM. Blocks the calling thread.
  */
 MCP_API int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts);
 

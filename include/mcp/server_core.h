@@ -126,10 +126,17 @@ MCP_API void mcp_conn_set_outbound(mcp_conn_t *conn, mcp_sink_t *sink);
  * session's buffered messages after that id are replayed first). The
  * stream's messages go through sink->send_event (which the sink must
  * provide) with their event ids; a newer stream of the same session
- * replaces an older one, which is released. Returns MCP_OK (sink taken,
- * *exchange_out a handle to cancel it when the client goes away),
- * MCP_EINVAL (no session id: 400), MCP_ENOTFOUND (unknown or expired: 404),
- * MCP_EUNSUPPORTED (sessions are not in use: 405).
+ * replaces an older one, which is released.
+ *
+ * Returns MCP_OK when the sink was taken (release() will be called exactly
+ * once); then, when `exchange_out` is not NULL, *exchange_out holds a
+ * reference to the stream's exchange: cancel it with mcp_exchange_cancel()
+ * when the client goes away, and drop it with mcp_exchange_release() in
+ * any case. Otherwise *exchange_out is set to NULL, the sink is not taken
+ * (no callback of it is ever called) and the result is one of: MCP_EINVAL
+ * for a NULL srv or sink, a sink without send_event, or no session id
+ * (400); MCP_ENOTFOUND (unknown or expired: 404); MCP_EUNSUPPORTED
+ * (sessions are not in use: 405); MCP_ENOMEM.
  */
 MCP_API int mcp_server_open_session_stream(mcp_server_t *srv, const char *session_id,
                                            const char *last_event_id, mcp_sink_t *sink,
@@ -143,12 +150,15 @@ MCP_API int mcp_server_open_session_stream(mcp_server_t *srv, const char *sessio
 MCP_API int mcp_server_end_session(mcp_server_t *srv, const char *session_id);
 
 /*
- * Submits one incoming message: `len` bytes of JSON (one JSON-RPC message).
- * Validation failures are answered at once through the sink; method work
- * runs on the worker pool and answers later. Returns MCP_OK when the sink
- * was taken (release() will be called exactly once), or a negative code
- * when the core could not take it (MCP_ENOMEM, MCP_ECLOSED after the server
- * started shutting down): then the sink is untouched.
+ * Submits one incoming message: `len` bytes of JSON (one JSON-RPC message;
+ * `bytes` may be NULL only when len is 0). Validation failures are
+ * answered at once through the sink; method work runs on the worker pool
+ * and answers later. `srv`, `ctx` and `sink`, with its send and release,
+ * are required. Returns MCP_OK when the sink was taken (release() will be
+ * called exactly once), or a negative code when the core could not take
+ * it: MCP_EINVAL for a missing argument or NULL bytes with len > 0,
+ * MCP_ENOMEM, MCP_ECLOSED after the server started shutting down. The sink
+ * is then untouched.
  *
  * `conn` may be NULL (a one-off HTTP POST). When `exchange_out` is not NULL
  * it receives a handle to cancel the request (NULL for messages answered

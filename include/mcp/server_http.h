@@ -1,7 +1,8 @@
 /*
  * The Streamable HTTP transport of the server (protocol revision
- * 2026-07-28, digest section 4): one endpoint, POST only, every request
+ * 2026-07-28, digest section 4): one endpoint, every request POSTed and
  * answered with one JSON document or with an event stream scoped to it.
+ * GET and DELETE serve only legacy sessions (see "Sessions" below).
  *
  * Two ways to serve HTTP:
  *
@@ -25,8 +26,10 @@
  *   path         the configured path exactly (query string ignored)   404
  *   Host         one of the allowed hosts (DNS rebinding guard)        403
  *   Origin       absent, or one of the allowed origins                 403
- *   method       POST (GET and DELETE are legacy-era streams this
- *                revision does not serve), with "Allow: POST"          405
+ *   method       POST; with MCP_LEGACY_SESSIONS (the default) also
+ *                GET and DELETE. Anything else is refused, with
+ *                "Allow: GET, POST, DELETE" under sessions, and with
+ *                "Allow: POST" in the stateless and reject modes       405
  *   auth         the optional callback admits the request         401/403
  *   Content-Type application/json (parameters ignored)                 415
  *   Accept       absent, or admits application/json or
@@ -34,6 +37,10 @@
  *   body size    at most max_body_bytes (Content-Length or counted)   413
  *   then the server core: -32700/-32600 (400), the validation ladder
  *   (-32020, -32602, -32022: 400; -32601: 404; -32021: 400), handlers.
+ *
+ * Content-Type, Accept and body size are checked as above for POST. A GET
+ * is refused with 406 unless its Accept admits text/event-stream; a DELETE
+ * has no body and no content negotiation.
  *
  * Accept: the spec asks clients to list both media types, and the
  * reference server ignores Accept altogether. libmcp refuses (406) only an
@@ -53,8 +60,20 @@
  * alone (its notifications are dropped); one that admits only
  * text/event-stream gets even a lone successful response as a stream.
  * Notifications POSTed by a client are answered 202 with an empty body.
- * Mcp-Session-Id and Last-Event-ID are ignored (this revision has neither
- * sessions nor resumption).
+ *
+ * Sessions: this revision has neither sessions nor resumption, so the
+ * endpoint ignores Mcp-Session-Id on a request that carries the modern
+ * claim, and Last-Event-ID on every POST. In the stateless and reject
+ * legacy modes the endpoint is POST only and ignores both headers. With
+ * MCP_LEGACY_SESSIONS (the default) a legacy initialize mints an
+ * Mcp-Session-Id that the session's later POSTs must carry (400 without
+ * it, 404 when unknown or expired); a GET with it opens the session's
+ * stream of server messages, and its Last-Event-ID, if any, replays the
+ * buffered messages after that event first; a DELETE with it ends the
+ * session (200). GET and DELETE also answer 400 without the header and
+ * 404 for an unknown session. In every mode, a legacy request after
+ * initialize whose MCP-Protocol-Version names no version this server
+ * speaks gets 400 and -32022 (mcp_check_legacy_version_header()).
  *
  * Cancellation: a client that goes away (closes the stream or the
  * connection) cancels its request; the handler sees mcp_call_cancelled()
@@ -250,6 +269,14 @@ MCP_API void mcp_http_server_stop(mcp_http_server_t *http);
  * answers known at once), on worker threads, or on the endpoint's timeout
  * thread; never two at a time for one exchange, and never from inside
  * mcp_http_exchange_cancel() or mcp_http_exchange_release().
+ *
+ * Thread safety: any number of threads may call mcp_http_begin() and
+ * mcp_http_handle() on one endpoint at once. Feed one exchange
+ * (mcp_http_body(), mcp_http_end()) from one thread at a time, so that its
+ * body arrives in order. mcp_http_exchange_cancel() and
+ * mcp_http_exchange_release() may be called from any thread. Call
+ * mcp_http_endpoint_free() only once no thread can still call
+ * mcp_http_begin(), mcp_http_handle() or any other endpoint function on it.
  * ------------------------------------------------------------------------ */
 
 typedef struct mcp_http_endpoint mcp_http_endpoint_t;
@@ -374,8 +401,10 @@ MCP_API void mcp_http_endpoint_abort_all(mcp_http_endpoint_t *ep);
 /*
  * Aborts what is still in flight (as mcp_http_endpoint_abort_all()), stops
  * the endpoint's timeout thread and frees the endpoint. Exchange handles
- * you still hold stay valid until released. Do not call begin on it
- * afterwards. NULL-safe.
+ * you still hold stay valid until released. Call it once, when no other
+ * thread can still call mcp_http_begin(), mcp_http_handle(),
+ * mcp_http_endpoint_drain() or mcp_http_endpoint_abort_all() on the
+ * endpoint; none of them may be called on it afterwards. NULL-safe.
  */
 MCP_API void mcp_http_endpoint_free(mcp_http_endpoint_t *ep);
 
