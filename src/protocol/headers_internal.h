@@ -41,4 +41,8 @@ bool mcp_header_name_is(const char *name, const char *wanted);
  */
 const char *mcp_headers_lookup(const mcp_headers_t *headers, const char *name, size_t *count);
 
+/* Does a MCP-Protocol-Version value (trimmed) name a modern revision, a
+ * date on or after 2026-07-28? NULL does not. */
+bool mcp_header_names_modern_version(const char *raw);
+
 #endif /* MCP_PROTOCOL_HEADERS_INTERNAL_H */

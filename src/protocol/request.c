@@ -392,8 +392,7 @@ int mcp_check_modern_request(const mcp_request_check_t *check, int *http_status,
 /* Legacy-classified messages                                          */
 /* ------------------------------------------------------------------ */
 
-/* True when the (trimmed) header value names a 2026-07-28-or-later date. */
-static bool header_names_modern_version(const char *raw)
+bool mcp_header_names_modern_version(const char *raw)
 {
     const char *start;
     size_t len;
@@ -482,7 +481,7 @@ int mcp_check_legacy_request(const mcp_message_t *msg, const mcp_headers_t *head
         return MCP_EINVAL;
     }
     const char *raw = mcp_headers_get(headers, MCP_HEADER_PROTOCOL_VERSION);
-    if (!header_names_modern_version(raw))
+    if (!mcp_header_names_modern_version(raw))
         return MCP_OK;
 
     mcp_error_t local = {0};

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/headers_internal.h"
 #include "protocol/sse.h"
 #include "server/server_internal.h"
 #include "transport/http_cors.h"
@@ -729,13 +730,18 @@ int mcp_http_end(mcp_http_exchange_t *x)
         pthread_mutex_unlock(&x->lock);
         return x->verb == HTTP_VERB_GET ? open_session_stream(x) : end_session(x);
     }
-    /* The ladder makes sure this header names the body's method. */
-    const char *method = mcp_headers_get(&(mcp_headers_t){x->headers, x->n_headers},
-                                         MCP_HEADER_METHOD);
+    /* A listen stream lives on without the request timeouts, so the
+     * claim is believed only from a modern request: there the ladder makes
+     * sure Mcp-Method names the body's method. Legacy traffic has no
+     * listen method and nothing checks its Mcp-Method. */
+    mcp_headers_t all = {x->headers, x->n_headers};
+    const char *method = mcp_headers_get(&all, MCP_HEADER_METHOD);
     const char *m;
     size_t mlen;
     mcp_header_trim(method, &m, &mlen);
-    x->long_lived = method && mlen == 20 && memcmp(m, "subscriptions/listen", 20) == 0;
+    x->long_lived = method && mlen == 20 && memcmp(m, "subscriptions/listen", 20) == 0 &&
+                    mcp_header_names_modern_version(
+                        mcp_headers_get(&all, MCP_HEADER_PROTOCOL_VERSION));
     if (x->long_lived && !x->accept.sse) {
         /* A listen stream is an event stream, or nothing at all. */
         send_error_locked(x, 406, MCP_INVALID_REQUEST,

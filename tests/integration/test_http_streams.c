@@ -498,6 +498,48 @@ static void test_client_abort(void **state)
  * Timeouts
  * ------------------------------------------------------------------------ */
 
+/* A legacy session (initialize, notifications/initialized), then its
+ * tools/call of "slow" with Mcp-Method: subscriptions/listen; *took is how
+ * long that call lasted. */
+static void legacy_slow_call(const char *base, http_response_t *resp, int64_t *took)
+{
+    const char *plain[] = {"Content-Type: application/json",
+                           "Accept: application/json, text/event-stream", NULL};
+    http_call(&(http_request_t){.base = base, .headers = plain,
+                                .body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+                                        "\"params\":{\"protocolVersion\":\"2025-11-25\","
+                                        "\"capabilities\":{},\"clientInfo\":{\"name\":\"t\","
+                                        "\"version\":\"1\"}}}"},
+              resp);
+    assert_int_equal(resp->status, 200);
+    char *session = http_header(resp, "Mcp-Session-Id");
+    assert_non_null(session);
+    http_response_free(resp);
+    char session_line[200];
+    snprintf(session_line, sizeof session_line, "Mcp-Session-Id: %s", session);
+    free(session);
+    const char *in_session[] = {"Content-Type: application/json",
+                                "Accept: application/json, text/event-stream",
+                                "MCP-Protocol-Version: 2025-11-25", session_line, NULL};
+    http_call(&(http_request_t){.base = base, .headers = in_session,
+                                .body = "{\"jsonrpc\":\"2.0\","
+                                        "\"method\":\"notifications/initialized\"}"},
+              resp);
+    assert_int_equal(resp->status, 202);
+    http_response_free(resp);
+
+    const char *claiming[] = {"Content-Type: application/json",
+                              "Accept: application/json, text/event-stream",
+                              "MCP-Protocol-Version: 2025-11-25", session_line,
+                              "Mcp-Method: subscriptions/listen", NULL};
+    int64_t t0 = now_ms();
+    http_call(&(http_request_t){.base = base, .headers = claiming,
+                                .body = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                                        "\"params\":{\"name\":\"slow\",\"arguments\":{}}}"},
+              resp);
+    *took = now_ms() - t0;
+}
+
 static void test_timeouts(void **state)
 {
     fixture_t *f = start(&(mcp_http_options_t){
@@ -534,6 +576,15 @@ static void test_timeouts(void **state)
     assert_int_not_equal(resp.curl_code, 0); /* the stream ended unfinished */
     assert_true(took >= 1450 && took < 1500 + PATIENCE_MS);
     assert_null(strstr(resp.body, "ticked"));
+    assert_true(wait_count(&slow_cancelled, 1));
+    http_response_free(&resp);
+
+    /* A legacy request cannot claim to be a listen stream to escape the
+     * timeouts: nothing checks a legacy request's Mcp-Method. */
+    legacy_slow_call(f->base, &resp, &took);
+    assert_int_equal(resp.status, 0);
+    assert_int_not_equal(resp.curl_code, 0);
+    assert_true(took >= 290 && took < 300 + PATIENCE_MS);
     assert_true(wait_count(&slow_cancelled, 1));
     http_response_free(&resp);
 
