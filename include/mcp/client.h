@@ -219,7 +219,11 @@ typedef struct mcp_client_options {
      * CPU time per request; the wait yields the CPU to any thread that is
      * ready to run, and is off when the process may use only one CPU. */
     int spin_us;
-    /* Reuse cacheable results while fresh (ttlMs). On by default. */
+    /* Reuse cacheable results while fresh (ttlMs). On by default. The
+     * cache is this client's own and counts as one authorization context:
+     * results the server marked "private" are reused only by this client.
+     * A client whose token callback may speak for different users should
+     * not cache (or each user should get a client of their own). */
     bool disable_cache;
     /* Declare the Tasks extension (io.modelcontextprotocol/tasks) in the
      * capabilities of every modern request: the server may then answer
