@@ -59,11 +59,18 @@ static int send_legacy(mcp_client_t *c, const char *method, const json_t *params
         client_wire_t wire = {0};
         rc = client_roundtrip_wire(c, request, &hints, o, response_out, &wire, err);
         json_decref(request);
-        bool gone = rc != MCP_OK && wire.http_status == 404 && c->transport->ops->session_active &&
+        /* A 404 in a session means the session is gone, whether its body is
+         * empty or a JSON-RPC error (the TypeScript server sends -32001
+         * "Session not found" with a null id, which reads as the answer). */
+        bool gone = wire.http_status == 404 && c->transport->ops->session_active &&
                     c->transport->ops->session_active(c->transport);
         client_wire_clear(&wire);
         if (!gone || attempt > 0)
             return rc;
+        if (rc == MCP_OK) {
+            json_decref(*response_out);
+            *response_out = NULL;
+        }
         client_log(c, MCP_LOG_INFO, "the server forgot the session (HTTP 404); initializing "
                                     "a new one");
         rc = client_legacy_reinitialize(c, generation, err);

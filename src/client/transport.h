@@ -129,8 +129,10 @@ typedef struct client_transport_ops {
      * the next initialize starts a new one. */
     void (*session_reset)(client_transport_t *t);
     /* Ends the session with DELETE (waits at most a few seconds; a 405 is
-     * the server's right). No-op without a session. */
-    void (*session_end)(client_transport_t *t);
+     * the server's right), sending `protocol_version` (NULL: none) as the
+     * MCP-Protocol-Version header, as on every request after initialize.
+     * No-op without a session. */
+    void (*session_end)(client_transport_t *t, const char *protocol_version);
     /*
      * GETs the endpoint for an event stream (Accept: text/event-stream,
      * with the session and `protocol_version` headers, and Last-Event-ID

@@ -116,7 +116,7 @@ int http_client_session_headers(http_client_t *t, const char *last_event_id,
 void http_client_session_begin(client_transport_t *base);
 bool http_client_session_active(client_transport_t *base);
 void http_client_session_reset(client_transport_t *base);
-void http_client_session_end(client_transport_t *base);
+void http_client_session_end(client_transport_t *base, const char *protocol_version);
 int http_client_open_stream(client_transport_t *base, const char *protocol_version,
                             const char *last_event_id, const json_t *request_id,
                             const client_exchange_events_t *ev, void *user,

@@ -125,14 +125,15 @@ static size_t discard(char *bytes, size_t size, size_t n, void *user)
 /* DELETE runs on the caller's thread with an easy handle of its own: it is
  * the last thing a connection does, and waiting for it is what close
  * means. */
-void http_client_session_end(client_transport_t *base)
+void http_client_session_end(client_transport_t *base, const char *protocol_version)
 {
     http_client_t *t = (http_client_t *)base;
     if (!http_client_session_active(base))
         return;
     CURL *e = mcp_curl.easy_init();
     struct curl_slist *headers = NULL;
-    int rc = e ? http_target_headers(&t->target, "DELETE", NULL, NULL, &headers) : MCP_ENOMEM;
+    client_http_hints_t hints = {.protocol_version = protocol_version};
+    int rc = e ? http_target_headers(&t->target, "DELETE", NULL, &hints, &headers) : MCP_ENOMEM;
     if (rc == MCP_OK)
         rc = http_client_session_headers(t, NULL, &headers);
     CURLcode c = rc == MCP_OK ? http_target_configure(&t->target, e) : CURLE_OUT_OF_MEMORY;

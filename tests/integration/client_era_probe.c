@@ -264,11 +264,12 @@ typedef struct endpoint {
     int discover_status;
     const char *discover_body;
     const char *discover_headers;
-    bool forget_session_once;
+    /* Answer the next tools/list 404, with this body ("": none), once. */
+    const char *forget_session_with;
     /* What came (under lock). */
     pthread_mutex_t lock;
     int discovers, initializes, lists, deletes, gets;
-    bool session_sent, version_sent;
+    bool session_sent, version_sent, delete_version_sent;
 } endpoint_t;
 
 static void respond(int fd, int status, const char *headers, const char *body)
@@ -317,6 +318,7 @@ static void serve_one(endpoint_t *e, int fd)
     }
     if (strncmp(req, "DELETE", 6) == 0) {
         e->deletes++;
+        e->delete_version_sent = has_header(req, "MCP-Protocol-Version: 2025-06-18");
         pthread_mutex_unlock(&e->lock);
         respond(fd, 200, NULL, "");
         return;
@@ -345,11 +347,11 @@ static void serve_one(endpoint_t *e, int fd)
         e->lists++;
         e->session_sent = has_header(req, "Mcp-Session-Id: s");
         e->version_sent = has_header(req, "MCP-Protocol-Version: 2025-06-18");
-        bool forget = e->forget_session_once;
-        e->forget_session_once = false;
+        const char *forget = e->forget_session_with;
+        e->forget_session_with = NULL;
         pthread_mutex_unlock(&e->lock);
         if (forget) {
-            respond(fd, 404, NULL, "");
+            respond(fd, 404, NULL, forget);
             return;
         }
         const char *id = strstr(body, "\"id\":");
@@ -504,16 +506,23 @@ static void test_http_legacy_session(void **state)
     assert_true(e.version_sent);
 
     /* The server forgets the session: a new initialize, then the request
-     * again. */
-    pthread_mutex_lock(&e.lock);
-    e.forget_session_once = true;
-    pthread_mutex_unlock(&e.lock);
-    mcp_request_options_t fresh = {.bypass_cache = true};
-    assert_int_equal(mcp_client_list_tools(c, NULL, &fresh, &r, &err), MCP_OK);
-    json_decref(r);
-    assert_int_equal(e.initializes, 2);
+     * again -- whether the 404 is bare or carries a JSON-RPC error for no
+     * id, as the TypeScript SDK's server sends it. */
+    static const char *const forgotten[] = {
+        "", "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32001,\"message\":"
+            "\"Session not found\"},\"id\":null}"};
+    for (int i = 0; i < 2; i++) {
+        pthread_mutex_lock(&e.lock);
+        e.forget_session_with = forgotten[i];
+        pthread_mutex_unlock(&e.lock);
+        mcp_request_options_t fresh = {.bypass_cache = true};
+        assert_int_equal(mcp_client_list_tools(c, NULL, &fresh, &r, &err), MCP_OK);
+        json_decref(r);
+        assert_int_equal(e.initializes, 2 + i);
+    }
     mcp_client_free(c);
     assert_int_equal(e.deletes, 1);
+    assert_true(e.delete_version_sent); /* on every request after initialize */
     endpoint_stop(&e);
 }
 

@@ -419,8 +419,12 @@ void client_legacy_close(mcp_client_t *c)
         pthread_join(l->keeper, NULL);
     stop_stream(c);
     client_legacy_drain_inbound(c);
-    if (c->transport && c->transport->ops->session_end)
-        c->transport->ops->session_end(c->transport);
+    if (c->transport && c->transport->ops->session_end) {
+        pthread_mutex_lock(&c->lock);
+        const char *version = client_legacy_header_version(c->version);
+        pthread_mutex_unlock(&c->lock);
+        c->transport->ops->session_end(c->transport, version);
+    }
     pthread_mutex_lock(&c->lock);
     c->legacy = NULL;
     pthread_mutex_unlock(&c->lock);
