@@ -520,6 +520,9 @@ typedef struct client_call_opts {
     void *progress_user;
     mcp_cancel_t *cancel;
     bool bypass_cache;
+    /* Giving up sends no notifications/cancelled: for initialize, which
+     * clients MUST NOT cancel (2025-11-25 cancellation). */
+    bool no_cancel_notice;
 } client_call_opts_t;
 
 void client_resolve_opts(const mcp_client_t *c, const mcp_request_options_t *opts,

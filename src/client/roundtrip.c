@@ -166,7 +166,7 @@ static int wait_for(client_transport_t *t, client_exchange_t *ex, waiter_t *w,
             /* cancel() delivers on_done (ECANCELED) unless the answer won
              * the race; either way `done` is set when it returns. */
             pthread_mutex_unlock(&w->lock);
-            t->ops->cancel(t, ex, true);
+            t->ops->cancel(t, ex, !o->no_cancel_notice);
             pthread_mutex_lock(&w->lock);
             while (!w->done)
                 pthread_cond_wait(&w->cond, &w->lock);

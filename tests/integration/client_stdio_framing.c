@@ -20,6 +20,11 @@
  * cut short in the pipe, reaches the peer ended by a byte that makes it
  * invalid JSON, so the peer rejects it instead of running it; and the
  * next call is answered as usual.
+ *
+ * And a legacy server that never answers initialize: the handshake times
+ * out, and the client does not cancel it (clients MUST NOT cancel
+ * initialize): nothing but initialize reaches the peer (--silent-server,
+ * which records every line it reads).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -331,6 +336,58 @@ static void test_write_timeout(void **state)
     mcp_client_free(c);
 }
 
+/* Appends every line it reads to `record`; answers nothing. */
+static int silent_server(const char *record)
+{
+    FILE *out = fopen(record, "w");
+    if (!out)
+        return 2;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, stdin)) > 0) {
+        fwrite(line, 1, (size_t)n, out);
+        fflush(out);
+    }
+    free(line);
+    fclose(out);
+    return 0;
+}
+
+static void test_initialize_is_never_cancelled(void **state)
+{
+    (void)state;
+    char record[] = "/tmp/mcp-silent-XXXXXX";
+    int fd = mkstemp(record);
+    assert_true(fd >= 0);
+    close(fd);
+    mcp_error_t err = {0};
+    mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){.name = "framing",
+                                                             .version = "1",
+                                                             .era = MCP_CLIENT_ERA_LEGACY,
+                                                             .timeout_ms = 300},
+                                     &err);
+    assert_non_null(c);
+    const char *argv[] = {self_path, "--silent-server", record, NULL};
+    assert_int_equal(mcp_client_connect_stdio(c, &(mcp_stdio_target_t){.argv = argv}, &err),
+                     MCP_ETIMEDOUT);
+    mcp_error_clear(&err);
+    mcp_client_free(c); /* closes the peer's stdin: it has read everything */
+
+    FILE *in = fopen(record, "r");
+    assert_non_null(in);
+    char line[4096];
+    int lines = 0;
+    while (fgets(line, sizeof line, in)) {
+        lines++;
+        assert_non_null(strstr(line, "\"initialize\""));
+        assert_null(strstr(line, "notifications/cancelled"));
+    }
+    fclose(in);
+    unlink(record);
+    assert_int_equal(lines, 1);
+}
+
 static void test_negative_write_timeout(void **state)
 {
     (void)state;
@@ -351,6 +408,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--scripted-server") == 0)
         return scripted_server();
+    if (argc > 2 && strcmp(argv[1], "--silent-server") == 0)
+        return silent_server(argv[2]);
     ssize_t n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
     if (n <= 0)
         return 1;
@@ -359,6 +418,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_misbehaving_streams),
         cmocka_unit_test(test_write_timeout),
         cmocka_unit_test(test_negative_write_timeout),
+        cmocka_unit_test(test_initialize_is_never_cancelled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -105,7 +105,8 @@ static int handshake(mcp_client_t *c, client_wire_t *wire, mcp_error_t *err)
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     /* No MCP-Protocol-Version header: nothing is negotiated yet. */
     client_http_hints_t hints = {0};
-    client_call_opts_t o = {.timeout_ms = c->timeout_ms, .cancel = c->legacy->cancel};
+    client_call_opts_t o = {
+        .timeout_ms = c->timeout_ms, .cancel = c->legacy->cancel, .no_cancel_notice = true};
     json_t *response = NULL;
     int rc = client_roundtrip_wire(c, request, &hints, &o, &response, wire, err);
     json_decref(request);
