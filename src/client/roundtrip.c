@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "client/client_internal.h"
+#include "mcp/jsonrpc.h"
 #include "clock.h"
 #include "spin.h"
 
@@ -204,6 +205,30 @@ static bool resumable(const mcp_client_t *c, const client_transport_t *t, const 
            w->wire.last_event_id;
 }
 
+/*
+ * A legacy Streamable HTTP request the caller gave up on. Closing its
+ * stream does not cancel it there (2025-11-25 transports: the client
+ * SHOULD send notifications/cancelled), and a stream waiting to be
+ * resumed has no connection to close at all; so the notification goes out,
+ * without waiting for the server's 202. stdio and HTTP+SSE send theirs as
+ * their cancel(); modern HTTP needs none.
+ */
+static void notify_given_up(mcp_client_t *c, client_transport_t *t, const json_t *request,
+                            const client_http_hints_t *hints)
+{
+    if (!c->legacy || !t->ops->session_begin)
+        return;
+    json_t *note = mcp_jsonrpc_notification(
+        "notifications/cancelled",
+        json_pack("{s:O, s:s}", "requestId", json_object_get(request, "id"), "reason",
+                  "the client stopped waiting"));
+    client_http_hints_t h = {.protocol_version = hints ? hints->protocol_version : NULL,
+                             .no_wait = true};
+    if (note)
+        t->ops->notify(t, note, &h);
+    json_decref(note);
+}
+
 int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
                           const client_http_hints_t *hints, const client_call_opts_t *o,
                           json_t **response_out, client_wire_t *wire, mcp_error_t *err)
@@ -281,6 +306,8 @@ int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
     }
 
     if (stopped != MCP_OK) {
+        if (!w->response && !o->no_cancel_notice)
+            notify_given_up(c, t, request, hints);
         json_decref(w->response); /* a late answer: the caller gave up on it */
         w->response = NULL;
         rc = stopped == MCP_ETIMEDOUT

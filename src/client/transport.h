@@ -83,6 +83,7 @@ typedef struct client_http_hints {
     const mcp_header_t *params;
     size_t n_params;
     bool long_lived;               /* a listen stream: no idle/overall timeout */
+    bool no_wait;                  /* notify(): do not wait for the server's 2xx */
 } client_http_hints_t;
 
 typedef struct client_transport_ops {

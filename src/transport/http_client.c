@@ -680,7 +680,7 @@ static int http_notify(client_transport_t *base, const json_t *notification,
     http_client_t *t = (http_client_t *)base;
     if (!json_is_object(notification))
         return MCP_EINVAL;
-    bool wait = !on_transport_thread(t);
+    bool wait = !on_transport_thread(t) && !(hints && hints->no_wait);
     notify_wait_t w = {.done = false, .rc = MCP_OK};
     client_exchange_events_t ev = {.on_done = wait ? notify_waited : notify_unwaited};
     client_exchange_t *ex;

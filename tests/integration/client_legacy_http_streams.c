@@ -10,7 +10,11 @@
  *     no sooner than the retry delay (the spec: the client MUST respect
  *     it), and gets its response there;
  *   - a call whose timeout comes before the retry delay fails with
- *     MCP_ETIMEDOUT when it expires, without resuming.
+ *     MCP_ETIMEDOUT when it expires, without resuming; and since closing
+ *     a stream does not cancel a legacy request, the client POSTs
+ *     notifications/cancelled for it (with the MCP-Protocol-Version
+ *     header, as every request after initialize);
+ *   - so does a call that times out while its stream is still open.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -57,6 +61,8 @@ typedef struct server {
     int64_t cut_ms;       /* when it was cut */
     int64_t resumed_ms;   /* when the GET with Last-Event-ID came (0: never) */
     char last_event_id[64];
+    long cancelled_id;    /* requestId of a notifications/cancelled (0: none) */
+    bool cancel_versioned; /* it carried MCP-Protocol-Version: 2025-11-25 */
 } server_t;
 
 typedef struct connection {
@@ -158,8 +164,15 @@ static void serve_get(server_t *s, int fd, const char *req)
     send_text(fd, event);
 }
 
-static void serve_post(server_t *s, int fd, const char *body)
+static void serve_post(server_t *s, int fd, const char *req, const char *body)
 {
+    if (strstr(body, "\"notifications/cancelled\"")) {
+        const char *id = strstr(body, "\"requestId\":");
+        pthread_mutex_lock(&s->lock);
+        s->cancelled_id = id ? strtol(id + 12, NULL, 10) : -1;
+        s->cancel_versioned = strcasestr(req, "MCP-Protocol-Version: 2025-11-25") != NULL;
+        pthread_mutex_unlock(&s->lock);
+    }
     if (strstr(body, "\"initialize\"")) {
         char answer[512];
         snprintf(answer, sizeof answer,
@@ -170,6 +183,13 @@ static void serve_post(server_t *s, int fd, const char *body)
         respond_json(fd, 200, "Mcp-Session-Id: s1\r\n", answer);
     } else if (!strstr(body, "\"id\"")) {
         send_text(fd, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    } else if (strstr(body, "\"tools/call\"") && strstr(body, "\"hang\"")) {
+        /* The stream opens and nothing more comes until the client goes. */
+        pthread_mutex_lock(&s->lock);
+        s->pending_call = request_id(body);
+        pthread_mutex_unlock(&s->lock);
+        begin_events(fd);
+        until_closed(fd);
     } else if (strstr(body, "\"tools/call\"")) {
         /* A priming event with an ID and a retry delay, then the stream
          * ends without the response. */
@@ -195,7 +215,7 @@ static void *serve_connection(void *arg)
         if (strncmp(req, "GET", 3) == 0)
             serve_get(conn->s, conn->fd, req);
         else if (strncmp(req, "POST", 4) == 0)
-            serve_post(conn->s, conn->fd, body);
+            serve_post(conn->s, conn->fd, req, body);
         else
             respond_json(conn->fd, 405, NULL, ""); /* DELETE: sessions end with the client */
     }
@@ -302,6 +322,25 @@ static void test_resume_after_the_retry_delay(void **state)
     server_stop(&s);
 }
 
+/* The server received notifications/cancelled for its pending call, with
+ * the version header. The notice goes out without the caller waiting for
+ * its 202, so it may come a little after the call returned. */
+static void expect_cancelled(server_t *s)
+{
+    long cancelled = 0;
+    for (int64_t until = now_ms() + 10000; now_ms() < until; sleep_ms(10)) {
+        pthread_mutex_lock(&s->lock);
+        cancelled = s->cancelled_id;
+        pthread_mutex_unlock(&s->lock);
+        if (cancelled)
+            break;
+    }
+    pthread_mutex_lock(&s->lock);
+    assert_int_equal(cancelled, s->pending_call);
+    assert_true(s->cancel_versioned);
+    pthread_mutex_unlock(&s->lock);
+}
+
 static void test_timeout_before_the_retry_delay(void **state)
 {
     (void)state;
@@ -323,6 +362,27 @@ static void test_timeout_before_the_retry_delay(void **state)
     int64_t resumed = s.resumed_ms;
     pthread_mutex_unlock(&s.lock);
     assert_int_equal(resumed, 0);
+
+    expect_cancelled(&s);
+    mcp_client_free(c);
+    server_stop(&s);
+}
+
+static void test_timeout_with_the_stream_open(void **state)
+{
+    (void)state;
+    static server_t s;
+    s = (server_t){0};
+    server_start(&s);
+    mcp_client_t *c = connect_client(&s);
+    json_t *result = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_call_tool(c, "hang", NULL,
+                                          &(mcp_request_options_t){.timeout_ms = 300}, &result,
+                                          &err),
+                     MCP_ETIMEDOUT);
+    assert_null(result);
+    expect_cancelled(&s);
     mcp_client_free(c);
     server_stop(&s);
 }
@@ -333,6 +393,7 @@ int main(void)
         cmocka_unit_test(test_connect_waits_for_the_get_stream),
         cmocka_unit_test(test_resume_after_the_retry_delay),
         cmocka_unit_test(test_timeout_before_the_retry_delay),
+        cmocka_unit_test(test_timeout_with_the_stream_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
