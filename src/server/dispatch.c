@@ -416,19 +416,22 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
     }
 
     mcp_era_t era = mcp_request_era(&msg);
-    /* On a connection (stdio) the first request served decides the era; a
-     * request of the other era afterwards is refused. A legacy request a
-     * modern-only server refuses decides nothing: the client may go on in
-     * the modern era. */
+    /* On a connection (stdio) the era is decided by the first modern
+     * request, or by initialize, which alone opens the legacy protocol; a
+     * request of the other era afterwards is refused. Any other legacy
+     * request before that (refused as "not initialized", or a ping)
+     * decides nothing, nor does one a modern-only server refuses: the
+     * client may still go on in either era. */
     mcp_era_t pinned = MCP_ERA_UNKNOWN;
     bool served = era == MCP_ERA_MODERN || srv->legacy_mode != MCP_LEGACY_REJECT;
+    bool decides = era == MCP_ERA_MODERN || strcmp(msg.method, "initialize") == 0;
     if (conn && msg.kind == MCP_MSG_REQUEST && served) {
         pthread_mutex_lock(&conn->lock);
-        if (conn->era == MCP_ERA_UNKNOWN)
+        if (conn->era == MCP_ERA_UNKNOWN && decides)
             conn->era = era;
         pinned = conn->era;
         pthread_mutex_unlock(&conn->lock);
-        if (pinned != era) {
+        if (pinned != MCP_ERA_UNKNOWN && pinned != era) {
             mcp_error_set(&err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,
                           "Invalid Request: this connection speaks the %s protocol; "
                           "start another process for the %s one",

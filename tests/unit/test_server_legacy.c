@@ -717,6 +717,20 @@ static void test_connection_era_is_pinned(void **state)
     expect_error(response, MCP_INVALID_REQUEST);
     json_decref(response);
     mcp_conn_free(conn);
+
+    /* A legacy request refused before initialize, or a ping, decides
+     * nothing: only initialize opens the legacy protocol. */
+    conn = new_conn(srv, NULL);
+    response = call_tool(srv, conn, 1, "echo", NULL);
+    expect_error(response, MCP_INVALID_REQUEST); /* not initialized */
+    json_decref(response);
+    response = legacy_serve(srv, conn, NULL, legacy_request(2, "ping", NULL), NULL);
+    expect_legacy_result(response);
+    json_decref(response);
+    response = serve_with(srv, conn, NULL, modern_request(3, "tools/list", NULL), NULL);
+    expect_complete(response);
+    json_decref(response);
+    mcp_conn_free(conn);
     mcp_server_free(srv);
 }
 
