@@ -181,6 +181,10 @@ typedef struct mcp_server_options {
     /* Server messages a session keeps for Last-Event-ID resumption of its
      * stream (0 picks 256). */
     size_t session_replay_events;
+    /* Legacy HTTP sessions open at once (0 picks 10000). Each holds a few
+     * KiB until its client ends it or it expires; an initialize beyond
+     * the limit is answered 503 (-32603) instead of opening one more. */
+    size_t max_sessions;
     /* How long a legacy client may take to answer a request the server
      * sent it on a handler's behalf (elicitation, sampling, roots); 0 picks
      * 10 minutes. The handler's request fails with -32603 when it passes

@@ -12,6 +12,7 @@
  * logging/setLevel, resources/subscribe and resources/unsubscribe.
  * Handlers that ask for input are bridged (bridge.c).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,24 +30,55 @@ static int64_t wall_ms(void)
  * The live sessions of this instance
  * ------------------------------------------------------------------------ */
 
+/* Buckets of the live index; ids are random, so any bits of their hash
+ * spread them evenly. */
+#define SESSION_BUCKETS 4096
+
+static size_t bucket_of(const char *id)
+{
+    uint64_t h = 14695981039346656037u; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        h = (h ^ *p) * 1099511628211u;
+    return (size_t)(h % SESSION_BUCKETS);
+}
+
+/* The live session of `id`, without a reference (session_lock held). */
+static mcp_session_t *index_find_locked(mcp_server_t *srv, const char *id)
+{
+    if (!srv->session_index)
+        return NULL;
+    for (mcp_session_t *s = srv->session_index[bucket_of(id)]; s; s = s->index_next)
+        if (strcmp(s->id, id) == 0)
+            return s;
+    return NULL;
+}
+
 /* Adds `s` to the live list, unless a session of the same id is there
  * already (two requests may rebuild one from the store at once): then
- * that one is returned (a new reference) and `s` is not added. */
+ * that one is returned (a new reference) and `s` is not added. Sessions
+ * without an id are never live (stdio and stateless ones are not). */
 static mcp_session_t *live_add(mcp_server_t *srv, mcp_session_t *s)
 {
     pthread_mutex_lock(&srv->session_lock);
-    for (mcp_session_t *other = srv->sessions; other && s->id; other = other->next) {
-        if (other->id && strcmp(other->id, s->id) == 0) {
-            session_ref(other);
-            pthread_mutex_unlock(&srv->session_lock);
-            return other;
-        }
+    mcp_session_t *other = index_find_locked(srv, s->id);
+    if (other) {
+        session_ref(other);
+        pthread_mutex_unlock(&srv->session_lock);
+        return other;
+    }
+    if (!srv->session_index)
+        srv->session_index = calloc(SESSION_BUCKETS, sizeof *srv->session_index);
+    if (srv->session_index) {
+        size_t b = bucket_of(s->id);
+        s->index_next = srv->session_index[b];
+        srv->session_index[b] = s;
     }
     session_ref(s);
     s->next = srv->sessions;
     if (srv->sessions)
         srv->sessions->prev = s;
     srv->sessions = s;
+    srv->n_sessions++;
     pthread_mutex_unlock(&srv->session_lock);
     listen_hub_add_session(srv->hub, s);
     return NULL;
@@ -66,6 +98,16 @@ static void live_remove(mcp_server_t *srv, mcp_session_t *s)
         if (s->next)
             s->next->prev = s->prev;
         s->prev = s->next = NULL;
+        for (mcp_session_t **link = srv->session_index ? &srv->session_index[bucket_of(s->id)]
+                                                       : NULL;
+             link && *link; link = &(*link)->index_next) {
+            if (*link == s) {
+                *link = s->index_next;
+                break;
+            }
+        }
+        s->index_next = NULL;
+        srv->n_sessions--;
     }
     pthread_mutex_unlock(&srv->session_lock);
     if (!linked)
@@ -184,15 +226,10 @@ static void sessions_sweep(mcp_server_t *srv)
 /* The live session of `id` (a new reference), or NULL. */
 static mcp_session_t *live_find(mcp_server_t *srv, const char *id)
 {
-    mcp_session_t *found = NULL;
     pthread_mutex_lock(&srv->session_lock);
-    for (mcp_session_t *s = srv->sessions; s; s = s->next) {
-        if (s->id && strcmp(s->id, id) == 0) {
-            found = s;
-            session_ref(found);
-            break;
-        }
-    }
+    mcp_session_t *found = index_find_locked(srv, id);
+    if (found)
+        session_ref(found);
     pthread_mutex_unlock(&srv->session_lock);
     return found;
 }
@@ -356,6 +393,17 @@ static void serve_initialize(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t 
     } else if (http && srv->legacy_mode == MCP_LEGACY_SESSIONS) {
         char id[65];
         sessions_sweep(srv);
+        pthread_mutex_lock(&srv->session_lock);
+        bool full = srv->n_sessions >= srv->max_sessions;
+        pthread_mutex_unlock(&srv->session_lock);
+        if (full) {
+            server_log(srv, MCP_LOG_WARNING,
+                       "legacy initialize refused: %zu sessions are open (max_sessions)",
+                       srv->max_sessions);
+            answer_error(sink, msg, 503, MCP_INTERNAL_ERROR,
+                         "Server busy: too many open sessions; try again later");
+            return;
+        }
         if (session_mint_id(id) == MCP_OK && (s = session_new(srv, id, msg->params))) {
             s->conn = mcp_conn_new(srv, MCP_TRANSPORT_HTTP);
             session_touch(srv, s);

@@ -193,6 +193,7 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
     srv->session_idle_ms = opts->session_idle_ms > 0 ? opts->session_idle_ms : 30 * 60 * 1000;
     srv->session_replay_events =
         opts->session_replay_events ? opts->session_replay_events : 256;
+    srv->max_sessions = opts->max_sessions ? opts->max_sessions : 10000;
     srv->legacy_input_timeout_ms =
         opts->legacy_input_timeout_ms > 0 ? opts->legacy_input_timeout_ms : 10 * 60 * 1000;
     srv->task_ttl_ms = opts->task_ttl_ms == 0 ? DEFAULT_TASK_TTL_MS
@@ -268,6 +269,7 @@ void mcp_server_free(mcp_server_t *srv)
     bridge_stop_timer(srv->bridge);
     task_store_free(srv->tasks);
     sessions_free_all(srv);
+    free(srv->session_index);
     bridge_free(srv->bridge);
     if (srv->session_store)
         srv->session_store->free(srv->session_store);

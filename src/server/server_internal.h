@@ -136,6 +136,11 @@ struct mcp_server {
     session_store_t *session_store;
     pthread_mutex_t session_lock;     /* guards the live sessions list */
     struct mcp_session *sessions;
+    /* The same sessions by id: SESSION_BUCKETS chains (NULL until the
+     * first), so a request finds its session without walking them all. */
+    struct mcp_session **session_index;
+    size_t n_sessions;
+    size_t max_sessions;
     int64_t next_sweep_ms;            /* expired sessions are freed then */
     struct bridge *bridge;            /* server requests awaiting answers */
 

@@ -19,7 +19,11 @@ typedef struct memory_store {
     session_store_t ops;
     pthread_mutex_t lock;
     json_t *records; /* id -> {"record": ..., "expires": ms} */
+    int64_t next_sweep_ms;
 } memory_store_t;
+
+/* How often a lookup also drops the expired records. */
+#define MEMORY_SWEEP_MS 1000
 
 static int memory_save(session_store_t *store, const char *id, const json_t *record,
                        int64_t expires_ms)
@@ -39,17 +43,21 @@ static json_t *memory_load(session_store_t *store, const char *id, int64_t now_m
     memory_store_t *m = (memory_store_t *)store;
     json_t *record = NULL;
     pthread_mutex_lock(&m->lock);
-    /* Sweep: a few expired records go on every lookup, so the table never
-     * holds much more than the live sessions. */
+    /* Expired records go in a sweep at most once a second, so the table
+     * never holds much more than the live sessions, and a lookup is not a
+     * walk over all of them. */
     const char *key;
     void *tmp;
     json_t *entry;
-    json_object_foreach_safe(m->records, tmp, key, entry) {
-        if (json_integer_value(json_object_get(entry, "expires")) <= now_ms)
-            json_object_del(m->records, key);
+    if (now_ms >= m->next_sweep_ms) {
+        m->next_sweep_ms = now_ms + MEMORY_SWEEP_MS;
+        json_object_foreach_safe(m->records, tmp, key, entry) {
+            if (json_integer_value(json_object_get(entry, "expires")) <= now_ms)
+                json_object_del(m->records, key);
+        }
     }
     entry = json_object_get(m->records, id);
-    if (entry)
+    if (entry && json_integer_value(json_object_get(entry, "expires")) > now_ms)
         record = json_incref(json_object_get(entry, "record"));
     pthread_mutex_unlock(&m->lock);
     return record;

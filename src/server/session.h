@@ -77,6 +77,7 @@ struct mcp_session {
     mcp_conn_t *conn;
 
     struct mcp_session *prev, *next; /* the server's live sessions */
+    struct mcp_session *index_next;  /* the next in its bucket of the live index */
 };
 
 /* A session for a stdio connection or a stateless request (no id), from

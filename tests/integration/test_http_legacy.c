@@ -81,6 +81,7 @@ typedef struct fixture_options {
     mcp_legacy_mode_t legacy;
     int64_t idle_ms;
     int64_t input_timeout_ms;
+    size_t max_sessions;
 } fixture_options_t;
 
 static fixture_t *start(fixture_options_t o)
@@ -92,7 +93,8 @@ static fixture_t *start(fixture_options_t o)
                                                     .legacy = o.legacy,
                                                     .session_idle_ms = o.idle_ms,
                                                     .legacy_input_timeout_ms =
-                                                        o.input_timeout_ms},
+                                                        o.input_timeout_ms,
+                                                    .max_sessions = o.max_sessions},
                             &err);
     assert_non_null(f->srv);
     assert_int_equal(mcp_server_add_tool(f->srv, &(mcp_tool_t){.name = "echo", .handler = echo},
@@ -485,6 +487,39 @@ static void test_session_lifecycle(void **state)
     assert_int_equal(session_verb(f, "DELETE", id, NULL), 404);
     assert_int_equal(session_verb(f, "GET", id, NULL), 404);
     assert_int_equal(echo_status(f, other, "still here"), 200);
+    stop(f);
+}
+
+/* Sessions are capped (max_sessions): one initialize too many is 503 with
+ * -32603, and the sessions already open are unharmed; once one ends, a new
+ * one may open. */
+static void test_session_limit(void **state)
+{
+    fixture_t *f = start((fixture_options_t){.max_sessions = 3});
+    char ids[3][160];
+    for (int i = 0; i < 3; i++)
+        initialize(f, NULL, ids[i]);
+
+    http_response_t resp;
+    json_t *params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", LEGACY,
+                               "capabilities", "clientInfo", "name", "curl", "version", "1");
+    post(f, NULL, request(0, "initialize", params), &resp);
+    assert_int_equal(resp.status, 503);
+    char *minted = http_header(&resp, "Mcp-Session-Id");
+    assert_null(minted);
+    json_t *response = only_response(&resp, "initialize");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(response, "error"),
+                                                        "code")),
+                     MCP_INTERNAL_ERROR);
+    json_decref(response);
+    http_response_free(&resp);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(echo_status(f, ids[i], "open"), 200);
+
+    assert_int_equal(session_verb(f, "DELETE", ids[0], NULL), 200);
+    char again[160];
+    initialize(f, NULL, again);
+    assert_int_equal(echo_status(f, again, "in its place"), 200);
     stop(f);
 }
 
@@ -989,6 +1024,7 @@ int main(void)
     http_client_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_session_lifecycle),
+        cmocka_unit_test(test_session_limit),
         cmocka_unit_test(test_session_expiry),
         cmocka_unit_test(test_stream_resumption),
         cmocka_unit_test(test_bridged_elicitation),
