@@ -198,7 +198,11 @@ typedef struct mcp_http_options {
     unsigned connection_limit;
     /* Seconds a connection may stay idle (no bytes while reading a request
      * or while writing a response that is not waiting on a handler);
-     * 0 picks 30. Slow clients cannot hold a thread: I/O is non-blocking. */
+     * 0 picks 30. Slow clients cannot hold a thread: I/O is non-blocking.
+     * Built-in engine: past this many seconds after its first byte, a
+     * request must also have come at 500 bytes a second on average, or
+     * the connection is closed, so a client trickling its head or body a
+     * byte at a time cannot hold a connection either. */
     unsigned connection_timeout_s;
     /* Largest request head (request line and headers) in bytes; a larger
      * one is refused with 431 (414 when the request line alone is longer:

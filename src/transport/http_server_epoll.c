@@ -134,6 +134,10 @@ typedef struct conn {
     /* Last progress, for the idle timeout. Timeouts here are counted in
      * seconds, on the coarse clock (it is read for every request). */
     _Atomic int64_t active_ms;
+    /* The request being read: when its first byte came (0: none yet) and
+     * how many bytes came since, for the minimum rate (sweep()). */
+    _Atomic int64_t request_started_ms;
+    _Atomic uint64_t request_bytes;
     int64_t linger_until;
 } conn_t;
 
@@ -341,6 +345,8 @@ static mcp_http_exchange_t *next_request_locked(conn_t *c)
         c->rstate = READ_HEAD;
         c->answered = false;
         atomic_store_explicit(&c->active_ms, mcp_clock_coarse_ms(), memory_order_relaxed);
+        atomic_store_explicit(&c->request_started_ms, 0, memory_order_relaxed);
+        atomic_store_explicit(&c->request_bytes, 0, memory_order_relaxed);
         if (c->pending_input && current_loop != c->loop)
             post(c);
     }
@@ -921,6 +927,9 @@ static void on_readable(conn_t *c, bool hung_up)
         if (n > 0) {
             c->in_len += (size_t)n;
             atomic_store_explicit(&c->active_ms, loop->now, memory_order_relaxed);
+            if (atomic_load_explicit(&c->request_started_ms, memory_order_relaxed) == 0)
+                atomic_store_explicit(&c->request_started_ms, loop->now, memory_order_relaxed);
+            atomic_fetch_add_explicit(&c->request_bytes, (uint64_t)n, memory_order_relaxed);
             if (!serve_input(c))
                 return;
             if ((size_t)n < room && !hung_up)
@@ -1046,7 +1055,14 @@ static bool serve_posted(loop_t *loop)
     return !stop;
 }
 
-/* Closes connections idle too long, and lingering ones whose time is up. */
+/* A request must come at least this fast, on average, once the idle
+ * timeout has passed since its first byte (as Apache's mod_reqtimeout
+ * does): a client that trickles a byte now and then, which the idle
+ * timeout alone never catches, cannot hold a connection for long. */
+#define MIN_REQUEST_BYTES_PER_S 500
+
+/* Closes connections idle too long, or reading a request too slowly, and
+ * lingering ones whose time is up. */
 static void sweep(loop_t *loop)
 {
     int64_t now = loop->now;
@@ -1060,8 +1076,13 @@ static void sweep(loop_t *loop)
          * (the endpoint's timeouts and keep-alives look after those). */
         bool stuck_output = c->out_off < c->out_len;
         bool reading = c->rstate != READ_DONE && !c->lingering;
+        int64_t started = atomic_load_explicit(&c->request_started_ms, memory_order_relaxed);
+        uint64_t bytes = atomic_load_explicit(&c->request_bytes, memory_order_relaxed);
+        bool too_slow = reading && started > 0 &&
+                        now - started >=
+                            idle_ms + (int64_t)(bytes * 1000 / MIN_REQUEST_BYTES_PER_S);
         bool expired = (c->shut_wr && now >= c->linger_until) ||
-                       ((stuck_output || reading) && now - c->active_ms >= idle_ms);
+                       ((stuck_output || reading) && now - c->active_ms >= idle_ms) || too_slow;
         pthread_mutex_unlock(&c->lock);
         if (expired)
             conn_close(c);

@@ -1515,6 +1515,57 @@ static void test_idle_timeout(void **state)
     stop(f);
 }
 
+/* Sends `text` a byte every 300 ms (well within the idle timeout) until
+ * the server closes the connection; how long that took, or -1 when it
+ * stayed open for `patience_ms`. */
+static int64_t trickle_until_closed(client_t *c, const char *text, int patience_ms)
+{
+    int64_t start = now_ms();
+    for (size_t i = 0; now_ms() - start < patience_ms; i = (i + 1) % strlen(text)) {
+        struct pollfd p = {.fd = c->fd, .events = POLLIN};
+        if (poll(&p, 1, 300) > 0) {
+            char byte;
+            if (recv(c->fd, &byte, 1, 0) <= 0)
+                return now_ms() - start; /* end of file, or a reset */
+        }
+        if (send(c->fd, text + i, 1, MSG_NOSIGNAL) < 0)
+            return now_ms() - start;
+    }
+    return -1;
+}
+
+/* A request trickled a byte at a time never lets the connection go idle,
+ * but once the idle timeout has passed since its first byte it must have
+ * come at 500 bytes a second: the head and the body alike are cut off,
+ * while a request that comes at once is answered as ever. */
+static void test_trickled_request(void **state)
+{
+    fixture_t *f = start((mcp_http_options_t){.connection_timeout_s = 1});
+    client_t *head = client_open(f, 0);
+    int64_t took = trickle_until_closed(head, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: ",
+                                        10000);
+    print_message("trickled head cut after %lld ms\n", (long long)took);
+    assert_true(took >= 900);
+    assert_true(took < 6000);
+    client_close(head);
+
+    client_t *body = client_open(f, 0);
+    client_send_str(body, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                          "Content-Type: application/json\r\n"
+                          "Accept: application/json, text/event-stream\r\n"
+                          "Content-Length: 1000\r\n\r\n");
+    took = trickle_until_closed(body, "{\"jsonrpc\":\"2.0\",", 10000);
+    print_message("trickled body cut after %lld ms\n", (long long)took);
+    assert_true(took >= 900);
+    assert_true(took < 6000);
+    client_close(body);
+
+    client_t *prompt = client_open(f, 0);
+    call_ok(prompt, "echo", 1, "at once");
+    client_close(prompt);
+    stop(f);
+}
+
 /* True when bytes wait to be read within `ms`; nothing is read. */
 static bool client_readable_within(client_t *c, int ms)
 {
@@ -1757,6 +1808,7 @@ int main(void)
         cmocka_unit_test(test_body_limit),
         cmocka_unit_test(test_hangup_cancels),
         cmocka_unit_test(test_idle_timeout),
+        cmocka_unit_test(test_trickled_request),
         cmocka_unit_test(test_stalled_answer_times_out),
         cmocka_unit_test(test_stalled_stream),
         cmocka_unit_test(test_connection_limit),
