@@ -39,9 +39,12 @@ typedef struct waiter {
  * cannot know the resource server's nonce. */
 #define MAX_REAUTHORIZATIONS 2
 
-/* A legacy POST stream that broke before its response is resumed at most
- * this many times. */
-#define MAX_RESUMES 2
+/* A legacy stream that broke before its response is resumed for as long
+ * as the call's deadline allows, and as each resumed stream brings new
+ * events (a server may close its streams at will and have the client
+ * poll: 2025-11-25 resumability); this many in a row that bring none end
+ * the call. */
+#define MAX_IDLE_RESUMES 3
 
 void client_wire_clear(client_wire_t *w)
 {
@@ -197,12 +200,15 @@ static int pause_before_resuming(const client_call_opts_t *o, const struct times
     return rc == MCP_OK && capped ? MCP_ETIMEDOUT : rc;
 }
 
-/* A legacy POST stream ended before its response, after naming an event
- * ID: the server may replay the rest on a GET with Last-Event-ID. */
+/* A legacy event stream ended before its response, after naming an
+ * event ID: the server may replay the rest on a GET with Last-Event-ID.
+ * Ended cleanly, or cut by the network after a 2xx: the spec resumes
+ * after either kind of disconnection. */
 static bool resumable(const mcp_client_t *c, const client_transport_t *t, const waiter_t *w)
 {
-    return c->legacy && t->ops->open_stream && w->rc == MCP_ECLOSED && !w->response &&
-           w->wire.last_event_id;
+    bool broke = w->rc == MCP_ECLOSED ||
+                 (w->rc == MCP_EIO && w->wire.http_status >= 200 && w->wire.http_status < 300);
+    return c->legacy && t->ops->open_stream && broke && !w->response && w->wire.last_event_id;
 }
 
 /*
@@ -280,16 +286,18 @@ int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
             w->done = true;
         }
     }
-    for (int resumes = 0; stopped == MCP_OK && resumes < MAX_RESUMES && resumable(c, t, w);
-         resumes++) {
+    int64_t retry_ms = w->wire.retry_ms; /* the last the server named */
+    for (int idle = 0; stopped == MCP_OK && idle < MAX_IDLE_RESUMES && resumable(c, t, w);) {
         char *last = w->wire.last_event_id;
         w->wire.last_event_id = NULL;
         w->done = false;
+        if (w->wire.retry_ms >= 0)
+            retry_ms = w->wire.retry_ms;
         client_log(c, MCP_LOG_INFO, "the event stream broke before the response; resuming "
                                     "after event %s in %lld ms", last,
-                   (long long)(w->wire.retry_ms > 0 ? w->wire.retry_ms : 0));
-        if (w->wire.retry_ms > 0 &&
-            (stopped = pause_before_resuming(o, &deadline, w->wire.retry_ms)) != MCP_OK) {
+                   (long long)(retry_ms > 0 ? retry_ms : 0));
+        if (retry_ms > 0 &&
+            (stopped = pause_before_resuming(o, &deadline, retry_ms)) != MCP_OK) {
             free(last);
             w->done = true;
             break;
@@ -301,8 +309,17 @@ int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
             w->done = true;
             break;
         }
-        free(last);
         stopped = wait_for(t, ex, w, o, &deadline);
+        /* A stream that named no event after `last` brought nothing: the
+         * next resumption starts from `last` again. */
+        if (w->wire.last_event_id && strcmp(w->wire.last_event_id, last) != 0) {
+            idle = 0;
+            free(last);
+        } else {
+            idle++;
+            free(w->wire.last_event_id);
+            w->wire.last_event_id = last;
+        }
     }
 
     if (stopped != MCP_OK) {

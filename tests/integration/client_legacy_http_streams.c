@@ -14,7 +14,13 @@
  *     a stream does not cancel a legacy request, the client POSTs
  *     notifications/cancelled for it (with the MCP-Protocol-Version
  *     header, as every request after initialize);
- *   - so does a call that times out while its stream is still open.
+ *   - so does a call that times out while its stream is still open;
+ *   - a server that closes every stream after one event, so that the
+ *     client polls, gets its answer however many resumptions it takes;
+ *   - a POST stream cut by the network (a chunked body that never ends)
+ *     is resumed like one the server closed;
+ *   - resumptions that bring nothing new end the call after three, even
+ *     without a timeout.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -54,6 +60,11 @@ typedef struct server {
     /* The script. */
     int get_delay_ms;   /* before answering the GET of the server's stream */
     int retry_ms;       /* the retry field of the tools/call stream */
+    int polls;          /* resumptions that bring one new event and close
+                           before the one that answers */
+    bool cut_chunked;   /* the tools/call stream is chunked and cut short */
+    bool stale;         /* resumptions bring nothing new, ever */
+    int resumptions;    /* GETs with Last-Event-ID so far */
 
     pthread_mutex_t lock; /* guards what follows */
     bool get_open;        /* the server's own stream was answered */
@@ -149,13 +160,27 @@ static void serve_get(server_t *s, int fd, const char *req)
         until_closed(fd);
         return;
     }
-    /* A resumption: the response of the call whose stream was cut. */
+    /* A resumption: the response of the call whose stream was cut, or
+     * (while polls remain) one more event and the end of the stream. */
     pthread_mutex_lock(&s->lock);
     s->resumed_ms = now_ms();
     sscanf(last + 14, " %63[^\r\n]", s->last_event_id);
     long id = s->pending_call;
+    int n = ++s->resumptions;
+    bool poll_again = n <= s->polls;
+    bool stale = s->stale;
     pthread_mutex_unlock(&s->lock);
     begin_events(fd);
+    if (stale) {
+        send_text(fd, ": nothing new\n\n");
+        return;
+    }
+    if (poll_again) {
+        char event[64];
+        snprintf(event, sizeof event, "id: p%d\ndata: \n\n", n);
+        send_text(fd, event);
+        return;
+    }
     char event[256];
     snprintf(event, sizeof event,
              "id: e2\ndata: {\"jsonrpc\":\"2.0\",\"id\":%ld,\"result\":{\"content\":"
@@ -190,6 +215,19 @@ static void serve_post(server_t *s, int fd, const char *req, const char *body)
         pthread_mutex_unlock(&s->lock);
         begin_events(fd);
         until_closed(fd);
+    } else if (strstr(body, "\"tools/call\"") && s->cut_chunked) {
+        /* A chunked stream whose priming event arrives, and then the
+         * connection drops before the last chunk: a network failure. */
+        pthread_mutex_lock(&s->lock);
+        s->pending_call = request_id(body);
+        s->cut_ms = now_ms();
+        pthread_mutex_unlock(&s->lock);
+        send_text(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                      "Transfer-Encoding: chunked\r\n\r\n");
+        static const char priming[] = "id: d1\nretry: 50\ndata: \n\n";
+        char chunk[64];
+        snprintf(chunk, sizeof chunk, "%zx\r\n%s\r\n", sizeof priming - 1, priming);
+        send_text(fd, chunk);
     } else if (strstr(body, "\"tools/call\"")) {
         /* A priming event with an ID and a retry delay, then the stream
          * ends without the response. */
@@ -368,6 +406,74 @@ static void test_timeout_before_the_retry_delay(void **state)
     server_stop(&s);
 }
 
+/* The text of the call's result. */
+static const char *result_text(const json_t *result)
+{
+    return json_string_value(
+        json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
+}
+
+static void test_polling(void **state)
+{
+    (void)state;
+    static server_t s;
+    s = (server_t){.retry_ms = 20, .polls = 5};
+    server_start(&s);
+    mcp_client_t *c = connect_client(&s);
+    json_t *result = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_call_tool(c, "poll", NULL, NULL, &result, &err), MCP_OK);
+    assert_string_equal(result_text(result), "resumed");
+    json_decref(result);
+    pthread_mutex_lock(&s.lock);
+    assert_int_equal(s.resumptions, 6);
+    assert_string_equal(s.last_event_id, "p5"); /* each from the newest event */
+    pthread_mutex_unlock(&s.lock);
+    mcp_client_free(c);
+    server_stop(&s);
+}
+
+static void test_resume_after_a_network_failure(void **state)
+{
+    (void)state;
+    static server_t s;
+    s = (server_t){.cut_chunked = true};
+    server_start(&s);
+    mcp_client_t *c = connect_client(&s);
+    json_t *result = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_call_tool(c, "drop", NULL, NULL, &result, &err), MCP_OK);
+    assert_string_equal(result_text(result), "resumed");
+    json_decref(result);
+    pthread_mutex_lock(&s.lock);
+    assert_string_equal(s.last_event_id, "d1");
+    pthread_mutex_unlock(&s.lock);
+    mcp_client_free(c);
+    server_stop(&s);
+}
+
+static void test_resumptions_without_progress(void **state)
+{
+    (void)state;
+    static server_t s;
+    s = (server_t){.retry_ms = 20, .stale = true};
+    server_start(&s);
+    mcp_client_t *c = connect_client(&s);
+    json_t *result = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_call_tool(c, "stale", NULL,
+                                          &(mcp_request_options_t){.timeout_ms = -1}, &result,
+                                          &err),
+                     MCP_ECLOSED);
+    assert_null(result);
+    pthread_mutex_lock(&s.lock);
+    assert_int_equal(s.resumptions, 3);
+    assert_string_equal(s.last_event_id, "e1"); /* always from the last event */
+    pthread_mutex_unlock(&s.lock);
+    mcp_client_free(c);
+    server_stop(&s);
+}
+
 static void test_timeout_with_the_stream_open(void **state)
 {
     (void)state;
@@ -394,6 +500,9 @@ int main(void)
         cmocka_unit_test(test_resume_after_the_retry_delay),
         cmocka_unit_test(test_timeout_before_the_retry_delay),
         cmocka_unit_test(test_timeout_with_the_stream_open),
+        cmocka_unit_test(test_polling),
+        cmocka_unit_test(test_resume_after_a_network_failure),
+        cmocka_unit_test(test_resumptions_without_progress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
