@@ -233,6 +233,21 @@ static bool wait_for(const bool *flag)
     }
 }
 
+/* {"text": "aaa..."}, 3 MiB of text: far more than a pipe's buffer. */
+#define BIG_TEXT_BYTES (3 * 1024 * 1024)
+
+static json_t *big_arguments(void)
+{
+    char *text = malloc(BIG_TEXT_BYTES + 1);
+    assert_non_null(text);
+    memset(text, 'a', BIG_TEXT_BYTES);
+    text[BIG_TEXT_BYTES] = '\0';
+    json_t *args = json_pack("{s:s}", "text", text);
+    free(text);
+    assert_non_null(args);
+    return args;
+}
+
 static void test_misbehaving_streams(void **state)
 {
     (void)state;
@@ -259,13 +274,7 @@ static void test_misbehaving_streams(void **state)
 
     /* A request far larger than the pipe's buffer: written as the server
      * reads it, and received whole. */
-    enum { BIG = 3 * 1024 * 1024 };
-    char *text = malloc(BIG + 1);
-    assert_non_null(text);
-    memset(text, 'a', BIG);
-    text[BIG] = '\0';
-    json_t *args = json_pack("{s:s}", "text", text);
-    free(text);
+    json_t *args = big_arguments();
     assert_int_equal(mcp_client_call_tool(c, "measure", args, NULL, &r, &err), MCP_OK);
     json_decref(args);
     assert_string_equal(first_text(r), "3145728");
@@ -306,13 +315,7 @@ static void test_write_timeout(void **state)
 
     /* The peer reads nothing now: the request fills the pipe and gives
      * up after the write timeout, long before the peer wakes. */
-    enum { BIG = 3 * 1024 * 1024 };
-    char *text = malloc(BIG + 1);
-    assert_non_null(text);
-    memset(text, 'a', BIG);
-    text[BIG] = '\0';
-    json_t *args = json_pack("{s:s}", "text", text);
-    free(text);
+    json_t *args = big_arguments();
     int64_t started = now_ms();
     assert_int_equal(mcp_client_call_tool(c, "measure", args, NULL, &r, &err), MCP_ETIMEDOUT);
     int64_t took = now_ms() - started;
