@@ -477,7 +477,11 @@ void bridge_ask_for_task(mcp_exchange_t *ex, struct task *t, json_t *input_reque
         json_decref(input_requests);
         return;
     }
-    atomic_init(&r->refs, 1); /* the round's own, until it ends */
+    /* The round's own reference, until it ends; and this function's: once
+     * its questions are registered, bridge_forget_exchange() (the waiter
+     * cancelled, the server freed) may end the round on another thread
+     * and drop the round's own while we still look at it. */
+    atomic_init(&r->refs, 2);
     exchange_ref(ex);
     r->ex = ex;
     /* The round may end (answered, timed out) while we still send: hold
@@ -509,6 +513,7 @@ void bridge_ask_for_task(mcp_exchange_t *ex, struct task *t, json_t *input_reque
     }
     json_decref(requests);
     exchange_unref(ex);
+    round_unref(r); /* this function's */
 }
 
 bool bridge_forget_exchange(bridge_t *b, mcp_exchange_t *ex)
