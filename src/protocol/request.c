@@ -443,22 +443,15 @@ int mcp_check_legacy_version_header(const mcp_headers_t *headers, mcp_error_t *e
     mcp_header_trim(raw, &start, &len);
     if (!raw || len == 0)
         return MCP_OK; /* 2025-03-26, which had no such header */
-    char version[16] = "";
-    if (len < sizeof version) {
-        memcpy(version, start, len);
-        version[len] = '\0';
-        if (mcp_version_era(version) == MCP_ERA_MODERN)
-            return MCP_OK;
-        size_t n;
-        const char *const *legacy = mcp_protocol_versions_legacy(&n);
-        for (size_t i = 0; i < n; i++)
-            if (strcmp(legacy[i], version) == 0)
-                return MCP_OK;
-    }
-    if (!err)
-        return MCP_EINVAL;
+    if (mcp_header_names_modern_version(raw))
+        return MCP_OK; /* the modern checks judge it */
     size_t n;
     const char *const *legacy = mcp_protocol_versions_legacy(&n);
+    for (size_t i = 0; i < n; i++)
+        if (strlen(legacy[i]) == len && memcmp(legacy[i], start, len) == 0)
+            return MCP_OK;
+    if (!err)
+        return MCP_EINVAL;
     /* A value too long for any version is named by its start. */
     char shown[40];
     snprintf(shown, sizeof shown, "%.*s", len < 32 ? (int)len : 32, start);

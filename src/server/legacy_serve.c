@@ -30,10 +30,6 @@ static int64_t wall_ms(void)
  * The live sessions of this instance
  * ------------------------------------------------------------------------ */
 
-/* Buckets of the live index; ids are random, so any bits of their hash
- * spread them evenly. */
-#define SESSION_BUCKETS 4096
-
 static size_t bucket_of(const char *id)
 {
     uint64_t h = 14695981039346656037u; /* FNV-1a */
@@ -45,8 +41,6 @@ static size_t bucket_of(const char *id)
 /* The live session of `id`, without a reference (session_lock held). */
 static mcp_session_t *index_find_locked(mcp_server_t *srv, const char *id)
 {
-    if (!srv->session_index)
-        return NULL;
     for (mcp_session_t *s = srv->session_index[bucket_of(id)]; s; s = s->index_next)
         if (strcmp(s->id, id) == 0)
             return s;
@@ -66,13 +60,9 @@ static mcp_session_t *live_add(mcp_server_t *srv, mcp_session_t *s)
         pthread_mutex_unlock(&srv->session_lock);
         return other;
     }
-    if (!srv->session_index)
-        srv->session_index = calloc(SESSION_BUCKETS, sizeof *srv->session_index);
-    if (srv->session_index) {
-        size_t b = bucket_of(s->id);
-        s->index_next = srv->session_index[b];
-        srv->session_index[b] = s;
-    }
+    size_t b = bucket_of(s->id);
+    s->index_next = srv->session_index[b];
+    srv->session_index[b] = s;
     session_ref(s);
     s->next = srv->sessions;
     if (srv->sessions)
@@ -98,14 +88,10 @@ static void live_remove(mcp_server_t *srv, mcp_session_t *s)
         if (s->next)
             s->next->prev = s->prev;
         s->prev = s->next = NULL;
-        for (mcp_session_t **link = srv->session_index ? &srv->session_index[bucket_of(s->id)]
-                                                       : NULL;
-             link && *link; link = &(*link)->index_next) {
-            if (*link == s) {
-                *link = s->index_next;
-                break;
-            }
-        }
+        mcp_session_t **link = &srv->session_index[bucket_of(s->id)];
+        while (*link != s) /* a linked session is in its chain */
+            link = &(*link)->index_next;
+        *link = s->index_next;
         s->index_next = NULL;
         srv->n_sessions--;
     }

@@ -269,7 +269,6 @@ void mcp_server_free(mcp_server_t *srv)
     bridge_stop_timer(srv->bridge);
     task_store_free(srv->tasks);
     sessions_free_all(srv);
-    free(srv->session_index);
     bridge_free(srv->bridge);
     if (srv->session_store)
         srv->session_store->free(srv->session_store);

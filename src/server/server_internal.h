@@ -79,6 +79,9 @@ typedef struct registry {
 
 struct listen_hub;
 
+/* Buckets of the live legacy sessions' index (server.session_index). */
+#define SESSION_BUCKETS 1024
+
 struct mcp_server {
     /* Identity and options (immutable after mcp_server_new). */
     json_t *impl;          /* Implementation object: name, version, title, ... */
@@ -136,9 +139,9 @@ struct mcp_server {
     session_store_t *session_store;
     pthread_mutex_t session_lock;     /* guards the live sessions list */
     struct mcp_session *sessions;
-    /* The same sessions by id: SESSION_BUCKETS chains (NULL until the
-     * first), so a request finds its session without walking them all. */
-    struct mcp_session **session_index;
+    /* The same sessions by id, in chains, so a request finds its session
+     * without walking them all (ids are random: any hash bits spread). */
+    struct mcp_session *session_index[SESSION_BUCKETS];
     size_t n_sessions;
     size_t max_sessions;
     int64_t next_sweep_ms;            /* expired sessions are freed then */

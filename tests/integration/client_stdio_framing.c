@@ -248,19 +248,31 @@ static json_t *big_arguments(void)
     return args;
 }
 
-static void test_misbehaving_streams(void **state)
+/* A client connected to this program's --scripted-server (0: the default
+ * write timeout), reporting to on_log and on_stderr. */
+static mcp_client_t *scripted_client(int64_t write_timeout_ms)
 {
-    (void)state;
     mcp_error_t err = {0};
     mcp_client_t *c = mcp_client_new(
         &(mcp_client_options_t){.name = "framing", .version = "1", .log = on_log}, &err);
     assert_non_null(c);
     const char *argv[] = {self_path, "--scripted-server", NULL};
     assert_int_equal(mcp_client_connect_stdio(c,
-                                              &(mcp_stdio_target_t){.argv = argv,
-                                                                    .on_stderr = on_stderr},
+                                              &(mcp_stdio_target_t){
+                                                  .argv = argv,
+                                                  .on_stderr = on_stderr,
+                                                  .write_timeout_ms = write_timeout_ms,
+                                              },
                                               &err),
                      MCP_OK);
+    return c;
+}
+
+static void test_misbehaving_streams(void **state)
+{
+    (void)state;
+    mcp_error_t err = {0};
+    mcp_client_t *c = scripted_client(0);
     assert_string_equal(mcp_client_protocol_version(c), "2026-07-28");
 
     json_t *r = NULL;
@@ -295,18 +307,7 @@ static void test_write_timeout(void **state)
 {
     (void)state;
     mcp_error_t err = {0};
-    mcp_client_t *c = mcp_client_new(
-        &(mcp_client_options_t){.name = "framing", .version = "1", .log = on_log}, &err);
-    assert_non_null(c);
-    const char *argv[] = {self_path, "--scripted-server", NULL};
-    assert_int_equal(mcp_client_connect_stdio(c,
-                                              &(mcp_stdio_target_t){
-                                                  .argv = argv,
-                                                  .on_stderr = on_stderr,
-                                                  .write_timeout_ms = WRITE_TIMEOUT_MS,
-                                              },
-                                              &err),
-                     MCP_OK);
+    mcp_client_t *c = scripted_client(WRITE_TIMEOUT_MS);
 
     json_t *r = NULL;
     assert_int_equal(mcp_client_call_tool(c, "stall", NULL, NULL, &r, &err), MCP_OK);
