@@ -359,7 +359,9 @@ typedef int (*mcp_token_fn)(void *user, const char *url, const char *challenge,
  * DPoP <token>" and "DPoP: <proof>"; or 0 with NULL for a bearer token
  * ("Authorization: Bearer <token>"). A negative return fails the request
  * with it. Called with token_user before every request that carries a
- * token, on the calling thread, possibly on several threads at once. A 401
+ * token, on the calling thread, possibly on several threads at once (and,
+ * for a request redirected with 307 or 308, on the client's HTTP thread,
+ * with the URL it is redirected to: it must not block there). A 401
  * that brings a DPoP-Nonce is answered once more than other refusals (the
  * token callback is asked again with its challenge; the new proof carries
  * the nonce). mcp_oauth_proof (mcp/oauth.h) is one. */
@@ -389,6 +391,14 @@ typedef struct mcp_http_target {
  * which is asked again with the challenge before one more probe. 408, 429,
  * 5xx and network errors are retried (three attempts, with backoff) and
  * then fail: they are never taken for legacy.
+ * Redirects: a request answered 307 or 308 goes again, unchanged, where
+ * the Location header points, at most five times, but only within the
+ * target's origin (scheme, host and port): its token, proofs and headers
+ * are for that origin alone. Every request is sent to `url` first and
+ * redirected anew (a server that redirects /mcp to /mcp/ costs a round
+ * trip per request; the client logs the new URL once, at info level).
+ * Other redirects (301, 302, 303, or one that leaves the origin) fail the
+ * request with MCP_EIO, and the message names where they point.
  * Errors: MCP_EINVAL (a NULL client or target, or a target that is not
  * one: not an http(s) URL, malformed headers, ...), MCP_ESTATE (the client
  * is already connected), MCP_EIO, MCP_EAUTH (401/403), MCP_EPROTO,

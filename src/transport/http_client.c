@@ -62,6 +62,10 @@
 #define MAX_DRAIN_BYTES ((size_t)64 * 1024)
 /* The longest WWW-Authenticate value kept. */
 #define MAX_CHALLENGE_BYTES ((size_t)8 * 1024)
+/* The longest Location value followed. */
+#define MAX_LOCATION_BYTES ((size_t)8 * 1024)
+/* How many redirects one request follows before it fails. */
+#define MAX_REDIRECTS 5
 
 static const client_transport_ops_t http_ops;
 
@@ -86,6 +90,9 @@ void http_client_exchange_unref(client_exchange_t *ex)
     free(ex->body);
     http_reply_free(&ex->reply);
     free(ex->www_authenticate);
+    free(ex->location);
+    free(ex->url);
+    free(ex->redirect_url);
     free(ex);
 }
 
@@ -245,6 +252,11 @@ static size_t on_body(char *bytes, size_t size, size_t n, void *user)
 {
     client_exchange_t *ex = user;
     size_t len = size * n;
+    if (ex->redirect_url) {
+        /* The body of a redirect that is followed: of no use. */
+        ex->drained += len;
+        return ex->drained <= MAX_DRAIN_BYTES ? len : CURL_WRITEFUNC_ERROR;
+    }
     begin_reply(ex);
     if (ex->reply.state != HTTP_REPLY_READING) {
         /* Answered: let the stream run out, within reason. */
@@ -259,6 +271,22 @@ static size_t on_body(char *bytes, size_t size, size_t n, void *user)
     return state == HTTP_REPLY_STOPPED ? CURL_WRITEFUNC_ERROR : len;
 }
 
+/*
+ * A 307 or 308 moves the request, method and body unchanged (RFC 9110
+ * 15.4.8, 15.4.9), and the request goes again where it points, within the
+ * origin it was sent to (http_target_redirect says why), at most
+ * MAX_REDIRECTS times. The other redirects are not followed: 301, 302 and
+ * 303 turn a POST into a GET, which no MCP endpoint answers; the outcome
+ * names where they point (deliver).
+ */
+static bool redirect_followed(client_exchange_t *ex, long status)
+{
+    if ((status != 307 && status != 308) || !ex->location || ex->redirects >= MAX_REDIRECTS)
+        return false;
+    ex->redirect_url = http_target_redirect(&ex->t->target, ex->url, ex->location);
+    return ex->redirect_url != NULL;
+}
+
 /* The blank line after the headers of the final response: whoever waits
  * for a stream to be open may go on (a server need not send anything on a
  * stream it opens). */
@@ -268,6 +296,8 @@ static void headers_done(client_exchange_t *ex)
     mcp_curl.easy_getinfo(ex->easy, CURLINFO_RESPONSE_CODE, &status);
     if (status < 200 || ex->opened)
         return; /* an interim response (100 Continue): the real one follows */
+    if (redirect_followed(ex, status))
+        return; /* the stream opens where it is sent */
     ex->opened = true;
     if (ex->ev.on_open)
         ex->ev.on_open(ex->user, (int)status);
@@ -290,7 +320,21 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
         /* A new response (after a 100 Continue, say): forget the last. */
         free(ex->www_authenticate);
         ex->www_authenticate = NULL;
+        free(ex->location);
+        ex->location = NULL;
         ex->dpop_nonce = false;
+        return len;
+    }
+    if (len > 9 && strncasecmp(line, "Location:", 9) == 0) {
+        const char *start = line + 9, *end = line + len;
+        while (start < end && (*start == ' ' || *start == '\t'))
+            start++;
+        while (end > start && strchr(" \t\r\n", end[-1]))
+            end--;
+        free(ex->location);
+        ex->location = end > start && (size_t)(end - start) <= MAX_LOCATION_BYTES
+                           ? strndup(start, (size_t)(end - start))
+                           : NULL;
         return len;
     }
     if (len > 11 && strncasecmp(line, "DPoP-Nonce:", 11) == 0) {
@@ -395,6 +439,7 @@ static void deliver(http_client_t *t, client_exchange_t *ex, bool forced, int rc
                     const char *why)
 {
     client_outcome_t out;
+    char redirect_why[MAX_LOCATION_BYTES + 160];
     if (forced) {
         memset(&out, 0, sizeof out);
         out.rc = rc;
@@ -402,6 +447,14 @@ static void deliver(http_client_t *t, client_exchange_t *ex, bool forced, int rc
     } else {
         http_reply_finish(&ex->reply, rc, why, &out);
         trace_reply(t, &out);
+        if (out.rc != MCP_OK && out.http_status >= 300 && out.http_status < 400 && ex->location) {
+            /* Say where, so that the user can point the client there. */
+            snprintf(redirect_why, sizeof redirect_why,
+                     "HTTP %d: the server redirects to %s (followed: 307 and 308 within the "
+                     "same origin, %d times at most)",
+                     out.http_status, ex->location, MAX_REDIRECTS);
+            out.why = redirect_why;
+        }
     }
     out.www_authenticate = ex->www_authenticate;
     out.dpop_nonce = out.rc == MCP_EAUTH && out.http_status == 401 && ex->dpop_nonce;
@@ -459,6 +512,39 @@ static void settle(http_client_t *t)
     }
 }
 
+/* Sends ex again, to ex->redirect_url. */
+static void follow_redirect(http_client_t *t, client_exchange_t *ex)
+{
+    mcp_curl.multi_remove_handle(t->multi, ex->easy);
+    free(ex->url);
+    ex->url = ex->redirect_url;
+    ex->redirect_url = NULL;
+    ex->redirects++;
+    ex->drained = 0;
+    ex->error[0] = '\0';
+    if (!t->redirect_logged) {
+        t->redirect_logged = true;
+        client_transport_log(&t->base, MCP_LOG_INFO,
+                             "the server redirects requests to %s; pointing the client there "
+                             "saves a round trip per request", ex->url);
+    }
+    bool get = !ex->body;
+    int rc = http_target_reproof(&t->target, get ? "GET" : "POST", ex->url, &ex->headers);
+    CURLcode c = mcp_curl.easy_setopt(ex->easy, CURLOPT_URL, ex->url);
+    if (c == CURLE_OK)
+        c = mcp_curl.easy_setopt(ex->easy, CURLOPT_HTTPHEADER, ex->headers);
+    CURLMcode mc = c == CURLE_OK && rc == MCP_OK ? mcp_curl.multi_add_handle(t->multi, ex->easy)
+                                                 : CURLM_OK;
+    if (rc != MCP_OK || c != CURLE_OK || mc != CURLM_OK) {
+        char why[160];
+        snprintf(why, sizeof why, "cannot follow the redirect: %s",
+                 rc != MCP_OK ? mcp_strerror(rc)
+                 : c != CURLE_OK ? mcp_curl.easy_strerror(c)
+                                 : mcp_curl.multi_strerror(mc));
+        end_exchange(t, ex, true, rc != MCP_OK ? rc : MCP_EIO, why);
+    }
+}
+
 /* Transfers libcurl has finished. */
 static void collect_finished(http_client_t *t)
 {
@@ -471,6 +557,10 @@ static void collect_finished(http_client_t *t)
         char *private = NULL;
         mcp_curl.easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &private);
         client_exchange_t *ex = (client_exchange_t *)private;
+        if (ex->phase == PHASE_RUNNING && ex->redirect_url) {
+            follow_redirect(t, ex);
+            continue;
+        }
         if (ex->phase == PHASE_RUNNING)
             begin_reply(ex);
         char why[CURL_ERROR_SIZE + 64];

@@ -45,6 +45,12 @@ struct client_exchange {
     http_reply_t reply;
     char *www_authenticate;
     bool dpop_nonce;              /* the final response carried a DPoP-Nonce */
+    char *location;               /* the Location of the last response, or NULL */
+
+    /* Redirects (transport thread only). */
+    char *url;                    /* where it was sent last, NULL: the target's URL */
+    char *redirect_url;           /* the answer redirects it there: send it again */
+    int redirects;                /* how many times it was sent again */
 
     /* Transport thread only. */
     bool opened;                     /* ev.on_open ran */
@@ -80,6 +86,7 @@ struct http_client {
     bool joined;      /* a thread has taken the join */
 
     /* Transport thread only. */
+    bool redirect_logged;       /* a redirect was followed and said so */
     client_exchange_t *active;  /* transfers in `multi` */
     client_exchange_t *settled; /* outcomes found during the last perform */
 };

@@ -346,3 +346,79 @@ int http_target_headers(http_target_t *tg, const char *method, const char *url,
     *out = h;
     return MCP_OK;
 }
+
+/* ------------------------------------------------------------------------
+ * Redirects
+ * ------------------------------------------------------------------------ */
+
+/* The scheme, host and port of the URL in `u`, as one comparable string
+ * ("http://example.com:80"; the port is the scheme's default when the URL
+ * names none), or NULL. */
+static char *origin_of(CURLU *u)
+{
+    char *scheme = NULL, *host = NULL, *port = NULL, *origin = NULL;
+    if (mcp_curl.url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+        mcp_curl.url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        mcp_curl.url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK) {
+        for (char *c = host; *c; c++) /* host names are case-insensitive */
+            if (*c >= 'A' && *c <= 'Z')
+                *c = (char)(*c - 'A' + 'a');
+        size_t n = strlen(scheme) + strlen(host) + strlen(port) + 5;
+        if ((origin = malloc(n)))
+            snprintf(origin, n, "%s://%s:%s", scheme, host, port);
+    }
+    mcp_curl.free(scheme);
+    mcp_curl.free(host);
+    mcp_curl.free(port);
+    return origin;
+}
+
+char *http_target_redirect(const http_target_t *tg, const char *from, const char *location)
+{
+    CURLU *u = mcp_curl.url();
+    if (!u)
+        return NULL;
+    char *before = NULL, *after = NULL, *absolute = NULL, *result = NULL;
+    /* Setting a second URL on the handle resolves it against the first,
+     * as RFC 3986 section 5 says a relative reference is. */
+    if (mcp_curl.url_set(u, CURLUPART_URL, from ? from : tg->url, 0) == CURLUE_OK &&
+        (before = origin_of(u)) &&
+        mcp_curl.url_set(u, CURLUPART_URL, location, 0) == CURLUE_OK &&
+        (after = origin_of(u)) && strcmp(before, after) == 0 &&
+        (strncmp(after, "http://", 7) == 0 || strncmp(after, "https://", 8) == 0) &&
+        mcp_curl.url_get(u, CURLUPART_URL, &absolute, 0) == CURLUE_OK)
+        result = strdup(absolute);
+    mcp_curl.free(absolute);
+    free(before);
+    free(after);
+    mcp_curl.url_cleanup(u);
+    return result;
+}
+
+int http_target_reproof(http_target_t *tg, const char *method, const char *url,
+                        struct curl_slist **headers)
+{
+    static const char dpop_auth[] = "Authorization: DPoP ";
+    const char *token = NULL;
+    for (const struct curl_slist *line = *headers; line && !token; line = line->next)
+        if (strncmp(line->data, dpop_auth, sizeof dpop_auth - 1) == 0)
+            token = line->data + sizeof dpop_auth - 1;
+    if (!token || !tg->proof_fn)
+        return MCP_OK; /* a bearer token, or none: nothing names the URL */
+    char *proof = NULL;
+    int rc = token_proof(tg, method, url, token, &proof);
+    struct curl_slist *fresh = NULL;
+    for (const struct curl_slist *line = *headers; rc == MCP_OK && line; line = line->next)
+        if (strncasecmp(line->data, "DPoP:", 5) != 0)
+            rc = add_line(&fresh, line->data);
+    if (rc == MCP_OK && proof)
+        rc = add_header(&fresh, "DPoP", "", proof);
+    free(proof);
+    if (rc != MCP_OK) {
+        mcp_curl.slist_free_all(fresh);
+        return rc;
+    }
+    mcp_curl.slist_free_all(*headers);
+    *headers = fresh;
+    return MCP_OK;
+}

@@ -74,6 +74,27 @@ void http_target_keep_nonce(http_target_t *tg, const char *value, size_t len);
  * token callback again, with it. */
 void http_target_auth_failed(http_target_t *tg, const char *challenge);
 
+/*
+ * Where a redirect sends a request that went to `from` (NULL: the target's
+ * URL), given the answer's Location value (absolute or relative): the
+ * absolute URL (free() it) when it keeps the origin of `from`, its
+ * scheme, host and port; NULL when it leaves it, or is no URL. A request
+ * is never sent elsewhere than where the application pointed it: its
+ * token, DPoP proofs and extra headers are meant for that origin.
+ */
+char *http_target_redirect(const http_target_t *tg, const char *from, const char *location);
+
+/*
+ * A request whose headers were built for one URL goes to `url` instead
+ * (a redirect): when its Authorization is a DPoP token, its DPoP proof is
+ * made again for `method` and `url` (a proof names the URL it is for), by
+ * the proof callback, on the calling thread. Otherwise *headers stays as
+ * it is. MCP_OK, MCP_ENOMEM, or the proof callback's failure; *headers is
+ * unchanged on failure.
+ */
+int http_target_reproof(http_target_t *tg, const char *method, const char *url,
+                        struct curl_slist **headers);
+
 /* Sets the URL, allowed protocols, connect timeout and TLS options of an
  * easy handle. Returns the first libcurl failure, or CURLE_OK. */
 CURLcode http_target_configure(const http_target_t *tg, CURL *easy);

@@ -62,6 +62,7 @@ typedef struct scene {
     int gap_ms;       /* pause before each chunk after the first */
     bool forever;     /* after the chunks, a keep-alive comment every 20 ms */
     int barrier;      /* hold every answer until this many requests arrived */
+    const struct scene *elsewhere; /* for any path but /mcp, when set */
 } scene_t;
 
 typedef struct server {
@@ -78,6 +79,7 @@ typedef struct server {
     int completed;   /* requests answered completely */
     char headers[8192]; /* the last request's headers: "lowercase-name\tvalue\n" */
     char body[8192];    /* and its body */
+    char paths[1024];   /* the paths of the requests, in order, each followed by ' ' */
 } server_t;
 
 typedef struct request_state {
@@ -213,7 +215,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     s->arrived++;
     snprintf(s->headers, sizeof s->headers, "%s", rq->headers);
     snprintf(s->body, sizeof s->body, "%s", rq->body ? rq->body : "");
+    size_t used = strlen(s->paths);
+    snprintf(s->paths + used, sizeof s->paths - used, "%s ", url);
     const scene_t *scene = s->scene;
+    if (scene->elsewhere && strcmp(url, "/mcp") != 0)
+        scene = scene->elsewhere;
     pthread_cond_broadcast(&s->changed);
     if (scene->barrier) {
         struct timespec until;
@@ -372,6 +378,16 @@ static char *url_of(const server_t *s)
     assert_non_null(url);
     snprintf(url, 64, "http://127.0.0.1:%d/mcp", s->port);
     return url;
+}
+
+/* The paths of the requests so far, each followed by a space. */
+static void assert_paths(server_t *s, const char *want)
+{
+    pthread_mutex_lock(&s->lock);
+    char paths[sizeof s->paths];
+    memcpy(paths, s->paths, sizeof paths);
+    pthread_mutex_unlock(&s->lock);
+    assert_string_equal(paths, want);
 }
 
 /* ------------------------------------------------------------------------
@@ -1607,6 +1623,155 @@ static void test_notify(void **state)
     server_stop(&s);
 }
 
+/* ------------------------------------------------------------------------
+ * Redirects
+ * ------------------------------------------------------------------------ */
+
+static const scene_t answer_elsewhere = {200, "application/json", .chunks = {TOOL_RESULT}};
+
+/* A 307 (relative Location) and a 308 (absolute) within the origin: the
+ * request goes again, the same POST with the same headers and body, and
+ * its answer is the outcome. */
+static void test_redirect_within_the_origin(void **state)
+{
+    (void)state;
+    scene_t moved = {307, "text/plain", .header_name = "Location", .header_value = "/mcp/",
+                     .chunks = {"moved"}, .elsewhere = &answer_elsewhere};
+    server_t s;
+    server_start(&s, &moved);
+    char *url = url_of(&s);
+    const char *const extra[] = {"X-Api-Key: k1", NULL};
+    client_transport_t *t = new_http(
+        &(mcp_http_target_t){.url = url, .bearer_token = "tok", .headers = extra}, NULL, NULL);
+    assert_non_null(t);
+    call_t c;
+    call_tool(t, 1, &c);
+    assert_tool_result(&c, 1);
+    assert_int_equal(c.status, 200);
+    call_clear(&c);
+    assert_paths(&s, "/mcp /mcp/ ");
+    assert_header(&s, "Authorization", "Bearer tok");
+    assert_header(&s, "X-Api-Key", "k1");
+    assert_header(&s, "Mcp-Method", "tools/call");
+    pthread_mutex_lock(&s.lock);
+    json_t *body = json_loads(s.body, 0, NULL);
+    pthread_mutex_unlock(&s.lock);
+    assert_int_equal(json_integer_value(json_object_get(body, "id")), 1);
+    assert_string_equal(json_string_value(json_object_get(body, "method")), "tools/call");
+    json_decref(body);
+
+    /* 308 to an absolute URL of the same origin. */
+    char absolute[96];
+    snprintf(absolute, sizeof absolute, "http://127.0.0.1:%d/mcp/v2", s.port);
+    scene_t permanent = {308, NULL, .header_name = "Location", .header_value = absolute,
+                         .elsewhere = &answer_elsewhere};
+    server_play(&s, &permanent);
+    call_tool(t, 2, &c);
+    assert_tool_result(&c, 2);
+    call_clear(&c);
+    assert_paths(&s, "/mcp /mcp/ /mcp /mcp/v2 ");
+
+    transport_free(t);
+    free(url);
+    server_stop(&s);
+}
+
+/* What is not followed fails the request with MCP_EIO, and says where the
+ * server points: a redirect that turns POST into GET, one that leaves the
+ * origin (another host name for the same address is another origin), and
+ * a loop, after five. */
+static void test_redirect_not_followed(void **state)
+{
+    (void)state;
+    server_t s;
+    scene_t found = {302, NULL, .header_name = "Location", .header_value = "/mcp/",
+                     .elsewhere = &answer_elsewhere};
+    server_start(&s, &found);
+    char *url = url_of(&s);
+    client_transport_t *t = new_http(&(mcp_http_target_t){.url = url}, NULL, NULL);
+    assert_non_null(t);
+    call_t c;
+    call_tool(t, 1, &c);
+    assert_int_equal(c.rc, MCP_EIO);
+    assert_int_equal(c.status, 302);
+    assert_non_null(strstr(c.why, "HTTP 302: the server redirects to /mcp/"));
+    call_clear(&c);
+    assert_paths(&s, "/mcp ");
+
+    char other[96];
+    snprintf(other, sizeof other, "http://localhost:%d/mcp/", s.port);
+    scene_t away = {307, NULL, .header_name = "Location", .header_value = other,
+                    .elsewhere = &answer_elsewhere};
+    server_play(&s, &away);
+    call_tool(t, 2, &c);
+    assert_int_equal(c.rc, MCP_EIO);
+    assert_int_equal(c.status, 307);
+    assert_non_null(strstr(c.why, other));
+    call_clear(&c);
+    assert_paths(&s, "/mcp /mcp ");
+
+    scene_t loop = {307, NULL, .header_name = "Location", .header_value = "/mcp"};
+    server_play(&s, &loop);
+    call_tool(t, 3, &c);
+    assert_int_equal(c.rc, MCP_EIO);
+    assert_int_equal(c.status, 307);
+    assert_non_null(strstr(c.why, "redirects to /mcp "));
+    call_clear(&c);
+    assert_paths(&s, "/mcp /mcp /mcp /mcp /mcp /mcp /mcp /mcp ");
+
+    transport_free(t);
+    free(url);
+    server_stop(&s);
+}
+
+/* A DPoP proof names the URL of its request: a redirected request carries
+ * a new one, made for where it goes. */
+static int fixed_token(void *user, const char *url, const char *challenge, char **token_out)
+{
+    (void)user;
+    (void)url;
+    (void)challenge;
+    *token_out = strdup("tk");
+    return 0;
+}
+
+static int proof_naming_the_url(void *user, const char *method, const char *url,
+                                const char *token, const char *nonce, char **proof_out)
+{
+    (void)user;
+    (void)nonce;
+    char proof[256];
+    snprintf(proof, sizeof proof, "%s %s %s", method, url, token);
+    *proof_out = strdup(proof);
+    return 0;
+}
+
+static void test_redirect_makes_a_new_proof(void **state)
+{
+    (void)state;
+    scene_t moved = {307, NULL, .header_name = "Location", .header_value = "/mcp/",
+                     .elsewhere = &answer_elsewhere};
+    server_t s;
+    server_start(&s, &moved);
+    char *url = url_of(&s);
+    client_transport_t *t = new_http(&(mcp_http_target_t){.url = url, .token = fixed_token,
+                                                          .token_proof = proof_naming_the_url},
+                                     NULL, NULL);
+    assert_non_null(t);
+    call_t c;
+    call_tool(t, 1, &c);
+    assert_tool_result(&c, 1);
+    call_clear(&c);
+    assert_paths(&s, "/mcp /mcp/ ");
+    char want[128];
+    snprintf(want, sizeof want, "POST http://127.0.0.1:%d/mcp/ tk", s.port);
+    assert_header(&s, "DPoP", want);
+    assert_header(&s, "Authorization", "DPoP tk");
+    transport_free(t);
+    free(url);
+    server_stop(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1636,6 +1801,9 @@ int main(void)
         cmocka_unit_test(test_token_callback),
         cmocka_unit_test(test_token_callback_failures),
         cmocka_unit_test(test_notify),
+        cmocka_unit_test(test_redirect_within_the_origin),
+        cmocka_unit_test(test_redirect_not_followed),
+        cmocka_unit_test(test_redirect_makes_a_new_proof),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
