@@ -190,6 +190,17 @@ int mcp_http_endpoint_drain(mcp_http_endpoint_t *ep, int64_t timeout_ms)
     return idle ? MCP_OK : MCP_ETIMEDOUT;
 }
 
+/* The first exchange from `x` on that is not being freed, with a
+ * reference taken; the caller holds ep->lock. One whose last reference is
+ * gone stays linked until its freeing thread gets ep->lock: it is skipped,
+ * never revived. */
+static mcp_http_exchange_t *hold_next_live(mcp_http_exchange_t *x)
+{
+    while (x && !http_exchange_tryref(x))
+        x = x->next;
+    return x;
+}
+
 /* Aborting needs the exchange's lock, which may not be taken under the
  * endpoint's, so the walk holds a reference on the current exchange: a
  * referenced exchange stays linked, so its `next` is valid after relocking.
@@ -199,16 +210,12 @@ void mcp_http_endpoint_abort_all(mcp_http_endpoint_t *ep)
     if (!ep)
         return;
     pthread_mutex_lock(&ep->lock);
-    mcp_http_exchange_t *x = ep->live;
-    if (x)
-        http_exchange_ref(x);
+    mcp_http_exchange_t *x = hold_next_live(ep->live);
     pthread_mutex_unlock(&ep->lock);
     while (x) {
         http_exchange_abort(x, NULL);
         pthread_mutex_lock(&ep->lock);
-        mcp_http_exchange_t *next = x->next;
-        if (next)
-            http_exchange_ref(next);
+        mcp_http_exchange_t *next = hold_next_live(x->next);
         pthread_mutex_unlock(&ep->lock);
         http_exchange_unref(x);
         x = next;

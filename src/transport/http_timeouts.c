@@ -37,6 +37,12 @@ static void *timer_main(void *arg)
         for (mcp_http_exchange_t *x = ep->live; x; x = x->next) {
             if (!x->armed)
                 continue;
+            if (due_of(x) <= now && !http_exchange_tryref(x)) {
+                /* Its last reference is gone and its freeing thread waits
+                 * for ep->lock to unlink it: nothing left to time out. */
+                x->armed = false;
+                continue;
+            }
             if (due_of(x) <= now) {
                 expired = x;
                 break;
@@ -46,8 +52,7 @@ static void *timer_main(void *arg)
         }
         if (expired && expired->long_lived) {
             expired->idle_due = now + ep->keepalive_ms;
-            http_exchange_ref(expired);
-            pthread_mutex_unlock(&ep->lock);
+            pthread_mutex_unlock(&ep->lock); /* expired is held (tryref above) */
             http_exchange_keepalive(expired);
             http_exchange_unref(expired);
             pthread_mutex_lock(&ep->lock);
@@ -55,8 +60,7 @@ static void *timer_main(void *arg)
         }
         if (expired) {
             expired->armed = false;
-            http_exchange_ref(expired);
-            pthread_mutex_unlock(&ep->lock);
+            pthread_mutex_unlock(&ep->lock); /* expired is held (tryref above) */
             http_exchange_abort(expired, "timed out");
             http_exchange_unref(expired);
             pthread_mutex_lock(&ep->lock);

@@ -660,6 +660,63 @@ static void test_abort_all(void **state)
     request_free(&r);
 }
 
+/* abort_all while other threads begin and release exchanges: an exchange
+ * whose last reference is going is skipped, never taken back (which freed
+ * it twice). A race, so a stress test: ASan or TSan see it within a few
+ * thousand rounds when the walk takes plain references. */
+typedef struct churn {
+    fixture_t *f;
+    atomic_bool *stop;
+} churn_t;
+
+static int quiet_start(void *user, int status, const mcp_header_t *headers, size_t n,
+                       int64_t content_length)
+{
+    (void)user, (void)status, (void)headers, (void)n, (void)content_length;
+    return 0;
+}
+static int quiet_write(void *user, const char *data, size_t len)
+{
+    (void)user, (void)data, (void)len;
+    return 0;
+}
+static void quiet_finish(void *user, bool complete)
+{
+    (void)user, (void)complete;
+}
+
+static void *begin_and_release(void *arg)
+{
+    churn_t *c = arg;
+    request_t r;
+    request_init(&r, "tools/call", "slow", NULL, NULL);
+    mcp_http_responder_t quiet = {quiet_start, quiet_write, quiet_finish, NULL};
+    for (int i = 0; i < 20000 && !atomic_load(c->stop); i++) {
+        mcp_http_exchange_t *x = NULL;
+        if (mcp_http_begin(c->f->ep, &r.req, &quiet, &x) == MCP_OK)
+            mcp_http_exchange_release(x);
+    }
+    request_free(&r);
+    return NULL;
+}
+
+static void test_abort_all_races_releases(void **state)
+{
+    fixture_t *f = *state;
+    atomic_bool stop = false;
+    churn_t c = {f, &stop};
+    pthread_t churners[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&churners[i], NULL, begin_and_release, &c), 0);
+    int64_t until = now_ms() + 1500;
+    while (now_ms() < until)
+        mcp_http_endpoint_abort_all(f->ep);
+    atomic_store(&stop, true);
+    for (int i = 0; i < 2; i++)
+        pthread_join(churners[i], NULL);
+    assert_int_equal(mcp_http_endpoint_drain(f->ep, PATIENCE_MS), MCP_OK);
+}
+
 /* A request's own timeout: the handler is cancelled and the response
  * closed unfinished. */
 static void test_request_timeout(void **state)
@@ -690,6 +747,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_responder_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abort_all, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_abort_all_races_releases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_request_timeout, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
