@@ -186,16 +186,23 @@ static void finish_round(bridge_t *b, round_t *r)
 /* The client cancelled the request (or went away) while we waited. */
 static void round_cancelled(mcp_exchange_t *ex)
 {
+    /* The round in place, held: a next round may replace it (and drop the
+     * exchange's reference to this one) while we end it. */
+    pthread_mutex_lock(&ex->wait_lock);
     round_t *r = ex->bridge_round;
+    atomic_fetch_add(&r->refs, 1);
+    pthread_mutex_unlock(&ex->wait_lock);
     pthread_mutex_lock(&r->lock);
     bool mine = !r->over;
     r->over = true;
     pthread_mutex_unlock(&r->lock);
-    if (!mine)
-        return; /* already resuming: the handler run notices the cancellation */
-    forget_round(ex->srv->bridge, r);
-    exchange_release_sink(ex);
-    exchange_unref(ex); /* the core's: the exchange keeps the round until it goes */
+    if (mine) {
+        forget_round(ex->srv->bridge, r);
+        exchange_release_sink(ex);
+        exchange_unref(ex); /* the core's: the exchange keeps the round until it goes */
+    }
+    /* else already resuming: the handler run notices the cancellation */
+    round_unref(r);
 }
 
 /* ------------------------------------------------------------------------
@@ -446,10 +453,14 @@ void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
 
     /* The request's cancellation now ends this round. The previous round
      * (if any) is over; the exchange lets it go. */
+    /* Under wait_lock, where exchange_cancel reads on_cancel: a
+     * cancellation either finds the hook or is seen below. */
+    pthread_mutex_lock(&ex->wait_lock);
     round_t *previous = ex->bridge_round;
     ex->bridge_round = r;
     atomic_store(&ex->cancel_handled, false);
     ex->on_cancel = round_cancelled;
+    pthread_mutex_unlock(&ex->wait_lock);
     round_unref(previous);
 
     json_t *requests = register_requests(b, ex, r, call->input_requests, NULL);

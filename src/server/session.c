@@ -294,7 +294,10 @@ int session_attach_stream(mcp_session_t *s, mcp_exchange_t *ex, const char *last
     }
     ex->session = s;
     session_ref(s);
+    /* Set under wait_lock, where exchange_cancel reads it. */
+    pthread_mutex_lock(&ex->wait_lock);
     ex->on_cancel = stream_cancelled;
+    pthread_mutex_unlock(&ex->wait_lock);
 
     /* Replay under the stream's send lock, so that live messages queue
      * behind the replayed ones. */
@@ -326,12 +329,20 @@ int session_attach_stream(mcp_session_t *s, mcp_exchange_t *ex, const char *last
     free(replay);
     pthread_mutex_unlock(&ex->send_lock);
 
-    /* One stream per session: a newer GET replaces an older one. */
-    if (old && !atomic_exchange(&old->cancel_handled, true)) {
+    /* One stream per session: a newer GET replaces an older one. Whoever
+     * takes a stream out of s->stream releases it: here that is us, even
+     * when its cancellation has begun (its hook then finds it gone). */
+    if (old) {
+        atomic_store(&old->cancel_handled, true);
         exchange_release_sink(old);
         exchange_unref(old);
     }
-    if (rc < 0)
+    /* Cancelled before it was in s->stream, its hook found nothing to
+     * detach: detach it now (stream_cancelled acts for whoever finds it
+     * there, once). */
+    if (atomic_load(&ex->cancelled))
+        stream_cancelled(ex);
+    else if (rc < 0)
         exchange_cancel(ex);
     return MCP_OK;
 }
