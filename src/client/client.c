@@ -237,6 +237,7 @@ void mcp_client_free(mcp_client_t *client)
         client->transport->ops->close(client->transport);
         client->transport->ops->free(client->transport);
     }
+    client_legacy_free(client);
     client_tools_clear(&client->tools);
     client_cache_free(client->cache);
     json_decref(client->client_info);

@@ -29,6 +29,7 @@
 #define MCP_CLIENT_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "client/cache.h"
@@ -414,7 +415,9 @@ struct mcp_client {
     /* The connection; set by connect, stable until free. */
     client_transport_t *transport;
     mcp_client_verdict_t verdict; /* how the era was decided */
-    struct client_legacy *legacy; /* legacy connections only */
+    /* Legacy connections only. Atomic: the transport's reader thread reads
+     * it, without the lock, for every message that belongs to no call. */
+    struct client_legacy *_Atomic legacy;
     mcp_transport_kind_t kind;
     json_t *server_info;         /* from the DiscoverResult of connect */
     json_t *server_caps;

@@ -213,6 +213,7 @@ static int connect_legacy(mcp_client_t *c, const client_connector_t *how, bool s
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "HTTP+SSE needs an HTTP target");
     client_legacy_close(c);
     drop_transport(c);
+    client_legacy_free(c);
     rc = how->open_sse(how->ctx, &c->transport, err);
     if (rc != MCP_OK)
         return rc;
@@ -395,6 +396,7 @@ int client_connect_with(mcp_client_t *c, client_transport_t *t, mcp_transport_ki
     if (rc != MCP_OK) {
         client_legacy_close(c);
         drop_transport(c);
+        client_legacy_free(c);
         pthread_mutex_lock(&c->lock);
         c->era = MCP_ERA_UNKNOWN;
         pthread_mutex_unlock(&c->lock);

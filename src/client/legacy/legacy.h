@@ -64,9 +64,13 @@ int client_legacy_await_session(mcp_client_t *c, const client_call_opts_t *o, mc
 
 /* Ends the legacy side of the connection before the transport closes: the
  * keeper of a restarted server, the GET stream, the threads answering
- * server requests, the session (DELETE). Frees c->legacy. NULL-safe for
- * modern clients. */
+ * server requests, the session (DELETE). From then on a server request
+ * that arrives is refused. NULL-safe for modern clients. */
 void client_legacy_close(mcp_client_t *c);
+
+/* Frees c->legacy (closed) once the transport is closed: until then its
+ * reader thread may still hand messages to it. NULL-safe. */
+void client_legacy_free(mcp_client_t *c);
 
 /* ------------------------------------------------------------------------
  * requests.c

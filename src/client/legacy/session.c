@@ -426,6 +426,13 @@ void client_legacy_close(mcp_client_t *c)
         pthread_mutex_unlock(&c->lock);
         c->transport->ops->session_end(c->transport, version);
     }
+}
+
+void client_legacy_free(mcp_client_t *c)
+{
+    client_legacy_t *l = c->legacy;
+    if (!l)
+        return;
     pthread_mutex_lock(&c->lock);
     c->legacy = NULL;
     pthread_mutex_unlock(&c->lock);
