@@ -314,7 +314,9 @@ MCP_API void mcp_host_free(mcp_host_t *host);
 
 /* Adds a server (copied). MCP_EEXIST for a name already present,
  * MCP_EINVAL for a config that is neither stdio nor HTTP (or both), an
- * empty name, a name that contains the separator, or an unknown era. A
+ * empty name, a name that contains the separator or ends with its
+ * beginning ("notes_" with "__": the split of "notes___echo" would be
+ * ambiguous), or an unknown era. A
  * host already connecting connects it too. */
 MCP_API int mcp_host_add_server(mcp_host_t *host, const mcp_server_config_t *config,
                                 mcp_error_t *err);

@@ -38,6 +38,7 @@ static bool copy_client_strings(mcp_host_t *h)
                              &h->client.title,
                              &h->client.protocol_version,
                              &h->client.legacy_protocol_version,
+                             &h->client.extensions,
                              &h->client.log_level};
     _Static_assert(sizeof fields / sizeof fields[0] ==
                        sizeof h->client_strings / sizeof h->client_strings[0],
@@ -208,6 +209,16 @@ static int check_config(const mcp_host_t *h, const mcp_server_config_t *config, 
         return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "server \"%s\": the name contains the separator \"%s\" of "
                              "aggregated names", config->name, h->separator);
+    /* An aggregated name is split at the first separator: a name that
+     * ends with the separator's beginning ("notes_" before "__") would
+     * move that split into the name. */
+    size_t name_len = strlen(config->name);
+    for (size_t k = 1; k < h->separator_len && k <= name_len; k++)
+        if (memcmp(config->name + name_len - k, h->separator, k) == 0)
+            return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                                 "server \"%s\": the name ends with \"%.*s\", the beginning "
+                                 "of the separator \"%s\" of aggregated names", config->name,
+                                 (int)k, h->separator, h->separator);
     if (!host_config_is_stdio(config) && !host_config_is_http(config))
         return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "server \"%s\": give either a command (stdio) or a URL (HTTP)",

@@ -186,7 +186,7 @@ struct host_server {
 struct mcp_host {
     /* Fixed after mcp_host_new. */
     mcp_client_options_t client;  /* with the host's copies of its strings */
-    char *client_strings[6];      /* those copies, to free */
+    char *client_strings[7];      /* those copies, to free */
     mcp_host_callbacks_t cb;
     char *separator;
     size_t separator_len;

@@ -103,6 +103,33 @@ static void test_failing_server_retried(void **state)
     recorder_clear(&rec);
 }
 
+/* The client options are the host's own copies, strings included: a
+ * caller's buffer may be reused as soon as mcp_host_new returns. */
+static void test_client_options_copied(void **state)
+{
+    recorder_t rec;
+    recorder_init(&rec);
+    char *extensions = strdup("{\"example.com/ext\":{}}");
+    char *title = strdup("Host test");
+    mcp_error_t err = {0};
+    mcp_host_t *h = mcp_host_new(&(mcp_host_options_t){
+        .client = {.name = "libmcp-host-test", .version = "1.0", .title = title,
+                   .extensions = extensions, .timeout_ms = 20000},
+        .callbacks = {.changed = on_changed, .server_state = on_server_state, .user = &rec}},
+        &err);
+    if (!h)
+        fail_msg("%s", err.message);
+    memset(extensions, '{', strlen(extensions));
+    memset(title, 0xff, strlen(title));
+    free(extensions);
+    free(title);
+    add_test_server(h, "a");
+    assert_int_equal(mcp_host_connect(h, -1), 1);
+    ASSERT_CALL_TEXT(h, "a__echo", "{\"text\": \"1\"}", "a: 1");
+    mcp_host_free(h);
+    recorder_clear(&rec);
+}
+
 static void test_two_instances(void **state)
 {
     static const char *const separators[] = {NULL, ".", "::"};
@@ -347,6 +374,7 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_failing_server_retried),
+        cmocka_unit_test(test_client_options_copied),
         cmocka_unit_test(test_two_instances),
         cmocka_unit_test(test_tool_names_with_the_separator),
         cmocka_unit_test(test_add_and_remove_while_running),

@@ -114,6 +114,7 @@ static void test_servers_added_and_removed(void **state)
         {{.name = "", .argv = argv}, "a server needs a name"},
         {{.name = "a__b", .argv = argv}, "contains the separator \"__\""},
         {{.name = "__", .argv = argv}, "contains the separator"},
+        {{.name = "notes_", .argv = argv}, "ends with \"_\", the beginning of the separator"},
         {{.name = "n"}, "give either a command (stdio) or a URL (HTTP)"},
         {{.name = "n", .argv = argv, .url = "http://h/"}, "give either"},
         {{.name = "n", .argv = argv, .era = (mcp_client_era_t)7}, "no such era"},
@@ -146,6 +147,13 @@ static void test_servers_added_and_removed(void **state)
     mcp_server_config_t dotted = stdio_config("a.b"), underscored = stdio_config("a__b");
     assert_int_equal(mcp_host_add_server(h, &dotted, &err), MCP_EINVAL);
     assert_int_equal(mcp_host_add_server(h, &underscored, &err), MCP_OK);
+    mcp_server_config_t trailing = stdio_config("notes_"); /* no "." at the split */
+    assert_int_equal(mcp_host_add_server(h, &trailing, &err), MCP_OK);
+    mcp_host_free(h);
+    h = new_host("::");
+    mcp_server_config_t colon = stdio_config("a:");
+    assert_int_equal(mcp_host_add_server(h, &colon, &err), MCP_EINVAL);
+    assert_non_null(strstr(err.message, "ends with \":\""));
     mcp_host_free(h);
     mcp_error_clear(&err);
 }
