@@ -28,11 +28,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         stdio_route_t route;
         mcp_error_t why = {0};
         stdio_route_line(&r, p, len, &route, &why);
-        if (route.kind == STDIO_ROUTE_RESPONSE || route.kind == STDIO_ROUTE_NOTIFICATION) {
-            if (stdio_router_find(&r, route.key) != route.value)
+        if (route.kind == STDIO_ROUTE_RESPONSE || route.kind == STDIO_ROUTE_BROKEN ||
+            route.kind == STDIO_ROUTE_NOTIFICATION) {
+            if (!route.value || stdio_router_find(&r, route.key) != route.value)
                 abort();
-            /* A response ends its exchange, as in the transport. */
-            if (route.kind == STDIO_ROUTE_RESPONSE && stdio_router_remove(&r, route.key) != route.value)
+            /* A response, even a broken one, ends its exchange, as in the
+             * transport; a broken one was refused by the parser. */
+            if (route.kind == STDIO_ROUTE_BROKEN && (route.msg.kind != MCP_MSG_INVALID ||
+                                                     json_object_get(route.msg.root, "method")))
+                abort();
+            if (route.kind != STDIO_ROUTE_NOTIFICATION &&
+                stdio_router_remove(&r, route.key) != route.value)
                 abort();
         }
         stdio_route_clear(&route);

@@ -172,7 +172,7 @@ bool message_channel_receive(message_channel_t *ch, const char *text, size_t len
     pthread_mutex_lock(&ch->lock);
     stdio_route_resolve(&ch->pending, &route, why);
     client_exchange_t *ex = route.value;
-    if (route.kind == STDIO_ROUTE_RESPONSE)
+    if (route.kind == STDIO_ROUTE_RESPONSE || route.kind == STDIO_ROUTE_BROKEN)
         stdio_router_remove(&ch->pending, route.key); /* the table's reference moves to us */
     else if (route.kind == STDIO_ROUTE_NOTIFICATION)
         ex->refs++;
@@ -186,6 +186,14 @@ bool message_channel_receive(message_channel_t *ch, const char *text, size_t len
         json_t *response = route.msg.root;
         route.msg.root = NULL; /* handed over whole */
         deliver_done(ex, response, MCP_OK, NULL);
+        unref(ch, ex);
+        break;
+    }
+    case STDIO_ROUTE_BROKEN: {
+        char message[MCP_ERROR_MESSAGE_MAX + 64];
+        snprintf(message, sizeof message, "the server's answer is not valid JSON-RPC: %s",
+                 why ? why->message : "malformed");
+        deliver_done(ex, NULL, MCP_EPROTO, message);
         unref(ch, ex);
         break;
     }

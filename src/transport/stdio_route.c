@@ -182,8 +182,16 @@ void stdio_route_parse(const char *line, size_t len, stdio_route_t *out, mcp_err
 {
     memset(out, 0, sizeof *out);
     out->kind = STDIO_ROUTE_DROP;
-    if (mcp_jsonrpc_parse(line, len, NULL, &out->msg, why) != MCP_OK)
+    if (mcp_jsonrpc_parse(line, len, NULL, &out->msg, why) != MCP_OK) {
+        /* Not valid JSON-RPC, but an object with an id and no method (a
+         * result that is not an object, say): an answer gone wrong. */
+        if (out->msg.id && json_is_object(out->msg.root) &&
+            !json_object_get(out->msg.root, "method")) {
+            out->key = out->msg.id;
+            out->kind = STDIO_ROUTE_BROKEN;
+        }
         return;
+    }
     switch (out->msg.kind) {
     case MCP_MSG_RESULT:
     case MCP_MSG_ERROR:
@@ -205,12 +213,13 @@ void stdio_route_parse(const char *line, size_t len, stdio_route_t *out, mcp_err
 
 void stdio_route_resolve(const stdio_router_t *r, stdio_route_t *route, mcp_error_t *why)
 {
-    if (route->kind != STDIO_ROUTE_RESPONSE && route->kind != STDIO_ROUTE_NOTIFICATION)
+    if (route->kind != STDIO_ROUTE_RESPONSE && route->kind != STDIO_ROUTE_BROKEN &&
+        route->kind != STDIO_ROUTE_NOTIFICATION)
         return;
     route->value = stdio_router_find(r, route->key);
     if (route->value)
         return;
-    if (route->kind == STDIO_ROUTE_RESPONSE) {
+    if (route->kind != STDIO_ROUTE_NOTIFICATION) {
         route->kind = STDIO_ROUTE_DROP;
         mcp_error_set(why, MCP_ENOTFOUND, 0, NULL, "a response to no request in flight");
     } else {

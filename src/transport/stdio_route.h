@@ -49,7 +49,9 @@ typedef enum stdio_route_kind {
     STDIO_ROUTE_DROP = 0,     /* not a message, or an answer nobody waits for */
     STDIO_ROUTE_RESPONSE,     /* the answer of `value` */
     STDIO_ROUTE_NOTIFICATION, /* a notification for `value` */
-    STDIO_ROUTE_UNROUTED      /* a message for nobody in particular */
+    STDIO_ROUTE_UNROUTED,     /* a message for nobody in particular */
+    STDIO_ROUTE_BROKEN        /* a malformed answer to `value` (why says how): it
+                                 fails, rather than wait for a timeout */
 } stdio_route_kind_t;
 
 typedef struct stdio_route {
@@ -70,12 +72,12 @@ void stdio_route_line(const stdio_router_t *r, const char *line, size_t len, std
                       mcp_error_t *why);
 void stdio_route_clear(stdio_route_t *route);
 
-/* Step 1: parses and classifies; RESPONSE and NOTIFICATION are tentative
- * (value NULL, key set) until resolved. */
+/* Step 1: parses and classifies; RESPONSE, BROKEN and NOTIFICATION are
+ * tentative (value NULL, key set) until resolved. */
 void stdio_route_parse(const char *line, size_t len, stdio_route_t *out, mcp_error_t *why);
 
-/* Step 2: looks the key up; a response nobody waits for becomes DROP, a
- * notification nobody waits for UNROUTED. */
+/* Step 2: looks the key up; a response (or broken one) nobody waits for
+ * becomes DROP, a notification nobody waits for UNROUTED. */
 void stdio_route_resolve(const stdio_router_t *r, stdio_route_t *route, mcp_error_t *why);
 
 #endif /* MCP_TRANSPORT_STDIO_ROUTE_H */

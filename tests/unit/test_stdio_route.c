@@ -144,8 +144,17 @@ static void test_lines_go_where_they_belong(void **state)
         /* Not JSON-RPC at all. */
         {"not json", STDIO_ROUTE_DROP, 0},
         {"[1,2]", STDIO_ROUTE_DROP, 0},
-        {"{\"jsonrpc\":\"1.0\",\"id\":7,\"result\":{}}", STDIO_ROUTE_DROP, 0},
+        {"{\"jsonrpc\":\"1.0\",\"id\":8,\"result\":{}}", STDIO_ROUTE_DROP, 0},
         {"", STDIO_ROUTE_DROP, 0},
+        /* A malformed answer to a request in flight fails that request
+         * instead of leaving it to its timeout; to no request, dropped. */
+        {"{\"jsonrpc\":\"1.0\",\"id\":7,\"result\":{}}", STDIO_ROUTE_BROKEN, 1},
+        {"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":\"text\"}", STDIO_ROUTE_BROKEN, 1},
+        {"{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{},\"error\":{}}", STDIO_ROUTE_BROKEN, 3},
+        {"{\"jsonrpc\":\"2.0\",\"id\":\"sub-1\",\"error\":{\"code\":\"x\"}}", STDIO_ROUTE_BROKEN,
+         2},
+        {"{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":[]}", STDIO_ROUTE_DROP, 0},
+        {"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":5}", STDIO_ROUTE_DROP, 0},
     };
     for (size_t i = 0; i < COUNT(cases); i++) {
         stdio_route_t route;
@@ -161,8 +170,8 @@ static void test_lines_go_where_they_belong(void **state)
             assert_null(route.value);
             assert_null(route.key);
         }
-        /* A dropped line says why. */
-        if (cases[i].kind == STDIO_ROUTE_DROP)
+        /* A dropped line or a broken answer says why. */
+        if (cases[i].kind == STDIO_ROUTE_DROP || cases[i].kind == STDIO_ROUTE_BROKEN)
             assert_non_null(why.message);
         mcp_error_clear(&why);
         stdio_route_clear(&route);
