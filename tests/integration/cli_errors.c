@@ -217,6 +217,13 @@ static void test_bad_arguments(void **state)
     assert_string_equal(jstr(r.json, "error/kind"), "usage");
     assert_contains(jstr(r.json, "error/message"), "--args:");
     proc_result_free(&r);
+
+    /* A word that is not UTF-8 in the message: the document still goes
+     * out, the byte replaced. */
+    CLI(&r, &notes, "--json", "call", "echo", "k\xff=1");
+    assert_status(&r, EXIT_USAGE);
+    assert_contains(jstr(r.json, "error/message"), "the tool has no argument \"k?\"");
+    proc_result_free(&r);
 }
 
 /* ------------------------------------------------------------------------
@@ -268,7 +275,19 @@ static void test_bad_command_lines(void **state)
         proc_result_free(&r);
     }
 
+    /* With --json anywhere before "--", a usage error is a document too. */
     proc_result_t r;
+    RAW(&r, "--json", "x", "tools", "--era", "new");
+    assert_status(&r, EXIT_USAGE);
+    assert_int_equal(json_integer_value(jpath(r.json, "error/status")), EXIT_USAGE);
+    assert_string_equal(jstr(r.json, "error/kind"), "usage");
+    assert_contains(jstr(r.json, "error/message"), "--era takes auto, modern or legacy");
+    proc_result_free(&r);
+    RAW(&r, "--json", "call", "--", MCP_NOTES_SERVER);
+    assert_status(&r, EXIT_USAGE);
+    assert_contains(jstr(r.json, "error/message"), "usage: mcp TARGET call TOOL");
+    proc_result_free(&r);
+
     RAW(&r, "http://127.0.0.1:1/mcp", "tools", "--", MCP_NOTES_SERVER);
     assert_status(&r, EXIT_USAGE);
     assert_contains(r.err, "give either a TARGET or a server command line after \"--\"");

@@ -332,6 +332,11 @@ int args_parse(int argc, char **argv, cli_options_t *opt)
             opt->server_argv = argv + i + 1;
             break;
         }
+    /* --json first, so that a mistake anywhere else still gets its
+     * document (a value that happens to read "--json" is one too). */
+    for (int i = 1; i < end; i++)
+        if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-j") == 0)
+            cli_usage_json(true);
     if (opt->server_argv && !opt->server_argv[0])
         return cli_usage_error("\"--\" must be followed by the server's command line");
 

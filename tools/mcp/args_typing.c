@@ -61,8 +61,13 @@ static bool takes_other_keys(const json_t *schema, const json_t *properties)
 static bool assign(json_t *args, const char *key, json_t *value, const json_t *property,
                    bool given_before, char *why, size_t cap)
 {
-    if (!given_before)
-        return json_object_set_new(args, key, value) == 0;
+    if (!given_before) {
+        if (json_object_set_new(args, key, value) == 0)
+            return true;
+        /* jansson refuses keys that are not UTF-8 (and fails on memory) */
+        snprintf(why, cap, "an argument name is not valid UTF-8");
+        return false;
+    }
     json_t *current = json_object_get(args, key);
     if (!schema_value_is_array(property) || !json_is_array(current)) {
         json_decref(value);

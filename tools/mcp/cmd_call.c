@@ -92,7 +92,7 @@ int cmd_call(cli_session_t *s)
         return status;
     json_t *tool = find_tool(s, name, &status);
     json_t *args = NULL;
-    char why[1024];
+    char why[1024] = "";
     if (status == CLI_EXIT_OK &&
         !args_tool_arguments(json_object_get(tool, "inputSchema"), base, s->opt->words.v + 1,
                              s->opt->words.n - 1, &args, why, sizeof why))

@@ -36,7 +36,7 @@ int cmd_complete(cli_session_t *s)
                         w[2]);
     }
     json_t *context = NULL;
-    char why[1024];
+    char why[1024] = "";
     if (s->opt->words.n > 3 &&
         !args_prompt_arguments(NULL, w + 3, s->opt->words.n - 3, &context, why, sizeof why)) {
         json_decref(ref);

@@ -72,7 +72,7 @@ int cmd_prompt(cli_session_t *s)
     int status;
     json_t *declared = declared_arguments(s, name, &status);
     json_t *args = NULL;
-    char why[1024];
+    char why[1024] = "";
     if (status == CLI_EXIT_OK &&
         !args_prompt_arguments(declared, s->opt->words.v + 1, s->opt->words.n - 1, &args, why,
                                sizeof why))

@@ -14,8 +14,9 @@
 #include "progress.h"
 #include "term.h"
 
-/* Binary contents go out as they are, unless stdout is a terminal. */
-static void print_blob(const json_t *item, const char *uri, const char *mime)
+/* Binary contents go out as they are, unless stdout is a terminal. False
+ * for a blob that is not base64 (the server broke the protocol). */
+static bool print_blob(const json_t *item, const char *uri, const char *mime)
 {
     const char *b64 = json_string_value(json_object_get(item, "blob"));
     char size[32];
@@ -23,15 +24,15 @@ static void print_blob(const json_t *item, const char *uri, const char *mime)
         printf("%s[%s: %s, %s; redirect stdout to save it]%s\n", term_sgr(stdout, TERM_CYAN),
                uri, mime ? mime : "binary", out_size(out_base64_size(b64), size, sizeof size),
                term_sgr(stdout, TERM_RESET));
-        return;
+        return true;
     }
     size_t len = 0;
     void *bytes = b64 ? mcp_base64_from_string(b64, strlen(b64), &len) : NULL;
-    if (bytes)
+    bool ok = bytes != NULL;
+    if (ok)
         fwrite(bytes, 1, len, stdout);
-    else
-        term_errorf("%s: the blob is not valid base64", uri);
     free(bytes);
+    return ok;
 }
 
 int cmd_read(cli_session_t *s)
@@ -58,6 +59,7 @@ int cmd_read(cli_session_t *s)
     bool several = json_array_size(contents) > 1 && term_is_tty(stdout);
     size_t i;
     const json_t *item;
+    int status = CLI_EXIT_OK;
     json_array_foreach(contents, i, item) {
         const char *item_uri = json_string_value(json_object_get(item, "uri"));
         const char *mime = json_string_value(json_object_get(item, "mimeType"));
@@ -68,9 +70,10 @@ int cmd_read(cli_session_t *s)
                    term_sgr(stdout, TERM_RESET));
         if (text)
             out_text(stdout, text);
-        else
-            print_blob(item, item_uri ? item_uri : uri, mime);
+        else if (!print_blob(item, item_uri ? item_uri : uri, mime))
+            status = cli_fail(s->opt, CLI_EXIT_PROTOCOL, NULL, "%s: the blob is not valid base64",
+                              item_uri ? item_uri : uri);
     }
     json_decref(result);
-    return CLI_EXIT_OK;
+    return status;
 }

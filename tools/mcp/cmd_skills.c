@@ -91,10 +91,9 @@ static json_t *find_skill(cli_session_t *s, const char *name, int *status)
         }
     }
     json_decref(skills);
-    if (!found) {
-        term_errorf("the server has no skill %s (mcp TARGET skills lists them)", name);
-        *status = CLI_EXIT_USAGE;
-    }
+    if (!found)
+        *status = cli_fail(s->opt, CLI_EXIT_USAGE, NULL,
+                           "the server has no skill %s (mcp TARGET skills lists them)", name);
     return found;
 }
 
@@ -130,8 +129,8 @@ int cmd_skill(cli_session_t *s)
                                               &len, &verified, &err)
                  : MCP_ENOMEM;
     if (rc == MCP_ENOTFOUND) {
-        term_errorf("%s is not a file of skill %s", uri, s->opt->words.v[0]);
-        status = CLI_EXIT_USAGE;
+        status = cli_fail(s->opt, CLI_EXIT_USAGE, NULL, "%s is not a file of skill %s", uri,
+                          s->opt->words.v[0]);
     } else if (rc != MCP_OK) {
         char what[1100];
         snprintf(what, sizeof what, "reading %s", uri ? uri : s->opt->words.v[0]);

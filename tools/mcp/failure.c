@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <mcp/errors.h>
 
@@ -50,6 +51,46 @@ static const char *kind_of(int status)
     }
 }
 
+/* --json was asked for: set before the rest of the command line is read,
+ * so that even a usage error gives scripts their document. */
+static bool usage_json;
+
+void cli_usage_json(bool on)
+{
+    usage_json = on;
+}
+
+/* {"error": {...}} on stdout: one compact line for listen, whose output
+ * is JSON Lines, else indented like every other document. */
+static void print_error_document(const cli_options_t *opt, int status, const mcp_error_t *rpc,
+                                 const char *message)
+{
+    json_t *text = json_string(message);
+    if (!text) {
+        /* Not UTF-8 (it quotes a word of the command line): the document
+         * still goes out, with '?' for every byte beyond ASCII. */
+        char ascii[1024];
+        snprintf(ascii, sizeof ascii, "%s", message);
+        for (char *c = ascii; *c; c++)
+            if ((unsigned char)*c >= 0x80)
+                *c = '?';
+        text = json_string(ascii);
+    }
+    json_t *error = json_pack("{s:i, s:s, s:o*}", "status", status, "kind", kind_of(status),
+                              "message", text);
+    if (error && rpc && rpc->code != 0) {
+        json_object_set_new(error, "code", json_integer(rpc->code));
+        if (rpc->data)
+            json_object_set(error, "data", rpc->data);
+    }
+    json_t *doc = json_pack("{s:o*}", "error", error);
+    if (opt && opt->command && strcmp(opt->command->name, "listen") == 0)
+        json_out_line(doc);
+    else
+        json_out_print(doc);
+    json_decref(doc);
+}
+
 static int vfail(const cli_options_t *opt, int status, const mcp_error_t *rpc, const char *fmt,
                  va_list ap) MCP_PRINTF(4, 0);
 static int vfail(const cli_options_t *opt, int status, const mcp_error_t *rpc, const char *fmt,
@@ -58,18 +99,8 @@ static int vfail(const cli_options_t *opt, int status, const mcp_error_t *rpc, c
     char message[1024];
     vsnprintf(message, sizeof message, fmt, ap);
     term_errorf("%s", message);
-    if (opt && opt->json) {
-        json_t *error = json_pack("{s:i, s:s, s:s}", "status", status, "kind", kind_of(status),
-                                  "message", message);
-        if (error && rpc && rpc->code != 0) {
-            json_object_set_new(error, "code", json_integer(rpc->code));
-            if (rpc->data)
-                json_object_set(error, "data", rpc->data);
-        }
-        json_t *doc = json_pack("{s:o*}", "error", error);
-        json_out_print(doc);
-        json_decref(doc);
-    }
+    if (opt && opt->json)
+        print_error_document(opt, status, rpc, message);
     return status;
 }
 
@@ -125,5 +156,7 @@ int cli_usage_error(const char *fmt, ...)
     term_stderr_lock();
     fprintf(stderr, "mcp: %s\nTry 'mcp --help' for more information.\n", message);
     term_stderr_unlock();
+    if (usage_json)
+        print_error_document(NULL, CLI_EXIT_USAGE, NULL, message);
     return CLI_EXIT_USAGE;
 }

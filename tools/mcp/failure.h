@@ -27,7 +27,11 @@ int cli_fail(const cli_options_t *opt, int status, const mcp_error_t *rpc, const
 int cli_fail_call(const cli_options_t *opt, const char *what, int rc, const mcp_error_t *err);
 
 /* A mistake on the command line: "mcp: MESSAGE" and a pointer to --help
- * on stderr. Returns CLI_EXIT_USAGE. */
+ * on stderr (and the {"error": ...} document on stdout once
+ * cli_usage_json(true) was called). Returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) MCP_PRINTF(1, 2);
+
+/* Whether usage errors also print the --json error document. */
+void cli_usage_json(bool on);
 
 #endif /* MCP_CLI_FAILURE_H */
