@@ -492,7 +492,9 @@ MCP_API int mcp_client_list_tools(mcp_client_t *client, const char *cursor,
                                   const mcp_request_options_t *opts, json_t **result_out,
                                   mcp_error_t *err);
 
-/* All pages of tools/list: an array of Tool objects in *tools_out. */
+/* All pages of tools/list: an array of Tool objects in *tools_out.
+ * Like every *_all function: a server that repeats a cursor fails it with
+ * MCP_EPROTO, one still paging after 10,000 pages with MCP_ELIMIT. */
 MCP_API int mcp_client_list_tools_all(mcp_client_t *client, const mcp_request_options_t *opts,
                                       json_t **tools_out, mcp_error_t *err);
 

@@ -42,8 +42,16 @@ int client_list_all_checked(mcp_client_t *c, const char *method, const char *key
     json_t *seen = json_object(); /* cursors already followed */
     char *cursor = NULL;
     int rc = items && seen ? MCP_OK : mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-    while (rc == MCP_OK) {
+    for (size_t pages = 0; rc == MCP_OK; pages++) {
         json_t *page = NULL;
+        /* A server that hands out new cursors for ever would hold the call
+         * (and grow the list) for ever: no real list is this long. */
+        if (pages == CLIENT_MAX_LIST_PAGES) {
+            rc = mcp_error_set(err, MCP_ELIMIT, 0, NULL,
+                               "%s: the server is still paging after %d pages", method,
+                               CLIENT_MAX_LIST_PAGES);
+            break;
+        }
         rc = client_list_page(c, method, cursor, opts, &page, err);
         if (rc == MCP_OK && check)
             rc = check(page, err);

@@ -357,8 +357,9 @@ static void stderr_tap(void *user, const char *line)
     if (c->capturing_stderr) {
         /* Keep the last lines: the end of a crash report says the most. */
         size_t cap = sizeof c->stderr_tail - 1, len = strlen(line);
+        const char *kept = line; /* its end; the application gets it whole */
         if (len + 1 > cap) {
-            line += len + 1 - cap;
+            kept += len + 1 - cap;
             len = cap - 1;
         }
         if (c->stderr_len + len + 1 > cap) {
@@ -368,7 +369,7 @@ static void stderr_tap(void *user, const char *line)
         }
         if (c->stderr_len > 0)
             c->stderr_tail[c->stderr_len++] = '\n';
-        memcpy(c->stderr_tail + c->stderr_len, line, len);
+        memcpy(c->stderr_tail + c->stderr_len, kept, len);
         c->stderr_len += len;
         c->stderr_tail[c->stderr_len] = '\0';
     }

@@ -593,10 +593,14 @@ int client_list_page(mcp_client_t *c, const char *method, const char *cursor,
  * MCP_OK, or an error with *err filled. */
 typedef int (*client_page_check_fn)(const json_t *page, mcp_error_t *err);
 
+/* Pages an *_all listing follows before it gives up with MCP_ELIMIT. */
+#define CLIENT_MAX_LIST_PAGES 10000
+
 /* Every page of a paginated list `method` (calls.c): the concatenated
  * arrays under `key` in *items_out, each page first passed to `check`
  * (may be NULL), whose error ends the listing. A cursor the server repeats
- * is MCP_EPROTO (it would never end). */
+ * is MCP_EPROTO, and more than CLIENT_MAX_LIST_PAGES pages MCP_ELIMIT
+ * (neither would ever end). */
 int client_list_all_checked(mcp_client_t *c, const char *method, const char *key,
                             client_page_check_fn check, const mcp_request_options_t *opts,
                             json_t **items_out, mcp_error_t *err);

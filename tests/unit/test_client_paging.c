@@ -119,6 +119,38 @@ static void expect_walk_refused(const script_t *script, list_all_fn list_all, co
     stop(&f);
 }
 
+/* A server that hands out a new cursor with every page. */
+static json_t *serve_endless(void *user, fake_transport_t *ft, const json_t *req)
+{
+    (void)user;
+    (void)ft;
+    if (strcmp(fake_method(req), "server/discover") == 0)
+        return fake_result(req, fake_discover_result());
+    const char *cursor = json_string_value(json_object_get(fake_params(req), "cursor"));
+    long n = cursor ? strtol(cursor, NULL, 10) : 0;
+    char next[32];
+    snprintf(next, sizeof next, "%ld", n + 1);
+    return fake_result(req, json_pack("{s:[], s:s}", "prompts", "nextCursor", next));
+}
+
+static void test_endless_cursors_end_the_walk(void **state)
+{
+    (void)state;
+    mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){.name = "pager", .version = "1"},
+                                     NULL);
+    assert_non_null(c);
+    fake_transport_t *ft = fake_transport_connect(c, serve_endless, NULL);
+    assert_non_null(ft);
+    json_t *items = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_list_prompts_all(c, NULL, &items, &err), MCP_ELIMIT);
+    assert_non_null(strstr(err.message, "still paging after 10000 pages"));
+    assert_null(items);
+    assert_int_equal(fake_count(ft, "prompts/list"), 10000);
+    mcp_error_clear(&err);
+    mcp_client_free(c);
+}
+
 static void test_circles_and_broken_pages_end_the_walk(void **state)
 {
     (void)state;
@@ -201,6 +233,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_pages_followed),
         cmocka_unit_test(test_circles_and_broken_pages_end_the_walk),
+        cmocka_unit_test(test_endless_cursors_end_the_walk),
         cmocka_unit_test(test_bad_arguments_sent_nowhere),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

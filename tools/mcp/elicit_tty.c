@@ -128,14 +128,11 @@ int tty_authorize(const char *url, char **redirect_out)
  * Form fields
  * ------------------------------------------------------------------------ */
 
-/* The value the person means by one word: a choice's number, value or
- * title. NULL when it is none of them. */
+/* The value the person means by one word: a choice's value or title, or
+ * else its number in the list (a value that reads as a number, "1" among
+ * "5", "2", "1", means itself). NULL when it is none of them. */
 static json_t *pick(const json_t *choices, const char *word)
 {
-    char *end;
-    long n = strtol(word, &end, 10);
-    if (*word && !*end && n >= 1 && (size_t)n <= json_array_size(choices))
-        return json_incref(json_object_get(json_array_get(choices, (size_t)n - 1), "value"));
     size_t i;
     const json_t *c;
     json_array_foreach(choices, i, c) {
@@ -145,6 +142,10 @@ static json_t *pick(const json_t *choices, const char *word)
             (title && strcasecmp(title, word) == 0))
             return json_incref((json_t *)value);
     }
+    char *end;
+    long n = strtol(word, &end, 10);
+    if (*word && !*end && n >= 1 && (size_t)n <= json_array_size(choices))
+        return json_incref(json_object_get(json_array_get(choices, (size_t)n - 1), "value"));
     return NULL;
 }
 
