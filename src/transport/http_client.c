@@ -303,6 +303,24 @@ static void headers_done(client_exchange_t *ex)
         ex->ev.on_open(ex->user, (int)status);
 }
 
+/* Whether the header line (`len` bytes, with its CRLF) is `name` (with
+ * the colon, any case); if so, its value without surrounding blanks. */
+static bool header_named(const char *line, size_t len, const char *name, const char **value,
+                         size_t *value_len)
+{
+    size_t n = strlen(name);
+    if (len <= n || strncasecmp(line, name, n) != 0)
+        return false;
+    const char *start = line + n, *end = line + len;
+    while (start < end && (*start == ' ' || *start == '\t'))
+        start++;
+    while (end > start && strchr(" \t\r\n", end[-1]))
+        end--;
+    *value = start;
+    *value_len = (size_t)(end - start);
+    return true;
+}
+
 /* Keeps the WWW-Authenticate challenges of the final response (several
  * headers are joined with ", ", as HTTP allows) and its DPoP-Nonce (for
  * the target's next proofs), and tells when the headers are complete. */
@@ -310,8 +328,6 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
 {
     client_exchange_t *ex = user;
     size_t len = size * n;
-    static const char name[] = "WWW-Authenticate:";
-    const size_t name_len = sizeof name - 1;
     if ((len == 2 && line[0] == '\r' && line[1] == '\n') || (len == 1 && line[0] == '\n')) {
         headers_done(ex);
         return len;
@@ -325,26 +341,17 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
         ex->dpop_nonce = false;
         return len;
     }
-    if (len > 9 && strncasecmp(line, "Location:", 9) == 0) {
-        const char *start = line + 9, *end = line + len;
-        while (start < end && (*start == ' ' || *start == '\t'))
-            start++;
-        while (end > start && strchr(" \t\r\n", end[-1]))
-            end--;
+    const char *value;
+    size_t value_len;
+    if (header_named(line, len, "Location:", &value, &value_len)) {
         free(ex->location);
-        ex->location = end > start && (size_t)(end - start) <= MAX_LOCATION_BYTES
-                           ? strndup(start, (size_t)(end - start))
-                           : NULL;
+        ex->location = value_len && value_len <= MAX_LOCATION_BYTES ? strndup(value, value_len)
+                                                                    : NULL;
         return len;
     }
-    if (len > 11 && strncasecmp(line, "DPoP-Nonce:", 11) == 0) {
-        const char *start = line + 11, *end = line + len;
-        while (start < end && (*start == ' ' || *start == '\t'))
-            start++;
-        while (end > start && strchr(" \t\r\n", end[-1]))
-            end--;
-        if (end > start) {
-            http_target_keep_nonce(&ex->t->target, start, (size_t)(end - start));
+    if (header_named(line, len, "DPoP-Nonce:", &value, &value_len)) {
+        if (value_len) {
+            http_target_keep_nonce(&ex->t->target, value, value_len);
             ex->dpop_nonce = true;
         }
         return len;
@@ -353,21 +360,8 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
         http_client_keep_session(ex->t, line + 15, len - 15);
         return len;
     }
-    if (len <= name_len || strncasecmp(line, name, name_len) != 0)
+    if (!header_named(line, len, "WWW-Authenticate:", &value, &value_len))
         return len;
-
-    size_t end = len;
-    while (end > name_len && (line[end - 1] == '\r' || line[end - 1] == '\n'))
-        end--;
-    /* Copy the value, so that the trim below sees a C string. */
-    char value[MAX_CHALLENGE_BYTES];
-    size_t value_len = end - name_len;
-    if (value_len >= sizeof value)
-        return len;
-    memcpy(value, line + name_len, value_len);
-    value[value_len] = '\0';
-    const char *start;
-    mcp_header_trim(value, &start, &value_len);
 
     size_t old = ex->www_authenticate ? strlen(ex->www_authenticate) : 0;
     size_t total = old + (old ? 2 : 0) + value_len;
@@ -378,7 +372,7 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
         return len;
     if (old)
         memcpy(joined + old, ", ", 2);
-    memcpy(joined + total - value_len, start, value_len);
+    memcpy(joined + total - value_len, value, value_len);
     joined[total] = '\0';
     ex->www_authenticate = joined;
     return len;
