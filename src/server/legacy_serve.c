@@ -12,11 +12,11 @@
  * logging/setLevel, resources/subscribe and resources/unsubscribe.
  * Handlers that ask for input are bridged (bridge.c).
  */
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "fnv.h"
 #include "server/server_internal.h"
 
 static int64_t wall_ms(void)
@@ -32,10 +32,7 @@ static int64_t wall_ms(void)
 
 static size_t bucket_of(const char *id)
 {
-    uint64_t h = 14695981039346656037u; /* FNV-1a */
-    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
-        h = (h ^ *p) * 1099511628211u;
-    return (size_t)(h % SESSION_BUCKETS);
+    return (size_t)(mcp_fnv1a(id, strlen(id)) % SESSION_BUCKETS);
 }
 
 /* The live session of `id`, without a reference (session_lock held). */

@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "fnv.h"
 #include "protocol/hex.h"
 #include "random.h"
 #include "server/task_internal.h"
@@ -84,11 +85,7 @@ void task_unref(struct task *t)
 
 static size_t bucket_of(const char *id, size_t n_buckets)
 {
-    /* FNV-1a: ids are random already; this only spreads them. */
-    uint64_t h = 1469598103934665603ull;
-    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
-        h = (h ^ *p) * 1099511628211ull;
-    return (size_t)(h % n_buckets);
+    return (size_t)(mcp_fnv1a(id, strlen(id)) % n_buckets); /* ids are random already */
 }
 
 struct task_store *task_store_new(void)

@@ -9,6 +9,7 @@
 
 #include "mcp/request.h"
 #include "transport/stdio_route.h"
+#include "fnv.h"
 
 #define INITIAL_BUCKETS 16
 
@@ -31,15 +32,6 @@ static char *key_of(const json_t *id, size_t *len)
     return k;
 }
 
-static uint64_t fnv1a(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 void stdio_router_init(stdio_router_t *r)
 {
@@ -92,7 +84,7 @@ int stdio_router_add(stdio_router_t *r, const json_t *id, void *value)
     char *key = key_of(id, &len);
     if (!key)
         return json_is_string(id) || json_is_integer(id) ? MCP_ENOMEM : MCP_EINVAL;
-    uint64_t hash = fnv1a(key, len);
+    uint64_t hash = mcp_fnv1a(key, len);
     if ((r->count + 1 > r->n_buckets * 3 / 4 && grow(r) != MCP_OK) || !r->n_buckets) {
         free(key);
         return MCP_ENOMEM;
@@ -121,7 +113,7 @@ void *stdio_router_find(const stdio_router_t *r, const json_t *id)
     char *key = key_of(id, &len);
     if (!key)
         return NULL;
-    stdio_route_entry_t *e = *slot(r, key, len, fnv1a(key, len));
+    stdio_route_entry_t *e = *slot(r, key, len, mcp_fnv1a(key, len));
     free(key);
     return e ? e->value : NULL;
 }
@@ -134,7 +126,7 @@ void *stdio_router_remove(stdio_router_t *r, const json_t *id)
     char *key = key_of(id, &len);
     if (!key)
         return NULL;
-    stdio_route_entry_t **p = slot(r, key, len, fnv1a(key, len));
+    stdio_route_entry_t **p = slot(r, key, len, mcp_fnv1a(key, len));
     free(key);
     stdio_route_entry_t *e = *p;
     if (!e)
