@@ -318,6 +318,19 @@ static mcp_client_t *connect_client(server_t *s)
  * Tests
  * ------------------------------------------------------------------------ */
 
+/* Calls `tool`, which must succeed with the text "resumed" (the answer
+ * the server gives on a resumed stream). */
+static void expect_resumed(mcp_client_t *c, const char *tool)
+{
+    json_t *result = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_call_tool(c, tool, NULL, NULL, &result, &err), MCP_OK);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(result, "content"), 0), "text")),
+                        "resumed");
+    json_decref(result);
+}
+
 static void test_connect_waits_for_the_get_stream(void **state)
 {
     (void)state;
@@ -342,13 +355,7 @@ static void test_resume_after_the_retry_delay(void **state)
     s = (server_t){.retry_ms = 400};
     server_start(&s);
     mcp_client_t *c = connect_client(&s);
-    json_t *result = NULL;
-    mcp_error_t err = {0};
-    assert_int_equal(mcp_client_call_tool(c, "cut", NULL, NULL, &result, &err), MCP_OK);
-    assert_string_equal(json_string_value(json_object_get(
-                            json_array_get(json_object_get(result, "content"), 0), "text")),
-                        "resumed");
-    json_decref(result);
+    expect_resumed(c, "cut");
     pthread_mutex_lock(&s.lock);
     char last_event_id[64];
     snprintf(last_event_id, sizeof last_event_id, "%s", s.last_event_id);
@@ -406,13 +413,6 @@ static void test_timeout_before_the_retry_delay(void **state)
     server_stop(&s);
 }
 
-/* The text of the call's result. */
-static const char *result_text(const json_t *result)
-{
-    return json_string_value(
-        json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
-}
-
 static void test_polling(void **state)
 {
     (void)state;
@@ -420,11 +420,7 @@ static void test_polling(void **state)
     s = (server_t){.retry_ms = 20, .polls = 5};
     server_start(&s);
     mcp_client_t *c = connect_client(&s);
-    json_t *result = NULL;
-    mcp_error_t err = {0};
-    assert_int_equal(mcp_client_call_tool(c, "poll", NULL, NULL, &result, &err), MCP_OK);
-    assert_string_equal(result_text(result), "resumed");
-    json_decref(result);
+    expect_resumed(c, "poll");
     pthread_mutex_lock(&s.lock);
     assert_int_equal(s.resumptions, 6);
     assert_string_equal(s.last_event_id, "p5"); /* each from the newest event */
@@ -440,11 +436,7 @@ static void test_resume_after_a_network_failure(void **state)
     s = (server_t){.cut_chunked = true};
     server_start(&s);
     mcp_client_t *c = connect_client(&s);
-    json_t *result = NULL;
-    mcp_error_t err = {0};
-    assert_int_equal(mcp_client_call_tool(c, "drop", NULL, NULL, &result, &err), MCP_OK);
-    assert_string_equal(result_text(result), "resumed");
-    json_decref(result);
+    expect_resumed(c, "drop");
     pthread_mutex_lock(&s.lock);
     assert_string_equal(s.last_event_id, "d1");
     pthread_mutex_unlock(&s.lock);

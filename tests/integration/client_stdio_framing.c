@@ -219,6 +219,16 @@ static const char *first_text(const json_t *result)
         json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
 }
 
+/* Calls `tool` (no arguments), which must answer the text `want`. */
+static void expect_text(mcp_client_t *c, const char *tool, const char *want)
+{
+    json_t *r = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_call_tool(c, tool, NULL, NULL, &r, &err), MCP_OK);
+    assert_string_equal(first_text(r), want);
+    json_decref(r);
+}
+
 /* Waits up to 10 s for *flag (set by on_stderr). */
 static bool wait_for(const bool *flag)
 {
@@ -276,13 +286,9 @@ static void test_misbehaving_streams(void **state)
     assert_string_equal(mcp_client_protocol_version(c), "2026-07-28");
 
     json_t *r = NULL;
-    assert_int_equal(mcp_client_call_tool(c, "noisy", NULL, NULL, &r, &err), MCP_OK);
-    assert_string_equal(first_text(r), "survived");
-    json_decref(r);
+    expect_text(c, "noisy", "survived");
     /* In step: the next call gets its own answer. */
-    assert_int_equal(mcp_client_call_tool(c, "calm", NULL, NULL, &r, &err), MCP_OK);
-    assert_string_equal(first_text(r), "calm");
-    json_decref(r);
+    expect_text(c, "calm", "calm");
 
     /* A request far larger than the pipe's buffer: written as the server
      * reads it, and received whole. */
@@ -310,9 +316,7 @@ static void test_write_timeout(void **state)
     mcp_client_t *c = scripted_client(WRITE_TIMEOUT_MS);
 
     json_t *r = NULL;
-    assert_int_equal(mcp_client_call_tool(c, "stall", NULL, NULL, &r, &err), MCP_OK);
-    assert_string_equal(first_text(r), "stalling");
-    json_decref(r);
+    expect_text(c, "stall", "stalling");
 
     /* The peer reads nothing now: the request fills the pipe and gives
      * up after the write timeout, long before the peer wakes. */
@@ -331,12 +335,8 @@ static void test_write_timeout(void **state)
     /* Once the peer reads again, the next call is answered: the cut line
      * was ended first and rejected, not run. */
     assert_true(wait_for(&saw_awake));
-    assert_int_equal(mcp_client_call_tool(c, "calm", NULL, NULL, &r, &err), MCP_OK);
-    assert_string_equal(first_text(r), "calm");
-    json_decref(r);
-    assert_int_equal(mcp_client_call_tool(c, "tally", NULL, NULL, &r, &err), MCP_OK);
-    assert_string_equal(first_text(r), "rejected 1, measured 0");
-    json_decref(r);
+    expect_text(c, "calm", "calm");
+    expect_text(c, "tally", "rejected 1, measured 0");
     mcp_client_free(c);
 }
 

@@ -380,6 +380,15 @@ static char *url_of(const server_t *s)
     return url;
 }
 
+/* The last request's body, parsed (NULL when it is not JSON). */
+static json_t *last_body(server_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    json_t *body = json_loads(s->body, 0, NULL);
+    pthread_mutex_unlock(&s->lock);
+    return body;
+}
+
 /* The paths of the requests so far, each followed by a space. */
 static void assert_paths(server_t *s, const char *want)
 {
@@ -1299,9 +1308,7 @@ static void test_headers_sent(void **state)
     assert_header(&s, "Authorization", "Bearer tok-42");
     assert_header(&s, "Expect", NULL);
     /* The body is the request, unchanged. */
-    pthread_mutex_lock(&s.lock);
-    json_t *body = json_loads(s.body, 0, NULL);
-    pthread_mutex_unlock(&s.lock);
+    json_t *body = last_body(&s);
     assert_non_null(body);
     assert_true(json_equal(body, req));
     json_decref(body);
@@ -1653,9 +1660,7 @@ static void test_redirect_within_the_origin(void **state)
     assert_header(&s, "Authorization", "Bearer tok");
     assert_header(&s, "X-Api-Key", "k1");
     assert_header(&s, "Mcp-Method", "tools/call");
-    pthread_mutex_lock(&s.lock);
-    json_t *body = json_loads(s.body, 0, NULL);
-    pthread_mutex_unlock(&s.lock);
+    json_t *body = last_body(&s);
     assert_int_equal(json_integer_value(json_object_get(body, "id")), 1);
     assert_string_equal(json_string_value(json_object_get(body, "method")), "tools/call");
     json_decref(body);
@@ -1676,6 +1681,20 @@ static void test_redirect_within_the_origin(void **state)
     server_stop(&s);
 }
 
+/* A tools/call answered `status` fails with MCP_EIO saying `why`, and the
+ * server has seen `paths` since it started. */
+static void expect_not_followed(server_t *s, client_transport_t *t, int status, const char *why,
+                                const char *paths)
+{
+    call_t c;
+    call_tool(t, 1, &c);
+    assert_int_equal(c.rc, MCP_EIO);
+    assert_int_equal(c.status, status);
+    assert_non_null(strstr(c.why, why));
+    call_clear(&c);
+    assert_paths(s, paths);
+}
+
 /* What is not followed fails the request with MCP_EIO, and says where the
  * server points: a redirect that turns POST into GET, one that leaves the
  * origin (another host name for the same address is another origin), and
@@ -1690,34 +1709,19 @@ static void test_redirect_not_followed(void **state)
     char *url = url_of(&s);
     client_transport_t *t = new_http(&(mcp_http_target_t){.url = url}, NULL, NULL);
     assert_non_null(t);
-    call_t c;
-    call_tool(t, 1, &c);
-    assert_int_equal(c.rc, MCP_EIO);
-    assert_int_equal(c.status, 302);
-    assert_non_null(strstr(c.why, "HTTP 302: the server redirects to /mcp/"));
-    call_clear(&c);
-    assert_paths(&s, "/mcp ");
+    expect_not_followed(&s, t, 302, "HTTP 302: the server redirects to /mcp/", "/mcp ");
 
     char other[96];
     snprintf(other, sizeof other, "http://localhost:%d/mcp/", s.port);
     scene_t away = {307, NULL, .header_name = "Location", .header_value = other,
                     .elsewhere = &answer_elsewhere};
     server_play(&s, &away);
-    call_tool(t, 2, &c);
-    assert_int_equal(c.rc, MCP_EIO);
-    assert_int_equal(c.status, 307);
-    assert_non_null(strstr(c.why, other));
-    call_clear(&c);
-    assert_paths(&s, "/mcp /mcp ");
+    expect_not_followed(&s, t, 307, other, "/mcp /mcp ");
 
     scene_t loop = {307, NULL, .header_name = "Location", .header_value = "/mcp"};
     server_play(&s, &loop);
-    call_tool(t, 3, &c);
-    assert_int_equal(c.rc, MCP_EIO);
-    assert_int_equal(c.status, 307);
-    assert_non_null(strstr(c.why, "redirects to /mcp "));
-    call_clear(&c);
-    assert_paths(&s, "/mcp /mcp /mcp /mcp /mcp /mcp /mcp /mcp ");
+    expect_not_followed(&s, t, 307, "redirects to /mcp ",
+                        "/mcp /mcp /mcp /mcp /mcp /mcp /mcp /mcp ");
 
     transport_free(t);
     free(url);

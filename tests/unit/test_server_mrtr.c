@@ -625,19 +625,26 @@ static void test_state_of_another_request(void **state)
     mcp_server_free(srv);
 }
 
+/* The confirm tool's two rounds: its question's state is sealed, then
+ * opened with the answer (`ok`), and the tool answers `want`. */
+static void expect_confirmed(mcp_server_t *srv, bool ok, const char *want)
+{
+    json_t *request = call_request(1, "confirm", NULL, "{\"elicitation\":{}}");
+    char *sealed = first_state(srv, request, NULL);
+    json_t *response = serve(srv, modern_retry(request, 2, accept_confirm(ok), sealed), NULL);
+    assert_string_equal(first_text(response), want);
+    json_decref(response);
+    free(sealed);
+    json_decref(request);
+}
+
 /* Without a codec of its own the server seals with an ephemeral key. */
 static void test_default_codec(void **state)
 {
     mcp_server_t *srv =
         mcp_server_new(&(mcp_server_options_t){.name = "mrtr-test", .version = "1"}, NULL);
     add_everything(srv);
-    json_t *request = call_request(1, "confirm", NULL, "{\"elicitation\":{}}");
-    char *sealed = first_state(srv, request, NULL);
-    json_t *response = serve(srv, modern_retry(request, 2, accept_confirm(false), sealed), NULL);
-    assert_string_equal(first_text(response), "accept");
-    json_decref(response);
-    free(sealed);
-    json_decref(request);
+    expect_confirmed(srv, false, "accept");
     assert_int_equal(mcp_server_set_codec(srv, NULL), MCP_EINVAL);
     mcp_server_free(srv);
 }
@@ -691,13 +698,7 @@ static void test_codec_replaced_while_serving(void **state)
     assert_int_equal(sealers[1].sealed, SEALS_PER_THREAD);
 
     /* A state sealed now opens with the codec now in place. */
-    json_t *request = call_request(1, "confirm", NULL, "{\"elicitation\":{}}");
-    char *sealed = first_state(srv, request, NULL);
-    json_t *response = serve(srv, modern_retry(request, 2, accept_confirm(true), sealed), NULL);
-    assert_string_equal(first_text(response), "accept+ok");
-    json_decref(response);
-    free(sealed);
-    json_decref(request);
+    expect_confirmed(srv, true, "accept+ok");
     mcp_server_free(srv);
 }
 

@@ -147,6 +147,15 @@ static void wait_started(struct gate *g, int count)
     assert_true(eventually(started_reaches, &t));
 }
 
+/* Submits `n` jobs that block at the gate and waits until all have
+ * started. */
+static void block_jobs(mcp_pool_t *pool, struct gate *g, int n)
+{
+    for (int i = 0; i < n; i++)
+        assert_int_equal(mcp_pool_submit(pool, wait_at_gate, g), MCP_OK);
+    wait_started(g, n);
+}
+
 static void bump(void *arg)
 {
     atomic_fetch_add((atomic_int *)arg, 1);
@@ -228,8 +237,7 @@ static void test_runs_jobs_in_submission_order(void **state)
     assert_non_null(pool);
     /* Hold the only thread so that every job is queued before any runs:
      * a LIFO or unordered queue would then show. */
-    assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &gate), MCP_OK);
-    wait_started(&gate, 1);
+    block_jobs(pool, &gate, 1);
     for (int i = 0; i < FIFO_JOBS; i++) {
         jobs[i] = (struct fifo_job){&log, i};
         assert_int_equal(mcp_pool_submit(pool, record, &jobs[i]), MCP_OK);
@@ -259,9 +267,7 @@ static void test_grows_so_blocked_jobs_do_not_stall_others(void **state)
 
     mcp_pool_t *pool = mcp_pool_new(0, 8, 1000);
     assert_non_null(pool);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &gate), MCP_OK);
-    wait_started(&gate, 3);
+    block_jobs(pool, &gate, 3);
 
     /* Three threads are stuck; a fourth job must still run. */
     assert_int_equal(mcp_pool_submit(pool, bump, &quick_done), MCP_OK);
@@ -294,8 +300,7 @@ static void test_grows_beyond_min_only_for_jobs_left_waiting(void **state)
 
     mcp_pool_t *pool = mcp_pool_new(1, 4, 1000);
     assert_non_null(pool);
-    assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &gate), MCP_OK);
-    wait_started(&gate, 1);
+    block_jobs(pool, &gate, 1);
     assert_int_equal(stats_of(pool).threads, 1);
 
     int64_t submitted = monotonic_ms();
@@ -402,9 +407,7 @@ static void test_idle_threads_shrink_back_to_min(void **state)
 
     mcp_pool_t *pool = mcp_pool_new(1, 4, 20);
     assert_non_null(pool);
-    for (int i = 0; i < 4; i++)
-        assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &gate), MCP_OK);
-    wait_started(&gate, 4);
+    block_jobs(pool, &gate, 4);
     assert_int_equal(stats_of(pool).threads, 4);
     gate_open(&gate);
 
@@ -806,8 +809,7 @@ static void test_job_waits_when_growth_is_refused(void **state)
     atomic_init(&ran, 0);
     mcp_pool_t *pool = mcp_pool_new(1, 4, 1000);
     assert_non_null(pool);
-    assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &gate), MCP_OK);
-    wait_started(&gate, 1);
+    block_jobs(pool, &gate, 1);
 
     fail_thread_creation(true);
     assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
@@ -824,6 +826,12 @@ static void test_job_waits_when_growth_is_refused(void **state)
     gate_destroy(&gate);
 }
 
+static bool three_refused(void *arg)
+{
+    (void)arg;
+    return atomic_load(&refused_creations) >= 3;
+}
+
 /* The monitor keeps trying: a job left waiting behind blocked threads
  * gets its thread as soon as one can be created, without waiting for
  * them. */
@@ -837,16 +845,12 @@ static void test_growth_is_retried(void **state)
     mcp_pool_t *pool = mcp_pool_new(1, 4, 1000);
     assert_non_null(pool);
     /* Two blocked jobs: the second had its thread from the monitor. */
-    for (int i = 0; i < 2; i++)
-        assert_int_equal(mcp_pool_submit(pool, wait_at_gate, &gate), MCP_OK);
-    wait_started(&gate, 2);
+    block_jobs(pool, &gate, 2);
 
     fail_thread_creation(true);
     assert_int_equal(mcp_pool_submit(pool, bump, &ran), MCP_OK);
     /* Several attempts, a few milliseconds apart. */
-    for (int waited = 0; atomic_load(&refused_creations) < 3 && waited < PATIENCE_MS; waited++)
-        sleep_ms(1);
-    assert_true(atomic_load(&refused_creations) >= 3);
+    assert_true(eventually(three_refused, NULL));
     assert_int_equal(atomic_load(&ran), 0);
     fail_thread_creation(false);
 
