@@ -11,6 +11,10 @@
 #include "server/server_internal.h"
 #include "server/session.h"
 
+/* Slots of a session's replay ring when its first message comes; it
+ * doubles from there up to session_replay_events. */
+#define RING_FIRST_SLOTS 8
+
 /* ------------------------------------------------------------------------
  * The in-memory store
  * ------------------------------------------------------------------------ */
@@ -121,11 +125,10 @@ static mcp_session_t *session_alloc(struct mcp_server *srv, const char *id)
     s->srv = srv;
     s->log_level = -1;
     s->subscriptions = json_array();
-    s->ring_cap = srv->session_replay_events;
-    s->ring = calloc(s->ring_cap ? s->ring_cap : 1, sizeof *s->ring);
+    s->ring_limit = srv->session_replay_events;
     s->next_seq = 1;
     pthread_mutex_init(&s->lock, NULL);
-    if (!s->subscriptions || !s->ring) {
+    if (!s->subscriptions) {
         session_unref(s);
         return NULL;
     }
@@ -200,11 +203,34 @@ void session_unref(mcp_session_t *s)
     free(s);
 }
 
-/* Keeps a message for resumption; the oldest goes when the ring is full. */
+/* Makes the ring (lock held) twice as big, up to its limit, keeping its
+ * messages in order. False when it is at its limit or out of memory. */
+static bool ring_grow(mcp_session_t *s)
+{
+    if (s->ring_cap >= s->ring_limit)
+        return false;
+    size_t cap = s->ring_cap ? s->ring_cap * 2 : RING_FIRST_SLOTS;
+    if (cap > s->ring_limit)
+        cap = s->ring_limit;
+    struct replay_event *ring = malloc(cap * sizeof *ring);
+    if (!ring)
+        return false;
+    for (size_t i = 0; i < s->ring_count; i++)
+        ring[i] = s->ring[(s->ring_start + i) % s->ring_cap];
+    free(s->ring);
+    s->ring = ring;
+    s->ring_cap = cap;
+    s->ring_start = 0;
+    return true;
+}
+
+/* Keeps a message for resumption; the oldest goes when the ring is full
+ * (or cannot grow: out of memory, a message is lost for resumption only,
+ * never for the live stream). */
 static uint64_t remember_locked(mcp_session_t *s, json_t *msg)
 {
     uint64_t seq = s->next_seq++;
-    if (s->ring_cap == 0)
+    if (s->ring_count == s->ring_cap && !ring_grow(s) && s->ring_cap == 0)
         return seq;
     if (s->ring_count == s->ring_cap) {
         json_decref(s->ring[s->ring_start].msg);

@@ -67,9 +67,12 @@ struct mcp_session {
     mcp_sink_t *outbound;
     struct mcp_exchange *stream;
     /* Recent stream messages, for resumption: a ring of serialised
-     * messages with increasing sequence numbers (the SSE event ids). */
+     * messages with increasing sequence numbers (the SSE event ids). It
+     * grows as messages come, up to ring_limit (session_replay_events):
+     * most sessions never get a server message, and 10,000 sessions with
+     * a full-size ring each would hold 40 MB of empty slots. */
     struct replay_event { uint64_t seq; json_t *msg; } *ring;
-    size_t ring_cap, ring_start, ring_count;
+    size_t ring_cap, ring_limit, ring_start, ring_count;
     uint64_t next_seq;
 
     /* HTTP sessions: tracks the session's requests in flight, so that a

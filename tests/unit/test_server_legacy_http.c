@@ -510,6 +510,56 @@ static void test_resumption_bounds(void **state)
     mcp_server_free(srv);
 }
 
+/* "from:tools/list_changed ... to:tools/list_changed", as stream_events
+ * writes the events from..to. */
+static void list_changed_events(char *out, size_t size, int from, int to)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = from; i <= to; i++) {
+        int n = snprintf(out + used, size - used, "%s%d:tools/list_changed", i == from ? "" : " ",
+                         i);
+        assert_true(n > 0 && (size_t)n < size - used);
+        used += (size_t)n;
+    }
+}
+
+/* What a stream opened with Last-Event-ID `last` replays at once. */
+static void assert_replays(mcp_server_t *srv, const char *id, const char *last, int from, int to)
+{
+    char expected[2048], events[2048];
+    list_changed_events(expected, sizeof expected, from, to);
+    capture_sink_t cap;
+    mcp_exchange_t *handle = open_stream(srv, id, last, &cap);
+    sleep_ms(20);
+    stream_events(&cap, events, sizeof events);
+    assert_string_equal(events, expected);
+    mcp_exchange_cancel(handle);
+    assert_true(capture_wait_released(&cap, CAPTURE_PATIENCE_MS));
+    mcp_exchange_release(handle);
+    capture_cleanup(&cap);
+}
+
+/* The buffer starts small and grows as messages come (a session that is
+ * never sent anything holds none): across its growth and past its limit
+ * it still hands back exactly the newest messages after the client's id,
+ * in order. */
+static void test_resumption_across_growth(void **state)
+{
+    mcp_server_t *srv = new_server((server_options_t){.replay = 20});
+    char id[128];
+    http_initialize(srv, id);
+    for (int i = 1; i <= 13; i++)
+        change_tools(srv, i); /* past the first allocation and one doubling */
+    assert_replays(srv, id, "0", 1, 13);
+    assert_replays(srv, id, "10", 11, 13);
+    for (int i = 14; i <= 40; i++)
+        change_tools(srv, i); /* to the limit of 20, then past it */
+    assert_replays(srv, id, "0", 21, 40);
+    assert_replays(srv, id, "35", 36, 40);
+    mcp_server_free(srv);
+}
+
 /* One stream per session: a newer GET replaces the older, which ends. */
 static void test_newer_stream_replaces_older(void **state)
 {
@@ -655,6 +705,7 @@ int main(void)
         cmocka_unit_test(test_stream_carries_notifications),
         cmocka_unit_test(test_resumption_after_a_drop),
         cmocka_unit_test(test_resumption_bounds),
+        cmocka_unit_test(test_resumption_across_growth),
         cmocka_unit_test(test_newer_stream_replaces_older),
         cmocka_unit_test(test_sessions_are_isolated),
         cmocka_unit_test(test_modern_requests_alongside),
