@@ -900,8 +900,14 @@ typedef struct mcp_stdio_options {
  * reaches EOF (then in-flight requests get up to shutdown_grace_ms to
  * finish and are cancelled after that) or mcp_server_stop_stdio() is
  * called. Nothing but MCP messages is ever written to out_fd. `opts` may be
- * NULL. Returns 0 after a clean end; MCP_EIO on a read/write failure (or
- * when the eventfd mcp_server_stop_stdio() uses cannot be made); MCP_ESTATE
+ * NULL. A client slow to read our output slows the handlers' answers down,
+ * never the reading of its requests; once its input ended (or a stop came),
+ * an answer it does not take within shutdown_grace_ms is given up and the
+ * run ends: a client that stopped reading cannot keep it alive. (out_fd is
+ * never made non-blocking: a pipe is written through a description of our
+ * own, opened from /proc/self/fd.) Returns 0 after a clean end; MCP_EIO on
+ * a read/write failure or when answers were lost (or when the eventfd
+ * mcp_server_stop_stdio() uses cannot be made); MCP_ESTATE
  * when a run is already in progress on this server (one at a time);
  * MCP_EINVAL for a NULL srv; MCP_ENOMEM. Blocks the calling thread.
  */

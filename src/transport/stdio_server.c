@@ -19,6 +19,17 @@
  * answer after mcp_server_run_stdio() returned, so the writer is
  * reference-counted (one reference per request in flight) and drops
  * messages once the run is over.
+ *
+ * A client that stops reading our output fills the pipe. A plain blocking
+ * write() would then hold its thread, and every thread behind the write
+ * lock, for good: the reader among them (it answers the lists itself),
+ * so that even the end of input went unseen and the run never ended. So
+ * writes never block in write(): a pipe is written through a non-blocking
+ * open file description of its own, a socket with MSG_DONTWAIT, and a
+ * full one is waited for in poll(), beside the events that end the wait:
+ * the end of input or mcp_server_stop_stdio() start the grace period
+ * (shutdown_grace_ms), after which the write gives up, and the end of the
+ * run gives up at once.
  */
 #include <errno.h>
 #include <poll.h>
@@ -27,7 +38,12 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,12 +58,29 @@
 /* After cancelling, how long to wait for handlers to notice. */
 #define CANCEL_WAIT_MS 2000
 
+/* How out_fd is written without blocking (see the top of the file). */
+typedef enum {
+    OUT_PIPE_REOPENED, /* a pipe, through its own O_NONBLOCK description */
+    OUT_SOCKET,        /* send(MSG_DONTWAIT) */
+    OUT_POLLED,        /* a pipe that could not be reopened: poll, then at
+                        * most PIPE_BUF bytes, which a pipe with room for
+                        * any takes without blocking */
+    OUT_PLAIN,         /* a file or terminal: write() returns */
+} out_mode_t;
+
 typedef struct stdio_writer {
     mcp_sink_t sink;        /* must stay first: the core hands us back this */
     atomic_int refs;
-    pthread_mutex_t lock;   /* serialises writes; guards `open`, `inflight` */
+    pthread_mutex_t write_lock; /* serialises writes, so lines never interleave */
+    pthread_mutex_t lock;   /* guards the fields below it */
     pthread_cond_t idle;    /* signalled when inflight drops */
-    int fd;
+    int fd;                 /* what we write to (out_fd, or our reopening of it) */
+    int own_fd;             /* our reopening of out_fd, closed with us; -1: none */
+    out_mode_t mode;
+    int watch_fds[2];       /* in_fd and the stop eventfd: a write stuck on a
+                             * full pipe watches them for the end of the run */
+    int abort_fd;           /* eventfd, signalled when the run is over */
+    int grace_ms;           /* shutdown_grace_ms */
     bool open;              /* false once the run ended or writing failed */
     bool broken;            /* a write failed (the reader gave up on us) */
     size_t inflight;        /* submitted messages not yet released */
@@ -60,35 +93,142 @@ static void writer_unref(stdio_writer_t *w)
 {
     if (atomic_fetch_sub(&w->refs, 1) != 1)
         return;
+    pthread_mutex_destroy(&w->write_lock);
     pthread_mutex_destroy(&w->lock);
     pthread_cond_destroy(&w->idle);
     if (w->kick_fd >= 0)
         close(w->kick_fd);
+    if (w->abort_fd >= 0)
+        close(w->abort_fd);
+    if (w->own_fd >= 0)
+        close(w->own_fd);
     free(w);
 }
 
-/* Writes all of buf, without letting a closed pipe kill the process with
- * SIGPIPE (the library must not change the application's signal
- * dispositions, so the signal is blocked in this thread and any pending
- * one is consumed). */
-static bool write_all(int fd, const char *buf, size_t len)
+/* Picks how to write `fd` without blocking; may open w->own_fd. */
+static void writer_choose_mode(stdio_writer_t *w, int fd)
+{
+    w->fd = fd;
+    w->own_fd = -1;
+    w->mode = OUT_PLAIN;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return;
+    if (S_ISSOCK(st.st_mode)) {
+        w->mode = OUT_SOCKET;
+    } else if (S_ISFIFO(st.st_mode)) {
+        /* O_NONBLOCK on out_fd itself would change the description the
+         * application (and whoever shares it) writes with; a new
+         * description of the same pipe has a flag of its own. */
+        char path[32];
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+        int own = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (own >= 0) {
+            w->own_fd = w->fd = own;
+            w->mode = OUT_PIPE_REOPENED;
+        } else {
+            w->mode = OUT_POLLED;
+        }
+    }
+}
+
+/* Waits until the output may take more (true), or gives up (false): at
+ * once when the run is over, and grace_ms after the end of input or a stop
+ * was first seen here. */
+static bool wait_writable(stdio_writer_t *w, int64_t *give_up_ms)
+{
+    for (;;) {
+        struct pollfd fds[4] = {
+            {.fd = w->fd, .events = POLLOUT},
+            {.fd = w->abort_fd, .events = POLLIN},
+            /* input ended: POLLHUP (a pipe), POLLRDHUP (a socket) */
+            {.fd = w->watch_fds[0], .events = POLLRDHUP},
+            {.fd = w->watch_fds[1], .events = POLLIN},
+        };
+        int timeout = -1;
+        if (*give_up_ms >= 0) {
+            int64_t left = *give_up_ms - mcp_clock_ms();
+            if (left <= 0)
+                return false;
+            timeout = left > INT_MAX ? INT_MAX : (int)left;
+        }
+        int ready = poll(fds, 4, timeout);
+        if (ready < 0 && errno != EINTR)
+            return false;
+        if (ready <= 0)
+            continue;
+        if (fds[0].revents & POLLOUT)
+            return true;
+        if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL) || fds[1].revents)
+            return false;
+        if (*give_up_ms < 0 && (fds[2].revents || fds[3].revents))
+            *give_up_ms = mcp_clock_ms() + w->grace_ms;
+        if (fds[2].revents & POLLNVAL)
+            w->watch_fds[0] = -1; /* closed under us: nothing more to learn */
+        if (fds[3].revents & POLLNVAL)
+            w->watch_fds[1] = -1;
+        if (*give_up_ms >= 0) {
+            /* Stop listening to what started the grace period: both stay
+             * ready, and poll() would return at once until it ends. */
+            w->watch_fds[0] = w->watch_fds[1] = -1;
+        }
+    }
+}
+
+/* One write() of what `mode` allows; as write() returns. */
+static ssize_t write_some(stdio_writer_t *w, const char *buf, size_t len)
+{
+    switch (w->mode) {
+    case OUT_SOCKET:
+        return send(w->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    case OUT_POLLED:
+        return write(w->fd, buf, len < PIPE_BUF ? len : PIPE_BUF);
+    case OUT_PIPE_REOPENED:
+    case OUT_PLAIN:
+        break;
+    }
+    return write(w->fd, buf, len);
+}
+
+/* Writes all of buf (write_lock held), without letting a closed pipe kill
+ * the process with SIGPIPE (the library must not change the application's
+ * signal dispositions, so the signal is blocked in this thread and any
+ * pending one is consumed). False when the output failed or the write gave
+ * up (see wait_writable). */
+static bool write_all(stdio_writer_t *w, const char *buf, size_t len)
 {
     sigset_t pipe_set, old;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
     bool ok = true;
+    int64_t give_up_ms = -1;
+    int watch_in = w->watch_fds[0], watch_stop = w->watch_fds[1];
+    /* OUT_POLLED must know there is room before each write. */
+    bool room = w->mode != OUT_POLLED;
     while (len > 0) {
-        ssize_t n = write(fd, buf, len);
+        if (!room && !(room = wait_writable(w, &give_up_ms))) {
+            ok = false;
+            errno = ETIMEDOUT;
+            break;
+        }
+        ssize_t n = write_some(w, buf, len);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            room = false;
+            continue;
+        }
         if (n <= 0) {
             ok = false;
             break;
         }
         buf += n;
         len -= (size_t)n;
+        room = w->mode != OUT_POLLED;
     }
+    w->watch_fds[0] = watch_in; /* wait_writable may have dropped them */
+    w->watch_fds[1] = watch_stop;
     if (!ok && errno == EPIPE && !sigismember(&old, SIGPIPE)) {
         struct timespec zero = {0, 0};
         sigtimedwait(&pipe_set, NULL, &zero);
@@ -128,11 +268,20 @@ static int writer_send_text(mcp_sink_t *sink, mcp_out_kind_t kind, const char *t
 
 static int writer_send_line(stdio_writer_t *w, mcp_out_kind_t kind, char *line, size_t len)
 {
+    /* The write happens outside `lock`, which the reader takes on every
+     * turn: a slow client slows the writers, never the reader. */
+    pthread_mutex_lock(&w->write_lock);
+    pthread_mutex_lock(&w->lock);
+    bool open = w->open;
+    pthread_mutex_unlock(&w->lock);
+    bool written = open && write_all(w, line, len + 1);
+    pthread_mutex_unlock(&w->write_lock);
+
     pthread_mutex_lock(&w->lock);
     int rc = 0;
-    if (!w->open) {
+    if (!open) {
         rc = -1;
-    } else if (!write_all(w->fd, line, len + 1)) {
+    } else if (!written) {
         w->open = false;
         w->broken = true;
         rc = -1;
@@ -207,19 +356,30 @@ static bool writer_wait_idle(stdio_writer_t *w, int ms)
 
 /* spin_us > 0: the reader waits actively for input (wait_for_input), and
  * needs a kick_fd for the answers that go out while it sleeps. */
-static stdio_writer_t *writer_new(int fd, int spin_us)
+static stdio_writer_t *writer_new(int fd, int spin_us, int in_fd, int stop_fd, int grace_ms)
 {
     stdio_writer_t *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
     w->kick_fd = spin_us > 0 ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
+    w->abort_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (w->abort_fd < 0) {
+        if (w->kick_fd >= 0)
+            close(w->kick_fd);
+        free(w);
+        return NULL;
+    }
     w->sink.send = writer_send;
     w->sink.send_text = writer_send_text;
     w->sink.release = writer_release;
     atomic_init(&w->refs, 1);
+    pthread_mutex_init(&w->write_lock, NULL);
     pthread_mutex_init(&w->lock, NULL);
     mcp_clock_cond_init(&w->idle);
-    w->fd = fd;
+    writer_choose_mode(w, fd);
+    w->watch_fds[0] = in_fd;
+    w->watch_fds[1] = stop_fd;
+    w->grace_ms = grace_ms;
     w->open = true;
     return w;
 }
@@ -333,7 +493,7 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
     ssize_t drained = read(stop_fd, &stale, sizeof stale);
     (void)drained;
     int spin_us = srv->spin_us; /* mcp_server_options_t.spin_us, resolved */
-    stdio_writer_t *w = writer_new(out_fd, spin_us);
+    stdio_writer_t *w = writer_new(out_fd, spin_us, in_fd, stop_fd, grace_ms);
     mcp_conn_t *conn = mcp_conn_new(srv, MCP_TRANSPORT_STDIO);
     char *buf = malloc(READ_CHUNK);
     size_t cap = READ_CHUNK, used = 0;
@@ -430,7 +590,15 @@ out:
     if (w) {
         pthread_mutex_lock(&w->lock);
         w->open = false;
+        if (w->broken && rc == MCP_OK)
+            rc = MCP_EIO; /* answers were lost: the client stopped reading */
         pthread_mutex_unlock(&w->lock);
+        /* A handler still answering (it ignored cancellation) must not
+         * wait on a full pipe after the run: the application may close the
+         * descriptors as soon as we return. */
+        uint64_t one = 1;
+        ssize_t k = write(w->abort_fd, &one, sizeof one);
+        (void)k;
         writer_unref(w);
     }
     mcp_conn_free(conn);

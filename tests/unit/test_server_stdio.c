@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +35,8 @@ typedef struct run {
     pthread_t thread;
     int rc;
     bool running;
+    int grace_ms;      /* shutdown_grace_ms; 0: 2000 */
+    bool out_socket;   /* out is a socket pair rather than a pipe */
 } run_t;
 
 static int echo(mcp_call_t *call, void *user)
@@ -55,18 +58,29 @@ static void *run_main(void *arg)
     run_t *r = arg;
     r->rc = mcp_server_run_stdio(
         r->srv, &(mcp_stdio_options_t){.in_fd = r->in[0], .out_fd = r->out[1],
-                                       .shutdown_grace_ms = 2000});
+                                       .shutdown_grace_ms = r->grace_ms ? r->grace_ms : 2000});
     return NULL;
+}
+
+/* Starts a run as `how` says (grace_ms, out_socket). */
+static void run_start_as(run_t *r, mcp_server_t *srv, run_t how)
+{
+    memset(r, 0, sizeof *r);
+    r->srv = srv;
+    r->grace_ms = how.grace_ms;
+    r->out_socket = how.out_socket;
+    assert_int_equal(pipe2(r->in, O_CLOEXEC), 0);
+    if (how.out_socket)
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, r->out), 0);
+    else
+        assert_int_equal(pipe2(r->out, O_CLOEXEC), 0);
+    assert_int_equal(pthread_create(&r->thread, NULL, run_main, r), 0);
+    r->running = true;
 }
 
 static void run_start(run_t *r, mcp_server_t *srv)
 {
-    memset(r, 0, sizeof *r);
-    r->srv = srv;
-    assert_int_equal(pipe2(r->in, O_CLOEXEC), 0);
-    assert_int_equal(pipe2(r->out, O_CLOEXEC), 0);
-    assert_int_equal(pthread_create(&r->thread, NULL, run_main, r), 0);
-    r->running = true;
+    run_start_as(r, srv, (run_t){0});
 }
 
 static int run_join(run_t *r)
@@ -265,11 +279,172 @@ static void test_broken_output(void **state)
     mcp_server_free(srv);
 }
 
+/* ------------------------------------------------------------------ */
+/* A client that stops reading our output                              */
+/* ------------------------------------------------------------------ */
+
+/* A text of `n` bytes, for answers that fill a pipe in a few lines. */
+static char *big_text(size_t n, char fill)
+{
+    char *text = malloc(n + 1);
+    assert_non_null(text);
+    memset(text, fill, n);
+    text[n] = '\0';
+    return text;
+}
+
+/* Waits up to `ms` for the run to end; false if it still runs. */
+static bool run_ends_within(run_t *r, int ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += ms / 1000;
+    deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    if (pthread_timedjoin_np(r->thread, NULL, &deadline) != 0)
+        return false;
+    r->running = false;
+    return true;
+}
+
+static void close_all(run_t *r)
+{
+    for (int i = 0; i < 2; i++) {
+        if (r->in[i] >= 0)
+            close(r->in[i]);
+        if (r->out[i] >= 0)
+            close(r->out[i]);
+    }
+}
+
+/* Fills the output with answers nobody reads, so that writers (a worker,
+ * then the reader thread itself, for the inline tool) are stuck on the
+ * full pipe or socket. The inline call goes last: the reader reads no
+ * more input once it is stuck. */
+static void fill_output(run_t *r)
+{
+    /* 500 KB: more than a pipe (64 KiB) or a local socket (~200 KiB) holds */
+    char *text = big_text(100 * 1024, 'x');
+    for (json_int_t id = 1; id <= 4; id++)
+        send_call(r, id, "echo", text);
+    struct timespec settle = {0, 50 * 1000000L};
+    nanosleep(&settle, NULL);
+    send_call(r, 5, "echo_inline", text);
+    free(text);
+    struct timespec pause = {0, 100 * 1000000L};
+    nanosleep(&pause, NULL); /* let them get stuck */
+}
+
+/* The client stops reading and closes our input: the run ends once the
+ * grace period is over, with MCP_EIO (answers were lost), instead of
+ * hanging in write() with the reader blocked behind it. On a pipe and on
+ * a socket. */
+static void test_unread_output_and_end_of_input(void **state)
+{
+    for (int socket = 0; socket < 2; socket++) {
+        mcp_server_t *srv = new_server();
+        run_t r;
+        run_start_as(&r, srv, (run_t){.grace_ms = 300, .out_socket = socket});
+        fill_output(&r);
+        close(r.in[1]);
+        r.in[1] = -1;
+        assert_true(run_ends_within(&r, 10000));
+        assert_int_equal(r.rc, MCP_EIO);
+        close_all(&r);
+        mcp_server_free(srv);
+    }
+}
+
+/* The same client, input still open: mcp_server_stop_stdio() ends the
+ * run after the grace period. */
+static void test_unread_output_and_stop(void **state)
+{
+    mcp_server_t *srv = new_server();
+    run_t r;
+    run_start_as(&r, srv, (run_t){.grace_ms = 300});
+    fill_output(&r);
+    mcp_server_stop_stdio(srv);
+    assert_true(run_ends_within(&r, 10000));
+    assert_int_equal(r.rc, MCP_EIO);
+    close_all(&r);
+    mcp_server_free(srv);
+}
+
+typedef struct sender {
+    run_t *r;
+    int calls;
+    size_t size;
+} sender_t;
+
+static void *send_many(void *arg)
+{
+    sender_t *s = arg;
+    for (int i = 0; i < s->calls; i++) {
+        char *text = big_text(s->size, (char)('a' + i % 26));
+        send_call(s->r, i + 1, i % 3 ? "echo" : "echo_inline", text);
+        free(text);
+    }
+    close(s->r->in[1]);
+    s->r->in[1] = -1;
+    return NULL;
+}
+
+/* A slow client that reads everything in the end: it gets every answer,
+ * whole (non-blocking writes never split or interleave lines), and the
+ * reader kept reading meanwhile. */
+static void test_slow_reader_loses_nothing(void **state)
+{
+    for (int socket = 0; socket < 2; socket++) {
+        mcp_server_t *srv = new_server();
+        run_t r;
+        run_start_as(&r, srv, (run_t){.out_socket = socket});
+        sender_t sender = {.r = &r, .calls = 30, .size = 20 * 1024};
+        pthread_t thread;
+        assert_int_equal(pthread_create(&thread, NULL, send_many, &sender), 0);
+        FILE *out = fdopen(dup(r.out[0]), "r");
+        assert_non_null(out);
+        bool seen[31] = {false};
+        char *line = NULL;
+        size_t cap = 0;
+        struct timespec pause = {0, 2 * 1000000L};
+        for (int n = 0; n < sender.calls; n++) {
+            nanosleep(&pause, NULL);
+            assert_true(getline(&line, &cap, out) > 0);
+            json_t *msg = json_loads(line, 0, NULL);
+            assert_non_null(msg);
+            json_int_t id = json_integer_value(json_object_get(msg, "id"));
+            assert_true(id >= 1 && id <= sender.calls && !seen[id]);
+            seen[id] = true;
+            const char *text = json_string_value(json_object_get(
+                json_array_get(json_object_get(json_object_get(msg, "result"), "content"), 0),
+                "text"));
+            assert_non_null(text);
+            assert_int_equal(strlen(text), sender.size);
+            assert_int_equal(text[0], 'a' + (id - 1) % 26);
+            assert_int_equal(text[sender.size - 1], 'a' + (id - 1) % 26);
+            json_decref(msg);
+        }
+        free(line);
+        fclose(out);
+        pthread_join(thread, NULL);
+        assert_true(run_ends_within(&r, 10000));
+        assert_int_equal(r.rc, MCP_OK);
+        close_all(&r);
+        mcp_server_free(srv);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stop_ends_a_run_and_another_may_follow),
         cmocka_unit_test(test_broken_output),
+        cmocka_unit_test(test_unread_output_and_end_of_input),
+        cmocka_unit_test(test_unread_output_and_stop),
+        cmocka_unit_test(test_slow_reader_loses_nothing),
         cmocka_unit_test(test_inline_handlers),
         cmocka_unit_test(test_sequential_calls_whatever_the_active_wait),
     };
