@@ -11,6 +11,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +39,29 @@ void child_close_fds(child_process_t *cp)
     close_fd(&cp->in_fd);
     close_fd(&cp->out_fd);
     close_fd(&cp->err_fd);
+}
+
+/*
+ * Why chdir(cwd) would fail (an errno), or 0. posix_spawn reports a failed
+ * chdir action with the same errno as a failed exec (ENOENT for both), so a
+ * missing directory would read as a missing program; when a spawn with a
+ * working directory fails, this tells which it was. The child changes
+ * directory before it execs, so a directory that cannot be entered is the
+ * cause whatever else is wrong. Asked only after a failure: no cost, and
+ * nothing to race with on success.
+ */
+static int cwd_problem(const char *cwd)
+{
+    struct stat st;
+    if (stat(cwd, &st) != 0)
+        return errno;
+    if (!S_ISDIR(st.st_mode))
+        return ENOTDIR;
+    /* chdir needs search permission, checked as the child will be: with
+     * the effective ids. */
+    if (faccessat(AT_FDCWD, cwd, X_OK, AT_EACCESS) != 0)
+        return errno;
+    return 0;
 }
 
 int child_spawn(child_process_t *cp, const char *const *argv, char *const *envp,
@@ -90,6 +114,11 @@ int child_spawn(child_process_t *cp, const char *const *argv, char *const *envp,
     close_fd(&errp[1]);
     if (rc != 0) {
         close_fd(&in[1]), close_fd(&out[0]), close_fd(&errp[0]);
+        int dir_rc = cwd && rc != ENOSYS ? cwd_problem(cwd) : 0;
+        if (dir_rc != 0)
+            return mcp_error_set(err, MCP_EIO, 0, NULL,
+                                 "cannot start %s: cannot enter its working directory %s: %s",
+                                 argv[0], cwd, strerror(dir_rc));
         return mcp_error_set(err, MCP_EIO, 0, NULL, "cannot start %s: %s", argv[0], strerror(rc));
     }
     /* Writes must never block the client forever on a server that stopped

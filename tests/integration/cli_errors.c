@@ -409,9 +409,10 @@ static void test_config_servers(void **state)
              "  \"env\": {\"command\": \"/bin/sh\", \"args\": [\"-c\", \"echo \\\"[$GREETING]\\\" >&2; exit 1\"],\n"
              "          \"env\": {\"GREETING\": \"hello from the config\"}},\n"
              "  \"unset\": {\"command\": \"${MCP_CLI_TEST_UNSET}\"},\n"
+             "  \"badcwd\": {\"command\": \"%s\", \"cwd\": \"/nonexistent/dir\"},\n"
              "  \"remote\": {\"url\": \"http://127.0.0.1:1/mcp\", \"headers\": {\"X-A\": \"b\"}}\n"
              "}}\n",
-             MCP_NOTES_SERVER, MCP_NOTES_SERVER);
+             MCP_NOTES_SERVER, MCP_NOTES_SERVER, MCP_NOTES_SERVER);
     const char *path = config_file(text);
     char bin[600];
     snprintf(bin, sizeof bin, "MCP_CLI_TEST_BIN=%s", MCP_NOTES_SERVER);
@@ -445,6 +446,13 @@ static void test_config_servers(void **state)
                            "MCP_CLI_TEST_UNSET is not set");
     proc_result_free(&r);
 
+    /* A missing working directory is named as such: the program is there. */
+    RAW_ENV(&r, env, "--config", path, "badcwd", "info");
+    assert_status(&r, EXIT_CONNECTION);
+    assert_contains(r.err, "cannot enter its working directory /nonexistent/dir: "
+                           "No such file or directory");
+    proc_result_free(&r);
+
     RAW_ENV(&r, env, "--config", path, "remote", "info");
     assert_status(&r, EXIT_CONNECTION);
     assert_contains(r.err, "cannot connect to http://127.0.0.1:1/mcp");
@@ -453,7 +461,7 @@ static void test_config_servers(void **state)
     RAW_ENV(&r, env, "--config", path, "nameless", "info");
     assert_status(&r, EXIT_USAGE);
     assert_contains(r.err, "has no server \"nameless\" (it has: notes, notes-by-variable, "
-                           "with-default, env, unset, remote)");
+                           "with-default, env, unset, badcwd, remote)");
     proc_result_free(&r);
 
     unlink(path);

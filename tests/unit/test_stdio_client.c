@@ -241,6 +241,47 @@ static void test_failed_constructor_reports_nothing(void **state)
     heard_destroy(&h);
 }
 
+/* A working directory that cannot be entered is named as the cause:
+ * posix_spawn gives ENOENT for a missing directory as for a missing
+ * program, and "cannot start sh: No such file or directory" would send
+ * the user looking for a program that is there. */
+static void test_bad_working_directory_is_named(void **state)
+{
+    (void)state;
+    heard_t h;
+    heard_init(&h);
+    client_transport_hooks_t hooks = hooks_for(&h);
+    mcp_error_t err = {0};
+    client_transport_t *t = NULL;
+    const char *const sh[] = {"sh", "-c", "cat >/dev/null", NULL};
+    assert_int_equal(client_stdio_new(&(mcp_stdio_target_t){.argv = sh,
+                                                             .cwd = "/nonexistent/dir"},
+                                      &hooks, &t, &err),
+                     MCP_EIO);
+    assert_null(t);
+    assert_string_equal(err.message, "cannot start sh: cannot enter its working directory "
+                                     "/nonexistent/dir: No such file or directory");
+    mcp_error_clear(&err);
+
+    /* A file where the directory should be. */
+    assert_int_equal(client_stdio_new(&(mcp_stdio_target_t){.argv = sh, .cwd = "/dev/null"},
+                                      &hooks, &t, &err),
+                     MCP_EIO);
+    assert_null(t);
+    assert_non_null(strstr(err.message, "working directory /dev/null: Not a directory"));
+    mcp_error_clear(&err);
+
+    /* A missing program in a good directory is still the program's fault. */
+    assert_int_equal(client_stdio_new(&(mcp_stdio_target_t){.argv = (const char *const[]){
+                                          "/nonexistent/server", NULL}, .cwd = "/"},
+                                      &hooks, &t, &err),
+                     MCP_EIO);
+    assert_string_equal(err.message,
+                        "cannot start /nonexistent/server: No such file or directory");
+    mcp_error_clear(&err);
+    heard_destroy(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +289,7 @@ int main(void)
         cmocka_unit_test(test_output_before_any_request),
         cmocka_unit_test(test_restart_is_reported),
         cmocka_unit_test(test_failed_constructor_reports_nothing),
+        cmocka_unit_test(test_bad_working_directory_is_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
