@@ -144,9 +144,19 @@ MCP_API int mcp_server_configs_parse(const char *json_text, size_t len,
                                      mcp_server_configs_t *out, mcp_log_fn warn,
                                      void *warn_user, mcp_error_t *err);
 
+/* The largest configuration file read: 4 MiB, far above any real
+ * mcpServers document, and small enough that a wrong path (a log, a disk
+ * image) fails at once instead of being held in memory whole. */
+#define MCP_SERVER_CONFIGS_FILE_MAX (4 * 1024 * 1024)
+
 /* mcp_server_configs_parse on a file; messages and warnings start with
  * its path ("PATH:1:39: not valid JSON: ...", "PATH: server ..."). MCP_EIO
- * when it cannot be read ("cannot read the configuration file PATH: ..."). */
+ * when it cannot be read ("cannot read the configuration file PATH: ...").
+ * Only a regular file is read, of at most MCP_SERVER_CONFIGS_FILE_MAX
+ * bytes: anything else (a FIFO, which would block, a device such as
+ * /dev/zero, a directory) and a larger file are MCP_EINVAL ("the
+ * configuration file PATH is a FIFO, not a regular file", "... is larger
+ * than 4 MiB, the limit for one"). */
 MCP_API int mcp_server_configs_load(const char *path, mcp_server_configs_t *out, mcp_log_fn warn,
                                     void *warn_user, mcp_error_t *err);
 
@@ -154,9 +164,9 @@ MCP_API int mcp_server_configs_load(const char *path, mcp_server_configs_t *out,
  * Reads only the server `name` from the file at `path` into *out (release
  * with mcp_server_config_clear): the other entries are not checked, so a
  * broken neighbour does not stop a tool that needs one server. The same
- * messages as mcp_server_configs_load; MCP_ENOTFOUND when the file has no
- * such server (the message lists the names it has), MCP_EIO when it
- * cannot be read.
+ * messages and limits as mcp_server_configs_load; MCP_ENOTFOUND when the
+ * file has no such server (the message lists the names it has), MCP_EIO
+ * when it cannot be read.
  */
 MCP_API int mcp_server_configs_load_one(const char *path, const char *name,
                                         mcp_server_config_t *out, mcp_log_fn warn,

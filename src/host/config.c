@@ -510,39 +510,100 @@ int mcp_server_configs_parse(const char *json_text, size_t len, mcp_server_confi
     return parse(&w, json_text, len, out);
 }
 
-/* The whole file at `path` into *text (malloc'd, *len bytes). */
+/* What a file that is not a regular one is, for messages. */
+static const char *file_kind(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a regular file";
+}
+
+static int too_large(const where_t *w, const char *path)
+{
+    return mcp_error_set(w->err, MCP_EINVAL, 0, NULL,
+                         "the configuration file %s is larger than %d MiB, the limit for one",
+                         path, MCP_SERVER_CONFIGS_FILE_MAX / (1024 * 1024));
+}
+
+/*
+ * The whole file at `path` into *text (malloc'd, *len bytes). Only a
+ * regular file of at most MCP_SERVER_CONFIGS_FILE_MAX bytes is read: the
+ * path may come from the environment ($MCP_CONFIG), and a FIFO would
+ * block in open() or read() forever, /dev/zero would never end, and a
+ * mistaken multi-gigabyte file would be held in memory whole (then as
+ * JSON). The limit is checked on what is read, not only on the size
+ * fstat saw, since a file may grow meanwhile.
+ */
 static int slurp(const where_t *w, const char *path, char **text, size_t *len)
 {
     *text = NULL;
     *len = 0;
-    FILE *f = path ? fopen(path, "rb") : NULL;
-    if (!f)
+    if (!path)
+        return mcp_error_set(w->err, MCP_EIO, 0, NULL,
+                             "cannot read the configuration file (none): no path given");
+    /* O_NONBLOCK: opening a FIFO does not wait for a writer, so that it can
+     * be refused below. A regular file's reads ignore the flag. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int why = errno;
+        if (fd >= 0)
+            close(fd);
         return mcp_error_set(w->err, MCP_EIO, 0, NULL, "cannot read the configuration file %s: %s",
-                             path ? path : "(none)", path ? strerror(errno) : "no path given");
-    size_t cap = 0;
+                             path, strerror(why));
+    }
     int rc = MCP_OK;
-    for (;;) {
+    if (!S_ISREG(st.st_mode))
+        rc = mcp_error_set(w->err, MCP_EINVAL, 0, NULL,
+                           "the configuration file %s is %s, not a regular file", path,
+                           file_kind(st.st_mode));
+    else if (st.st_size > MCP_SERVER_CONFIGS_FILE_MAX)
+        rc = too_large(w, path);
+    /* One byte more than the limit is asked for, to see a file that grew
+     * past it. */
+    size_t cap = rc == MCP_OK ? (size_t)st.st_size + 1 : 0;
+    if (rc == MCP_OK && !(*text = malloc(cap)))
+        rc = fail(w, MCP_ENOMEM, "out of memory");
+    while (rc == MCP_OK) {
         if (*len == cap) {
-            cap = cap ? cap * 2 : 4096;
-            char *grown = realloc(*text, cap);
+            if (cap > MCP_SERVER_CONFIGS_FILE_MAX) {
+                rc = too_large(w, path);
+                break;
+            }
+            size_t grown_cap = cap * 2 > (size_t)MCP_SERVER_CONFIGS_FILE_MAX + 1
+                                   ? (size_t)MCP_SERVER_CONFIGS_FILE_MAX + 1
+                                   : cap * 2;
+            char *grown = realloc(*text, grown_cap);
             if (!grown) {
                 rc = fail(w, MCP_ENOMEM, "out of memory");
                 break;
             }
             *text = grown;
+            cap = grown_cap;
         }
-        size_t n = fread(*text + *len, 1, cap - *len, f);
-        *len += n;
-        if (n == 0)
+        ssize_t n = read(fd, *text + *len, cap - *len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            rc = mcp_error_set(w->err, MCP_EIO, 0, NULL,
+                               "cannot read the configuration file %s: %s", path, strerror(errno));
+        if (n <= 0)
             break;
+        *len += (size_t)n;
     }
-    if (rc == MCP_OK && ferror(f))
-        rc = mcp_error_set(w->err, MCP_EIO, 0, NULL, "cannot read the configuration file %s",
-                           path);
-    fclose(f);
+    close(fd);
     if (rc != MCP_OK) {
         free(*text);
         *text = NULL;
+        *len = 0;
     }
     return rc;
 }

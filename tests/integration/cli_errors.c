@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -565,6 +566,36 @@ static void test_bad_config_files(void **state)
     RAW(&r, "--json", "--config", "/no/such/file.json", "a", "info");
     assert_status(&r, EXIT_USAGE);
     assert_string_equal(jstr(r.json, "error/kind"), "usage");
+    proc_result_free(&r);
+
+    /* Not a file to read whole: a FIFO would block mcp forever, and a
+     * file above the 4 MiB limit is refused before it is read. */
+    char dir[] = "/tmp/mcp-cli-config-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char fifo[sizeof dir + 8];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    RAW(&r, "--config", fifo, "a", "info");
+    assert_status(&r, EXIT_USAGE);
+    assert_contains(r.err, "the configuration file ");
+    assert_contains(r.err, "/fifo is a FIFO, not a regular file");
+    proc_result_free(&r);
+    unlink(fifo);
+    rmdir(dir);
+
+    size_t big = 4 * 1024 * 1024 + 1;
+    char *text = malloc(big + 1);
+    assert_non_null(text);
+    memset(text, ' ', big);
+    memcpy(text, "{\"mcpServers\": {}}", 18);
+    text[big] = '\0';
+    const char *path = config_file(text);
+    free(text);
+    RAW(&r, "--config", path, "a", "info");
+    unlink(path);
+    assert_status(&r, EXIT_USAGE);
+    assert_contains(r.err, path);
+    assert_contains(r.err, "is larger than 4 MiB, the limit for one");
     proc_result_free(&r);
 }
 

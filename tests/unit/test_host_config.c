@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -716,6 +717,74 @@ static void test_load_one(void **state)
     mcp_error_clear(&err);
 }
 
+/* A valid document of exactly `size` bytes (padded with spaces) in a
+ * temporary file. */
+static const char *padded_file(size_t size)
+{
+    static const char doc[] = "{\"mcpServers\": {\"a\": {\"command\": \"x\"}}}";
+    char *text = malloc(size + 1);
+    assert_non_null(text);
+    memset(text, ' ', size);
+    memcpy(text, doc, strlen(doc));
+    text[size] = '\0';
+    const char *path = temp_file(text);
+    free(text);
+    return path;
+}
+
+/* Only a regular file of at most MCP_SERVER_CONFIGS_FILE_MAX bytes is a
+ * configuration: a larger one is refused before it is held in memory, and
+ * a FIFO or a device is refused before it blocks or never ends. */
+static void test_load_limits(void **state)
+{
+    mcp_server_configs_t configs;
+    mcp_server_config_t c;
+    mcp_error_t err = {0};
+    char expect[256];
+
+    const char *path = padded_file(MCP_SERVER_CONFIGS_FILE_MAX);
+    assert_int_equal(mcp_server_configs_load(path, &configs, NULL, NULL, &err), MCP_OK);
+    assert_int_equal(configs.count, 1);
+    mcp_server_configs_clear(&configs);
+    unlink(path);
+
+    path = padded_file(MCP_SERVER_CONFIGS_FILE_MAX + 1);
+    snprintf(expect, sizeof expect,
+             "the configuration file %s is larger than 4 MiB, the limit for one", path);
+    assert_int_equal(mcp_server_configs_load(path, &configs, NULL, NULL, &err), MCP_EINVAL);
+    assert_string_equal(err.message, expect);
+    assert_int_equal(configs.count, 0);
+    assert_int_equal(mcp_server_configs_load_one(path, "a", &c, NULL, NULL, &err), MCP_EINVAL);
+    assert_string_equal(err.message, expect);
+    unlink(path);
+
+    assert_int_equal(mcp_server_configs_load("/dev/zero", &configs, NULL, NULL, &err),
+                     MCP_EINVAL);
+    assert_string_equal(err.message, "the configuration file /dev/zero is a character device, "
+                                     "not a regular file");
+    assert_int_equal(mcp_server_configs_load("/tmp", &configs, NULL, NULL, &err), MCP_EINVAL);
+    assert_string_equal(err.message, "the configuration file /tmp is a directory, not a "
+                                     "regular file");
+
+    /* A FIFO nobody writes to: reading it would wait forever (the alarm
+     * turns that into a failure rather than a hung test). */
+    char fifo[] = "/tmp/libmcp-host-config-fifo-XXXXXX";
+    assert_non_null(mkdtemp(fifo));
+    char fifo_path[sizeof fifo + 8];
+    snprintf(fifo_path, sizeof fifo_path, "%s/fifo", fifo);
+    assert_int_equal(mkfifo(fifo_path, 0600), 0);
+    alarm(20);
+    assert_int_equal(mcp_server_configs_load_one(fifo_path, "a", &c, NULL, NULL, &err),
+                     MCP_EINVAL);
+    alarm(0);
+    snprintf(expect, sizeof expect, "the configuration file %s is a FIFO, not a regular file",
+             fifo_path);
+    assert_string_equal(err.message, expect);
+    unlink(fifo_path);
+    rmdir(fifo);
+    mcp_error_clear(&err);
+}
+
 static void test_default_path(void **state)
 {
     static const struct {
@@ -884,6 +953,7 @@ int main(void)
         cmocka_unit_test(test_rejected_documents),
         cmocka_unit_test(test_load_files),
         cmocka_unit_test(test_load_one),
+        cmocka_unit_test(test_load_limits),
         cmocka_unit_test(test_default_path),
         cmocka_unit_test(test_client_options_and_connect),
     };
