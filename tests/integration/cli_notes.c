@@ -477,6 +477,21 @@ static void test_listen_timeout(void **state)
     assert_contains(r.err, "only 0 of 1 notifications");
     proc_result_free(&r);
 
+    /* The connection did not break (the events did not come): what the
+     * server wrote on its stderr does not explain that, and is not shown
+     * as if it did. */
+    if (!f->over_http) {
+        const char *const chatty[] = {"/bin/sh", "-c", "echo 'notes: ready' >&2; exec \"$0\"",
+                                      MCP_NOTES_SERVER, NULL};
+        const cli_target_t target = {.server = chatty, .options = f->target.options};
+        CLI(&r, &target, "listen", "--tools", "--count", "1", "--timeout", "1");
+        assert_status(&r, EXIT_CONNECTION);
+        assert_contains(r.err, "only 0 of 1 notifications");
+        assert_not_contains(r.err, "what the server last wrote");
+        assert_not_contains(r.err, "notes: ready");
+        proc_result_free(&r);
+    }
+
     /* Ctrl-C is how listening ends: a success. */
     proc_t listener;
     cli_start(&listener, &f->target, NULL, (const char *const[]){"listen", NULL});

@@ -110,6 +110,11 @@ typedef struct cli_session {
     /* What was connected to, for `info`: the URL, or the command line. */
     json_t *target_json;           /* a string (URL) or an array (argv) */
     bool connected;                /* target_open() succeeded */
+    /* Set by a command that fails with CLI_EXIT_CONNECTION on a
+     * connection that still works (listen: --timeout passed before
+     * --count was reached): the server's stderr does not explain such a
+     * failure, and is not shown as if the connection had broken. */
+    bool connection_intact;
     /* Per-request options every request uses (Ctrl-C cancels). */
     mcp_request_options_t request;
     /* What target.c keeps for the connection's callbacks. */

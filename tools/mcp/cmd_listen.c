@@ -181,6 +181,7 @@ static int wait_for_end(cli_session_t *s, listen_state_t *st)
             if (spent >= limit_ms) {
                 if (st->want == 0)
                     return CLI_EXIT_OK;
+                s->connection_intact = true; /* only the events are missing */
                 return cli_fail(s->opt, CLI_EXIT_CONNECTION, NULL,
                                 "only %ld of %ld notifications came within --timeout", seen,
                                 st->want);

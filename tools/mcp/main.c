@@ -26,7 +26,7 @@ static int run(const cli_options_t *opt)
     progress_done();
     /* A connection that broke after it was made: what the server last said
      * explains it (a failed connect says so in its own message). */
-    target_close(&s, status == CLI_EXIT_CONNECTION && s.connected);
+    target_close(&s, status == CLI_EXIT_CONNECTION && s.connected && !s.connection_intact);
     /* Whatever broke after Ctrl-C broke because of it. */
     if (status != CLI_EXIT_OK && signals_interrupted())
         status = CLI_EXIT_INTERRUPTED;
