@@ -320,6 +320,16 @@ typedef struct mcp_stdio_target {
      * running a request whose caller was told it failed, and every later
      * message still arrives whole. */
     int64_t write_timeout_ms;
+    /* Start the server in a process group of its own. Signals sent to the
+     * application's group, such as a terminal's Ctrl-C (SIGINT to the
+     * foreground group), then reach the application only, which can cancel
+     * the calls in flight and stop the server in order (mcp_client_free:
+     * its stdin closed, then SIGTERM and SIGKILL to its group) instead of
+     * the server dying first. The application takes over what the
+     * terminal did: it must stop the server on every way out, and one that
+     * must exit at once calls mcp_stdio_servers_kill() first; otherwise a
+     * server that ignores the end of its stdin outlives it. */
+    bool own_process_group;
 } mcp_stdio_target_t;
 
 /*
@@ -337,6 +347,18 @@ typedef struct mcp_stdio_target {
  */
 MCP_API int mcp_client_connect_stdio(mcp_client_t *client, const mcp_stdio_target_t *target,
                                      mcp_error_t *err);
+
+/*
+ * Kills (SIGKILL) the process group of every stdio server of the process
+ * started with own_process_group that has not been stopped yet, whatever
+ * client started it: for an application about to exit without freeing its
+ * clients (a second Ctrl-C), so that none of its servers outlives it.
+ * The clients are not freed; a client used afterwards finds its server
+ * dead. Thread-safe, may run while those clients are in use; not
+ * async-signal-safe (call it from a thread that waits for signals, as
+ * sigwait() does, not from a signal handler).
+ */
+MCP_API void mcp_stdio_servers_kill(void);
 
 /* Supplies a bearer token for a request to `url`; return a malloc'd token
  * in *token_out (or NULL for none) and 0. `challenge` is the server's

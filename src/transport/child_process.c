@@ -3,19 +3,24 @@
  * and safe in a multi-threaded client, unlike fork + arbitrary code) with
  * pipes created close-on-exec, so the only descriptors the child keeps are
  * the three it is given; glibc's closefrom action also closes whatever the
- * application opened without O_CLOEXEC.
+ * application opened without O_CLOEXEC. A server may lead a process group
+ * of its own (mcp_stdio_target_t.own_process_group); it is then stopped,
+ * and killed by mcp_stdio_servers_kill(), group and all.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "mcp/client.h"
 #include "transport/child_process.h"
 
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
@@ -26,6 +31,63 @@
 #endif
 
 #define POLL_STEP_MS 5
+
+/*
+ * The children started with a process group of their own, from their start
+ * until child_stop() reaped them: what mcp_stdio_servers_kill() kills.
+ * Starting, reaping and killing them hold groups_lock, so that a child
+ * being started is not missed and a group is never signalled after its
+ * leader was reaped, when its id may be another process's.
+ */
+static pthread_mutex_t groups_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t *groups;
+static size_t n_groups, groups_cap;
+
+/* Room for one more; false when out of memory. Under groups_lock. */
+static bool groups_reserve(void)
+{
+    if (n_groups < groups_cap)
+        return true;
+    size_t cap = groups_cap ? groups_cap * 2 : 8;
+    pid_t *grown = realloc(groups, cap * sizeof *grown);
+    if (!grown)
+        return false;
+    groups = grown;
+    groups_cap = cap;
+    return true;
+}
+
+/* Frees the list once it is empty. Under groups_lock. */
+static void groups_trim(void)
+{
+    if (n_groups == 0) {
+        free(groups);
+        groups = NULL;
+        groups_cap = 0;
+    }
+}
+
+/* Under groups_lock. */
+static void groups_forget(pid_t pid)
+{
+    for (size_t i = 0; i < n_groups; i++) {
+        if (groups[i] == pid) {
+            groups[i] = groups[--n_groups];
+            break;
+        }
+    }
+    groups_trim();
+}
+
+void mcp_stdio_servers_kill(void)
+{
+    pthread_mutex_lock(&groups_lock);
+    for (size_t i = 0; i < n_groups; i++) {
+        kill(-groups[i], SIGKILL);
+        kill(groups[i], SIGKILL); /* in case it left its group */
+    }
+    pthread_mutex_unlock(&groups_lock);
+}
 
 static void close_fd(int *fd)
 {
@@ -65,9 +127,9 @@ static int cwd_problem(const char *cwd)
 }
 
 int child_spawn(child_process_t *cp, const char *const *argv, char *const *envp,
-                const char *cwd, mcp_error_t *err)
+                const char *cwd, bool own_group, mcp_error_t *err)
 {
-    *cp = (child_process_t){0, -1, -1, -1};
+    *cp = (child_process_t){0, -1, -1, -1, false};
     int in[2] = {-1, -1}, out[2] = {-1, -1}, errp[2] = {-1, -1};
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0) {
         int e = errno;
@@ -102,11 +164,30 @@ int child_spawn(child_process_t *cp, const char *const *argv, char *const *envp,
     sigemptyset(&none);
     posix_spawnattr_setsigdefault(&attr, &all);
     posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
+    if (own_group) {
+        /* A group whose id is the child's pid: signals sent to the
+         * application's group (a terminal's Ctrl-C) do not reach it. */
+        posix_spawnattr_setpgroup(&attr, 0);
+        flags |= POSIX_SPAWN_SETPGROUP;
+    }
+    posix_spawnattr_setflags(&attr, flags);
 
     pid_t pid = 0;
+    if (own_group) {
+        pthread_mutex_lock(&groups_lock);
+        if (rc == 0 && !groups_reserve())
+            rc = ENOMEM;
+    }
     if (rc == 0)
         rc = posix_spawnp(&pid, argv[0], &fa, &attr, (char *const *)argv, envp);
+    if (own_group) {
+        if (rc == 0)
+            groups[n_groups++] = pid;
+        else
+            groups_trim(); /* what groups_reserve() took for nothing */
+        pthread_mutex_unlock(&groups_lock);
+    }
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     close_fd(&in[0]);
@@ -127,22 +208,50 @@ int child_spawn(child_process_t *cp, const char *const *argv, char *const *envp,
     /* Reads of its stdout never block either: more than one thread may
      * read it (stdio_client.c), each after poll() said it was ready. */
     fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
-    *cp = (child_process_t){pid, in[1], out[0], errp[0]};
+    *cp = (child_process_t){pid, in[1], out[0], errp[0], own_group};
     return MCP_OK;
 }
 
-/* Waits up to ms for the child to exit; true (and *status) when it did. */
-static bool wait_exit(pid_t pid, int ms, int *status)
+/* Reaps the child if it has exited; true (and *status) when it did, or
+ * when it is not ours to wait for. A child with a group of its own leaves
+ * the list of groups in the same step, under the lock that
+ * mcp_stdio_servers_kill() holds. */
+static bool reaped(const child_process_t *cp, int *status)
+{
+    if (cp->own_group)
+        pthread_mutex_lock(&groups_lock);
+    pid_t r = waitpid(cp->pid, status, WNOHANG);
+    bool done = r == cp->pid || (r < 0 && errno != EINTR);
+    if (done && cp->own_group)
+        groups_forget(cp->pid);
+    if (cp->own_group)
+        pthread_mutex_unlock(&groups_lock);
+    return done;
+}
+
+/* Waits up to ms (< 0: for ever) for the child to exit; true (and
+ * *status) when it did. */
+static bool wait_exit(const child_process_t *cp, int ms, int *status)
 {
     for (int waited = 0;; waited += POLL_STEP_MS) {
-        pid_t r = waitpid(pid, status, WNOHANG);
-        if (r == pid || (r < 0 && errno != EINTR))
+        if (reaped(cp, status))
             return true;
-        if (waited >= ms)
+        if (ms >= 0 && waited >= ms)
             return false;
         struct timespec step = {0, POLL_STEP_MS * 1000000L};
         nanosleep(&step, NULL);
     }
+}
+
+/* The child is not reaped yet (only child_stop reaps it), so its pid is
+ * still its own, and so is its group's id. */
+static void signal_child(const child_process_t *cp, int sig)
+{
+    /* Its group too: what it started stops with it (a shell's or npx's
+     * children), as they would have on a terminal's Ctrl-C. */
+    if (cp->own_group)
+        kill(-cp->pid, sig);
+    kill(cp->pid, sig);
 }
 
 int child_stop(child_process_t *cp, int grace_ms)
@@ -153,12 +262,11 @@ int child_stop(child_process_t *cp, int grace_ms)
         return -1;
     }
     int status = 0;
-    if (!wait_exit(cp->pid, grace_ms, &status)) {
-        kill(cp->pid, SIGTERM);
-        if (!wait_exit(cp->pid, grace_ms, &status)) {
-            kill(cp->pid, SIGKILL);
-            while (waitpid(cp->pid, &status, 0) < 0 && errno == EINTR)
-                ;
+    if (!wait_exit(cp, grace_ms, &status)) {
+        signal_child(cp, SIGTERM);
+        if (!wait_exit(cp, grace_ms, &status)) {
+            signal_child(cp, SIGKILL);
+            wait_exit(cp, -1, &status);
         }
     }
     cp->pid = 0;

@@ -15,22 +15,27 @@ typedef struct child_process {
     int in_fd;     /* the child's stdin (non-blocking write end), or -1 */
     int out_fd;    /* the child's stdout (read end), or -1 */
     int err_fd;    /* the child's stderr (read end), or -1 */
+    bool own_group; /* it leads a process group of its own (child_spawn) */
 } child_process_t;
 
 /*
  * Starts argv[0] (looked up on PATH) with environment `envp` and working
  * directory `cwd` (NULL: the client's). The child gets default signal
  * dispositions and an empty signal mask, and no descriptor but 0, 1 and 2.
- * Errors: MCP_EIO (with the reason in *err), MCP_ENOMEM.
+ * With own_group it leads a new process group (mcp_stdio_target_t's
+ * own_process_group), and mcp_stdio_servers_kill() kills that group until
+ * child_stop() has reaped it. Errors: MCP_EIO (with the reason in *err),
+ * MCP_ENOMEM.
  */
 int child_spawn(child_process_t *cp, const char *const *argv, char *const *envp,
-                const char *cwd, mcp_error_t *err);
+                const char *cwd, bool own_group, mcp_error_t *err);
 
 /*
  * Stops the child: closes its stdin, waits up to grace_ms for it to exit,
- * then SIGTERM and another grace_ms, then SIGKILL; reaps it and closes the
- * remaining descriptors. Returns the wait status (as waitpid gives it), or
- * -1 when there was no child.
+ * then SIGTERM and another grace_ms, then SIGKILL (to its whole group when
+ * it has one of its own); reaps it and closes the remaining descriptors.
+ * Returns the wait status (as waitpid gives it), or -1 when there was no
+ * child.
  */
 int child_stop(child_process_t *cp, int grace_ms);
 

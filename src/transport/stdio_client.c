@@ -71,6 +71,7 @@ typedef struct stdio_transport {
     mcp_stderr_fn on_stderr;
     void *stderr_user;
     bool restart;
+    bool own_group;                 /* mcp_stdio_target_t.own_process_group */
 
     message_channel_t channel;      /* takes exchanges while state is RUNNING */
     /* Guards state, started_ms and the child but its in_fd. Taken before
@@ -269,7 +270,7 @@ static void op_close(client_transport_t *base)
         t->child.in_fd = -1;
         pthread_mutex_unlock(&t->write_lock);
         /* Its stdout and stderr are the I/O thread's until it exits. */
-        child_process_t stopping = {pid, in_fd, -1, -1};
+        child_process_t stopping = {pid, in_fd, -1, -1, t->own_group};
         child_stop(&stopping, STOP_GRACE_MS);
         pthread_mutex_lock(&t->lock);
         t->child.pid = 0;
@@ -490,9 +491,10 @@ static bool server_ended(stdio_transport_t *t, int *quick_deaths)
     bool again = t->restart && *quick_deaths <= MAX_QUICK_DEATHS;
     if (again && *quick_deaths > 0)
         again = nap(t, RESTART_FIRST_DELAY_MS << (*quick_deaths - 1));
-    child_process_t fresh = {0, -1, -1, -1};
+    child_process_t fresh = {0, -1, -1, -1, false};
     mcp_error_t err = {0};
-    if (again && child_spawn(&fresh, (const char *const *)t->argv, t->envp, t->cwd, &err) != MCP_OK) {
+    if (again && child_spawn(&fresh, (const char *const *)t->argv, t->envp, t->cwd,
+                             t->own_group, &err) != MCP_OK) {
         client_transport_log(&t->base, MCP_LOG_ERROR, "cannot restart the server: %s", err.message);
         snprintf(why, sizeof why, "the server could not be restarted: %s", err.message);
         again = false;
@@ -684,7 +686,7 @@ int client_stdio_new(const mcp_stdio_target_t *target, const client_transport_ho
     if (hooks)
         t->base.hooks = *hooks; /* before the I/O thread, which reads them, starts */
     t->wake[0] = t->wake[1] = -1;
-    t->child = (child_process_t){0, -1, -1, -1};
+    t->child = (child_process_t){0, -1, -1, -1, false};
     pthread_mutex_init(&t->lock, NULL);
     pthread_mutex_init(&t->write_lock, NULL);
     pthread_mutex_init(&t->read_lock, NULL);
@@ -703,7 +705,9 @@ int client_stdio_new(const mcp_stdio_target_t *target, const client_transport_ho
         op_free(&t->base);
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     }
-    int rc = child_spawn(&t->child, (const char *const *)t->argv, t->envp, t->cwd, err);
+    t->own_group = target->own_process_group;
+    int rc = child_spawn(&t->child, (const char *const *)t->argv, t->envp, t->cwd, t->own_group,
+                         err);
     if (rc != MCP_OK) {
         op_free(&t->base);
         return rc;

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE /* mkdtemp */
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -241,6 +242,108 @@ static void test_failed_constructor_reports_nothing(void **state)
     heard_destroy(&h);
 }
 
+/* Is `pid` a live process (not gone, not a zombie)? */
+static bool alive(pid_t pid)
+{
+    char path[64], stat[512] = "";
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    stat[n] = '\0';
+    fclose(f);
+    const char *after = strrchr(stat, ')'); /* "PID (COMM) STATE ..." */
+    return after && after[1] == ' ' && after[2] != 'Z';
+}
+
+/* Waits for `pid` to die; false if it lives on (it is then killed, so
+ * that a failing test leaves nothing behind). */
+static bool dies(pid_t pid)
+{
+    for (int waited = 0; waited < WAIT_MS; waited += 10) {
+        if (!alive(pid))
+            return true;
+        usleep(10 * 1000);
+    }
+    kill(pid, SIGKILL);
+    return false;
+}
+
+/* Starts `sh -c` with `script`, which writes "$$ $!" (itself and a child
+ * it leaves running) to $PIDS, and reads them. */
+static client_transport_t *spawn_shell(const char *script, bool own_group, heard_t *h,
+                                       pid_t *shell, pid_t *child, char *dir)
+{
+    char pids[600], pids_env[640];
+    snprintf(pids, sizeof pids, "%s/pids", dir);
+    snprintf(pids_env, sizeof pids_env, "PIDS=%s", pids);
+    const char *env[] = {pids_env, NULL};
+    client_transport_t *t = spawn(
+        &(mcp_stdio_target_t){.argv = (const char *const[]){"sh", "-c", script, NULL},
+                              .env = env, .own_process_group = own_group},
+        h);
+    int got = 0;
+    for (int waited = 0; got != 2 && waited < WAIT_MS; waited += 10) {
+        FILE *f = fopen(pids, "r");
+        int a = 0, b = 0;
+        if (f) {
+            got = fscanf(f, "%d %d", &a, &b);
+            fclose(f);
+        }
+        *shell = a, *child = b;
+        if (got != 2)
+            usleep(10 * 1000);
+    }
+    assert_int_equal(got, 2);
+    unlink(pids);
+    return t;
+}
+
+/* own_process_group: the server leads a process group of its own, and
+ * stopping it stops the group, so what it started goes too. This one
+ * ignores the end of its stdin and has a child: after the grace period
+ * SIGTERM reaches both. mcp_stdio_servers_kill() kills such a group at
+ * once. Without the option the server is in the client's group. */
+static void test_own_process_group(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mcp-stdio-client-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    static const char script[] =
+        "sleep 60 & echo $$ $! > \"$PIDS.new\"; mv \"$PIDS.new\" \"$PIDS\"; wait";
+    heard_t h;
+    heard_init(&h);
+    pid_t shell, child;
+    client_transport_t *t = spawn_shell(script, true, &h, &shell, &child, dir);
+    assert_int_equal(getpgid(shell), shell);
+    assert_int_equal(getpgid(child), shell);
+    destroy(t);
+    assert_false(alive(shell));
+    assert_true(dies(child));
+    heard_destroy(&h);
+
+    /* mcp_stdio_servers_kill(): at once, SIGTERM ignored or not. */
+    heard_init(&h);
+    t = spawn_shell("trap '' TERM; sleep 60 & echo $$ $! > \"$PIDS.new\"; "
+                    "mv \"$PIDS.new\" \"$PIDS\"; wait",
+                    true, &h, &shell, &child, dir);
+    mcp_stdio_servers_kill();
+    assert_true(wait_for(&h, &h.closed, 1)); /* the transport saw it die */
+    assert_true(dies(child));
+    destroy(t);
+    assert_false(alive(shell));
+    heard_destroy(&h);
+
+    heard_init(&h);
+    t = spawn_shell("echo $$ $$ > \"$PIDS.new\"; mv \"$PIDS.new\" \"$PIDS\"; cat >/dev/null",
+                    false, &h, &shell, &child, dir);
+    assert_int_equal(getpgid(shell), getpgid(0));
+    destroy(t);
+    heard_destroy(&h);
+    rmdir(dir);
+}
+
 /* A working directory that cannot be entered is named as the cause:
  * posix_spawn gives ENOENT for a missing directory as for a missing
  * program, and "cannot start sh: No such file or directory" would send
@@ -290,6 +393,7 @@ int main(void)
         cmocka_unit_test(test_restart_is_reported),
         cmocka_unit_test(test_failed_constructor_reports_nothing),
         cmocka_unit_test(test_bad_working_directory_is_named),
+        cmocka_unit_test(test_own_process_group),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
