@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <dirent.h>
+#include <unistd.h>
+
 #include <cmocka.h>
 
 #include "cli_harness.h"
@@ -200,6 +203,151 @@ static void test_ctrl_c_at_a_question(void **state)
     pty_free(&p);
 }
 
+/* ------------------------------------------------------------------------
+ * Ctrl-C and the server's process
+ * ------------------------------------------------------------------------ */
+
+/* A scratch directory with a log the server's wrapper writes and the file
+ * it records its pid in, passed to it (through mcp) in LOG and PIDS. */
+typedef struct scratch {
+    char dir[64], log[96], pids[96], log_env[128], pids_env[128];
+    const char *env[5];
+} scratch_t;
+
+static void scratch_init(scratch_t *s)
+{
+    snprintf(s->dir, sizeof s->dir, "/tmp/mcp-cli-tty-XXXXXX");
+    assert_non_null(mkdtemp(s->dir));
+    snprintf(s->log, sizeof s->log, "%s/log", s->dir);
+    snprintf(s->pids, sizeof s->pids, "%s/pid", s->dir);
+    snprintf(s->log_env, sizeof s->log_env, "LOG=%s", s->log);
+    snprintf(s->pids_env, sizeof s->pids_env, "PIDS=%s", s->pids);
+    s->env[0] = "NO_COLOR=1";
+    s->env[1] = "TERM=xterm";
+    s->env[2] = s->log_env;
+    s->env[3] = s->pids_env;
+    s->env[4] = NULL;
+}
+
+static void scratch_free(scratch_t *s)
+{
+    unlink(s->log);
+    unlink(s->pids);
+    rmdir(s->dir);
+}
+
+/* The file's text ("" when absent), in a static buffer. */
+static const char *file_text(const char *path)
+{
+    static char text[1024];
+    text[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f) {
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        text[n] = '\0';
+        fclose(f);
+    }
+    return text;
+}
+
+/* How many processes of process group `pgid` are alive (zombies do not
+ * count: whether they are reaped is up to whoever adopted them). */
+static int alive_in_group(pid_t pgid)
+{
+    int alive = 0;
+    DIR *proc = opendir("/proc");
+    assert_non_null(proc);
+    for (struct dirent *e; (e = readdir(proc));) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        const char *stat = file_text(path);
+        /* "PID (COMM) STATE PPID PGRP ...": COMM may hold anything. */
+        const char *after = strrchr(stat, ')');
+        char state;
+        int ppid, pgrp;
+        if (after && sscanf(after + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 &&
+            pgrp == pgid && state != 'Z')
+            alive++;
+    }
+    closedir(proc);
+    return alive;
+}
+
+/* Waits up to 5 s for group `pgid` to have no live process. */
+static bool group_gone(pid_t pgid)
+{
+    for (int waited = 0; waited < 5000; waited += 20) {
+        if (alive_in_group(pgid) == 0)
+            return true;
+        usleep(20 * 1000);
+    }
+    return false;
+}
+
+/* Ctrl-C reaches mcp only, not the server: mcp cancels the call and closes
+ * the server's stdin, and the server ends by itself. In mcp's process
+ * group the terminal's SIGINT would kill it first. Its wrapper logs the
+ * signals it sees and how the server ended. */
+static void test_ctrl_c_reaches_mcp_not_the_server(void **state)
+{
+    scratch_t s;
+    scratch_init(&s);
+    pty_proc_t p;
+    pty_start(&p,
+              (const char *const[]){MCP_CLI, "call", "countdown", "seconds=30", "--", "/bin/sh",
+                                    "-c",
+                                    "echo $$ > \"$PIDS\"; trap 'echo SIGINT >> \"$LOG\"' INT; "
+                                    "trap 'echo SIGTERM >> \"$LOG\"' TERM; "
+                                    "\"$0\"; echo \"exit $?\" >> \"$LOG\"",
+                                    MCP_NOTES_SERVER, NULL},
+              s.env);
+    EXPECT(&p, "counting down");
+    pty_send(&p, "\003");
+    assert_int_equal(pty_finish(&p, PATIENCE_MS), EXIT_INTERRUPTED);
+    assert_contains(pty_output(&p), "tools/call countdown: interrupted");
+    /* No SIGINT: the server ended because mcp stopped it -- by itself
+     * once its call was cancelled and its stdin closed ("exit 0"), or, on a
+     * machine too slow for the two seconds mcp waits, by its SIGTERM. */
+    const char *log = file_text(s.log);
+    assert_not_contains(log, "SIGINT");
+    assert_contains(log, "exit ");
+    pid_t server = (pid_t)atoi(file_text(s.pids));
+    assert_true(server > 0);
+    assert_true(group_gone(server));
+    pty_free(&p);
+    scratch_free(&s);
+}
+
+/* A second Ctrl-C ends mcp at once, and the server with it, though it
+ * ignores SIGINT, SIGTERM and the end of its stdin: in a process group of
+ * its own it gets no signal from the terminal, so mcp must kill it. */
+static void test_second_ctrl_c_leaves_no_server(void **state)
+{
+    scratch_t s;
+    scratch_init(&s);
+    pty_proc_t p;
+    pty_start(&p,
+              (const char *const[]){MCP_CLI, "call", "countdown", "seconds=30", "--", "/bin/sh",
+                                    "-c",
+                                    "echo $$ > \"$PIDS\"; trap '' INT TERM; \"$0\"; exec sleep 60",
+                                    MCP_NOTES_SERVER, NULL},
+              s.env);
+    EXPECT(&p, "counting down");
+    pty_send(&p, "\003");
+    /* mcp now waits for the server to exit, which it will not. */
+    EXPECT(&p, "interrupted");
+    pty_send(&p, "\003");
+    assert_int_equal(pty_finish(&p, PATIENCE_MS), EXIT_INTERRUPTED);
+    pid_t server = (pid_t)atoi(file_text(s.pids));
+    assert_true(server > 0);
+    if (!group_gone(server))
+        fail_msg("the server's process group %d outlived mcp", (int)server);
+    pty_free(&p);
+    scratch_free(&s);
+}
+
 static void test_url_to_visit(void **state)
 {
     pty_proc_t p;
@@ -272,6 +420,8 @@ int main(void)
         cmocka_unit_test(test_flags_and_terminal_together),
         cmocka_unit_test(test_end_of_input_cancels),
         cmocka_unit_test(test_ctrl_c_at_a_question),
+        cmocka_unit_test(test_ctrl_c_reaches_mcp_not_the_server),
+        cmocka_unit_test(test_second_ctrl_c_leaves_no_server),
         cmocka_unit_test(test_url_to_visit),
         cmocka_unit_test(test_progress_bar),
         cmocka_unit_test(test_colour),

@@ -1,5 +1,5 @@
 /*
- * Ctrl-C: a thread that waits for SIGINT and SIGTERM.
+ * Ctrl-C: a thread that waits for SIGINT, SIGTERM and SIGHUP.
  */
 #include "signals.h"
 
@@ -22,8 +22,13 @@ static void *watch(void *arg)
         int sig;
         if (sigwait(set, &sig) != 0)
             continue;
-        if (atomic_exchange(&interrupted, true))
-            _exit(CLI_EXIT_INTERRUPTED); /* the second one: stop now */
+        if (atomic_exchange(&interrupted, true)) {
+            /* The second one: stop now. The server is in a group of its
+             * own (target.c), where the terminal's signal did not reach
+             * it: it goes too, or it could outlive mcp. */
+            mcp_stdio_servers_kill();
+            _exit(CLI_EXIT_INTERRUPTED);
+        }
         mcp_cancel_trigger(cancel);
         char b = 1;
         ssize_t n = write(wake[1], &b, 1);
@@ -38,6 +43,9 @@ bool signals_start(void)
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    /* The terminal hung up: the server, in a group of its own, did not get
+     * the SIGHUP; mcp must live to stop it. */
+    sigaddset(&set, SIGHUP);
     if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
         return false;
     cancel = mcp_cancel_new();

@@ -1,8 +1,9 @@
 /*
- * Ctrl-C. The first SIGINT (or SIGTERM) cancels what is running -- the
- * call in flight is cancelled on the wire, a listen ends, a question at
- * the terminal is abandoned -- and mcp exits with status 130; a second one
- * ends mcp at once.
+ * Ctrl-C. The first SIGINT (or SIGTERM, or SIGHUP) cancels what is
+ * running -- the call in flight is cancelled on the wire, a listen ends, a
+ * question at the terminal is abandoned -- and mcp exits with status 130,
+ * after stopping the server; a second one kills a stdio server and ends
+ * mcp at once.
  *
  * signals_start() blocks the signals in the calling thread before any
  * other thread exists (so every thread inherits the mask) and hands them to

@@ -267,6 +267,10 @@ static int connect_stdio(cli_session_t *s, const place_t *where)
         .cwd = where->cwd,
         .on_stderr = server_stderr_line,
         .stderr_user = s->state->stderr_lines,
+        /* A terminal's Ctrl-C must reach mcp only: mcp cancels the call
+         * on the wire, then stops the server (signals.c). In mcp's group
+         * the server would die of it first, before the cancellation. */
+        .own_process_group = true,
     }, &err);
     int status = CLI_EXIT_OK;
     if (rc != MCP_OK) {
