@@ -173,7 +173,7 @@ typedef enum mcp_client_era {
  *             decided).
  *   http_sse  legacy over HTTP fell back to the HTTP+SSE transport
  *             (2024-11-05): the Streamable HTTP endpoint answered
- *             initialize with 400, 404 or 405.
+ *             initialize with 400, 404 or 405 and no JSON-RPC response.
  *   reason    a static English phrase: why the probe decided so ("JSON-RPC
  *             -32601", "timeout", "HTTP 400", "era option", ...).
  */
@@ -409,10 +409,14 @@ typedef struct mcp_http_target {
  * or 405 without a modern error, and -32601 at any status, are legacy: the
  * client sends initialize over Streamable HTTP and, when that is answered
  * 400, 404 or 405 without a JSON-RPC answer, falls back to HTTP+SSE
- * (2024-11-05). 401/403 fail with MCP_EAUTH unless a token callback is set,
- * which is asked again with the challenge before one more probe. 408, 429,
- * 5xx and network errors are retried (three attempts, with backoff) and
- * then fail: they are never taken for legacy.
+ * (2024-11-05). A JSON-RPC error in answer to initialize is the server's
+ * word, whatever the status: the connect fails with MCP_ERPC and that
+ * error in *err (code, message, data), and no HTTP+SSE is tried (a server
+ * that speaks only 2026-07-28 answers -32601, or -32022 naming its
+ * versions in data.supported). 401/403 fail with MCP_EAUTH unless a
+ * token callback is set, which is asked again with the challenge before
+ * one more probe. 408, 429, 5xx and network errors are retried (three
+ * attempts, with backoff) and then fail: they are never taken for legacy.
  * Redirects: a request answered 307 or 308 goes again, unchanged, where
  * the Location header points, at most five times, but only within the
  * target's origin (scheme, host and port): its token, proofs and headers

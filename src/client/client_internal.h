@@ -534,6 +534,8 @@ void client_resolve_opts(const mcp_client_t *c, const mcp_request_options_t *opt
 /* What came back on the wire besides a JSON-RPC response (HTTP). */
 typedef struct client_wire {
     int http_status;             /* 0: none (stdio, or no HTTP answer) */
+    bool answered;               /* a JSON-RPC response came back (whatever
+                                    the status) */
     char *content_type;
     char *body;                  /* raw body when there was no response */
     size_t body_len;

@@ -27,6 +27,7 @@
 
 #include "client/client_internal.h"
 #include "client/legacy/legacy.h"
+#include "mcp/errors.h"
 #include "mcp/request.h"
 
 /* At most this many -32022 retries with a version the server named. */
@@ -186,10 +187,30 @@ static int with_stderr(mcp_client_t *c, int rc, mcp_error_t *err)
     return rc;
 }
 
+/* initialize was refused with a JSON-RPC error that a 2026-07-28 server
+ * gives it (digest 2 and 1.5: -32601, the method is gone; -32022 naming
+ * the versions it speaks): the message says so, keeping the server's code,
+ * message and data, so that the caller learns which era to ask for. */
+static void say_modern(int http_status, mcp_error_t *err)
+{
+    if (!err || (err->code != MCP_METHOD_NOT_FOUND &&
+                 err->code != MCP_UNSUPPORTED_PROTOCOL_VERSION))
+        return;
+    char message[MCP_ERROR_MESSAGE_MAX];
+    snprintf(message, sizeof message, "%s", err->message);
+    mcp_error_set(err, MCP_ERPC, err->code, json_incref(err->data),
+                  "%s (HTTP %d: the server answers as a 2026-07-28 server does and does not "
+                  "speak the legacy protocol)", message, http_status);
+}
+
 /*
  * The legacy handshake. Over HTTP, an endpoint that answers initialize
  * with 400, 404 or 405 and no JSON-RPC answer does not speak Streamable
- * HTTP: the old HTTP+SSE transport is the last resort.
+ * HTTP: the old HTTP+SSE transport is the last resort. One that answers
+ * with a JSON-RPC error does speak it (a modern-only server answers
+ * initialize -32601 at 404, or -32022 at 400: digest 4.9), and trying
+ * HTTP+SSE there would only replace the server's own diagnostic with a
+ * failed GET: its error is the result.
  */
 static int connect_legacy(mcp_client_t *c, const client_connector_t *how, bool sse_first,
                           mcp_error_t *err)
@@ -200,9 +221,11 @@ static int connect_legacy(mcp_client_t *c, const client_connector_t *how, bool s
         rc = MCP_EUNSUPPORTED;
     } else {
         rc = client_legacy_connect(c, &wire, err);
-        bool no_streamable = rc != MCP_OK && (wire.http_status == 400 ||
-                                              wire.http_status == 404 ||
-                                              wire.http_status == 405);
+        bool refused = rc != MCP_OK && (wire.http_status == 400 || wire.http_status == 404 ||
+                                        wire.http_status == 405);
+        bool no_streamable = refused && !wire.answered;
+        if (refused && wire.answered && rc == MCP_ERPC)
+            say_modern(wire.http_status, err);
         client_wire_clear(&wire);
         if (!no_streamable || !how || !how->open_sse)
             return rc;

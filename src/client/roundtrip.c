@@ -340,6 +340,7 @@ int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
     if (wire) {
         *wire = w->wire;
         memset(&w->wire, 0, sizeof w->wire);
+        wire->answered = *response_out != NULL;
     }
     client_wire_clear(&w->wire);
     pthread_mutex_destroy(&w->lock);

@@ -264,6 +264,10 @@ typedef struct endpoint {
     int discover_status;
     const char *discover_body;
     const char *discover_headers;
+    /* What to answer initialize (status 0: a 2025-06-18 InitializeResult;
+     * "@ID@" in the body stands for the request's id). */
+    int initialize_status;
+    const char *initialize_body;
     /* Answer the next tools/list 404, with this body ("": none), once. */
     const char *forget_session_with;
     /* What came (under lock). */
@@ -330,6 +334,19 @@ static void serve_one(endpoint_t *e, int fd)
     } else if (strstr(body, "\"initialize\"")) {
         e->initializes++;
         pthread_mutex_unlock(&e->lock);
+        if (e->initialize_status) {
+            /* The body's "@ID@" stands for the request's id. */
+            const char *id = strstr(body, "\"id\":");
+            const char *at = strstr(e->initialize_body, "@ID@");
+            char answer[512];
+            if (at)
+                snprintf(answer, sizeof answer, "%.*s%ld%s", (int)(at - e->initialize_body),
+                         e->initialize_body, id ? strtol(id + 5, NULL, 10) : 0L, at + 4);
+            else
+                snprintf(answer, sizeof answer, "%s", e->initialize_body);
+            respond(fd, e->initialize_status, NULL, answer);
+            return;
+        }
         char sid[64];
         snprintf(sid, sizeof sid, "Mcp-Session-Id: s%d\r\n", e->initializes);
         const char *id = strstr(body, "\"id\":");
@@ -526,6 +543,72 @@ static void test_http_legacy_session(void **state)
     endpoint_stop(&e);
 }
 
+/* initialize refused by a server that speaks only 2026-07-28 (digest 2
+ * and 1.5: -32601 at 404, or -32022 at 400 naming its versions): that is a
+ * JSON-RPC answer, so the endpoint exists and is not an HTTP+SSE one. The
+ * server's error reaches the caller, code and data intact, and no GET for
+ * an HTTP+SSE stream is sent. Without a JSON-RPC answer the fallback is
+ * still tried. */
+static void test_http_initialize_error_is_no_sse_endpoint(void **state)
+{
+    (void)state;
+    static const char modern_only_400[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32602,\"message\":\"bad\"}}";
+    const struct {
+        mcp_client_era_t era;
+        int status;
+        const char *body;
+        int code; /* 0: no JSON-RPC answer, HTTP+SSE is tried */
+    } cases[] = {
+        {MCP_CLIENT_ERA_LEGACY, 404,
+         "{\"jsonrpc\":\"2.0\",\"id\":@ID@,\"error\":{\"code\":-32601,\"message\":"
+         "\"Method not found: initialize\"}}",
+         -32601},
+        {MCP_CLIENT_ERA_AUTO, 400,
+         "{\"jsonrpc\":\"2.0\",\"id\":@ID@,\"error\":{\"code\":-32022,\"message\":"
+         "\"Unsupported protocol version\",\"data\":{\"supported\":[\"2026-07-28\"]}}}",
+         -32022},
+        {MCP_CLIENT_ERA_LEGACY, 404, "", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* In the auto era a bare -32602 at 400 makes the probe's verdict
+         * legacy (digest 4.9), so initialize follows. */
+        endpoint_t e = {.discover_status = 400, .discover_body = modern_only_400,
+                        .initialize_status = cases[i].status,
+                        .initialize_body = cases[i].body};
+        endpoint_start(&e);
+        mcp_client_t *c = client_new(cases[i].era, NULL);
+        mcp_error_t err = {0};
+        int rc = connect_http(c, &e, NULL, NULL, &err);
+        pthread_mutex_lock(&e.lock);
+        int gets = e.gets, initializes = e.initializes;
+        pthread_mutex_unlock(&e.lock);
+        assert_int_equal(initializes, 1);
+        if (cases[i].code) {
+            if (rc != MCP_ERPC)
+                fail_msg("case %zu: rc %d (%s), expected the server's error", i, rc,
+                         err.message);
+            assert_int_equal(err.code, cases[i].code);
+            assert_non_null(strstr(err.message, cases[i].code == -32601
+                                                    ? "Method not found: initialize"
+                                                    : "Unsupported protocol version"));
+            assert_non_null(strstr(err.message, "2026-07-28 server"));
+            if (cases[i].code == -32022)
+                assert_string_equal(json_string_value(json_array_get(
+                                        json_object_get(err.data, "supported"), 0)),
+                                    "2026-07-28");
+            assert_int_equal(gets, 0);
+        } else {
+            assert_int_not_equal(rc, MCP_OK);
+            assert_true(gets >= 1); /* the HTTP+SSE stream was asked for */
+        }
+        assert_int_equal(mcp_client_era(c), MCP_ERA_UNKNOWN);
+        mcp_error_clear(&err);
+        mcp_client_free(c);
+        endpoint_stop(&e);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -540,6 +623,7 @@ int main(void)
         cmocka_unit_test(test_http_transient),
         cmocka_unit_test(test_bad_targets),
         cmocka_unit_test(test_http_legacy_session),
+        cmocka_unit_test(test_http_initialize_error_is_no_sse_endpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
