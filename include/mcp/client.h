@@ -520,7 +520,12 @@ MCP_API int mcp_client_list_tools(mcp_client_t *client, const char *cursor,
 
 /* All pages of tools/list: an array of Tool objects in *tools_out.
  * Like every *_all function: a server that repeats a cursor fails it with
- * MCP_EPROTO, one still paging after 10,000 pages with MCP_ELIMIT. */
+ * MCP_EPROTO, one still paging after 10,000 pages with MCP_ELIMIT. A page
+ * asked for with a cursor that the server refuses with -32602 (its
+ * cursors changed, say, while a cached page still named an old one) drops
+ * the method's cached pages, and the walk starts again from the first
+ * page, asking the server for every page; a second such refusal fails
+ * the call with MCP_ERPC. */
 MCP_API int mcp_client_list_tools_all(mcp_client_t *client, const mcp_request_options_t *opts,
                                       json_t **tools_out, mcp_error_t *err);
 

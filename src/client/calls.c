@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "client/client_internal.h"
+#include "mcp/errors.h"
 
 /* Checks the common arguments of every call. */
 #define CHECK_CALL(c, result_out, err)                                                   \
@@ -33,6 +34,33 @@ int client_list_page(mcp_client_t *c, const char *method, const char *cursor,
     return rc;
 }
 
+/* Is this the failure of a page asked for with a cursor that the server
+ * no longer takes? -32602 is what an invalid cursor SHOULD get (digest
+ * 2.8); on a request whose only parameter is the cursor nothing else can
+ * be invalid. */
+static bool cursor_refused(int rc, const char *cursor, const mcp_error_t *why)
+{
+    return rc == MCP_ERPC && cursor && why->code == MCP_INVALID_PARAMS;
+}
+
+/* Drops every cached page of `method`: after an invalid cursor no page of
+ * the old walk can be trusted to belong with a new one. */
+static void drop_pages(mcp_client_t *c, const char *method)
+{
+    pthread_mutex_lock(&c->lock);
+    client_cache_invalidate_method(c->cache, method);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/*
+ * Follows nextCursor from the first page to the last. Each page is cached
+ * on its own (digest 6), so a cached first page may name a cursor of a
+ * server that has since been redeployed or expired its cursors: when a
+ * page asked for with a cursor is refused with -32602, the method's
+ * pages are dropped and the walk starts again, once, from a first page
+ * fetched anew (digest 6: "invalid cursor -> drop all pages and
+ * restart"). A second refusal is the server's answer.
+ */
 int client_list_all_checked(mcp_client_t *c, const char *method, const char *key,
                             client_page_check_fn check, const mcp_request_options_t *opts,
                             json_t **items_out, mcp_error_t *err)
@@ -41,27 +69,46 @@ int client_list_all_checked(mcp_client_t *c, const char *method, const char *key
     json_t *items = json_array();
     json_t *seen = json_object(); /* cursors already followed */
     char *cursor = NULL;
-    int rc = items && seen ? MCP_OK : mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
-    for (size_t pages = 0; rc == MCP_OK; pages++) {
+    mcp_request_options_t fresh = opts ? *opts : (mcp_request_options_t){0};
+    bool restarted = false;
+    mcp_error_t why = {0};
+    int rc = items && seen ? MCP_OK : mcp_error_set(&why, MCP_ENOMEM, 0, NULL, "out of memory");
+    size_t pages = 0;
+    while (rc == MCP_OK) {
         json_t *page = NULL;
         /* A server that hands out new cursors for ever would hold the call
          * (and grow the list) for ever: no real list is this long. */
-        if (pages == CLIENT_MAX_LIST_PAGES) {
-            rc = mcp_error_set(err, MCP_ELIMIT, 0, NULL,
+        if (pages++ == CLIENT_MAX_LIST_PAGES) {
+            rc = mcp_error_set(&why, MCP_ELIMIT, 0, NULL,
                                "%s: the server is still paging after %d pages", method,
                                CLIENT_MAX_LIST_PAGES);
             break;
         }
-        rc = client_list_page(c, method, cursor, opts, &page, err);
+        rc = client_list_page(c, method, cursor, restarted ? &fresh : opts, &page, &why);
+        if (cursor_refused(rc, cursor, &why) && !restarted) {
+            client_log(c, MCP_LOG_INFO, "%s refused the cursor \"%s\" (%s); listing again "
+                                        "from the first page", method, cursor, why.message);
+            drop_pages(c, method);
+            restarted = true;
+            fresh.bypass_cache = true;
+            json_array_clear(items);
+            json_object_clear(seen);
+            free(cursor);
+            cursor = NULL;
+            pages = 0;
+            mcp_error_clear(&why);
+            rc = MCP_OK;
+            continue;
+        }
         if (rc == MCP_OK && check)
-            rc = check(page, err);
+            rc = check(page, &why);
         if (rc != MCP_OK) {
             json_decref(page);
             break;
         }
         json_t *list = json_object_get(page, key);
         if (!json_is_array(list) || json_array_extend(items, list) != 0)
-            rc = mcp_error_set(err, MCP_EPROTO, 0, NULL, "%s result has no %s array", method,
+            rc = mcp_error_set(&why, MCP_EPROTO, 0, NULL, "%s result has no %s array", method,
                                key);
         /* An empty string is a valid cursor; only absence ends the list. */
         const char *next = json_string_value(json_object_get(page, "nextCursor"));
@@ -71,19 +118,23 @@ int client_list_all_checked(mcp_client_t *c, const char *method, const char *key
         if (rc != MCP_OK || !next)
             break;
         if (!cursor)
-            rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+            rc = mcp_error_set(&why, MCP_ENOMEM, 0, NULL, "out of memory");
         else if (json_object_get(seen, cursor))
-            rc = mcp_error_set(err, MCP_EPROTO, 0, NULL, "%s repeats the cursor \"%s\"", method,
-                               cursor);
+            rc = mcp_error_set(&why, MCP_EPROTO, 0, NULL, "%s repeats the cursor \"%s\"",
+                               method, cursor);
         else
             json_object_set_new(seen, cursor, json_true());
     }
     free(cursor);
     json_decref(seen);
-    if (rc != MCP_OK)
+    if (rc != MCP_OK) {
         json_decref(items);
-    else
+        if (err)
+            mcp_error_move(err, &why);
+    } else {
         *items_out = items;
+    }
+    mcp_error_clear(&why);
     return rc;
 }
 

@@ -3,8 +3,9 @@
  * scripted server: they follow nextCursor to the end (an empty string is
  * a cursor like any other), and they stop, with MCP_EPROTO, at a server
  * that leads them in a circle or sends a page without its list, instead
- * of asking forever. Also the arguments the call helpers refuse before
- * anything is sent.
+ * of asking forever; a cursor the server no longer takes restarts the walk
+ * once, from a first page fetched anew. Also the arguments the call
+ * helpers refuse before anything is sent.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -186,6 +187,76 @@ static void test_circles_and_broken_pages_end_the_walk(void **state)
     stop(&f);
 }
 
+#define TOOL(name) "{\"name\":\"" name "\",\"inputSchema\":{\"type\":\"object\"}}"
+/* A first page kept for a minute, pointing at `cursor`. */
+#define FIRST_PAGE(cursor) \
+    "{\"tools\":[" TOOL("a") "],\"ttlMs\":60000,\"nextCursor\":\"" cursor "\"}"
+
+/* The cursors of the tools/list requests from the `from`th on ("-": none). */
+static void expect_cursors(fake_transport_t *ft, size_t from, const char *const *cursors,
+                           size_t n)
+{
+    json_t *reqs = fake_requests_of(ft, "tools/list");
+    assert_int_equal(json_array_size(reqs), from + n);
+    for (size_t i = 0; i < n; i++) {
+        const char *sent = json_string_value(
+            json_object_get(fake_params(json_array_get(reqs, from + i)), "cursor"));
+        assert_string_equal(sent ? sent : "-", cursors[i]);
+    }
+    json_decref(reqs);
+}
+
+/* Digest 6: pages are cached one by one, and an invalid cursor (-32602,
+ * digest 2.8) means "drop all pages and restart". A first page served
+ * from the cache may carry a cursor of a server that was redeployed since:
+ * the walk drops the method's pages and starts again from a first page
+ * fetched anew, once; a second refusal is the caller's answer. */
+static void test_stale_cursor_restarts_the_walk(void **state)
+{
+    (void)state;
+    script_t script = {
+        "tools/list",
+        {{NULL, FIRST_PAGE("gen1")}, {"gen1", "{\"tools\":[" TOOL("b") "]}"}},
+    };
+    fixture_t f;
+    start(&f, &script);
+    json_t *tools = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_list_tools_all(f.c, NULL, &tools, &err), MCP_OK);
+    assert_int_equal(json_array_size(tools), 2);
+    json_decref(tools);
+    expect_cursors(f.ft, 0, (const char *const[]){"-", "gen1"}, 2);
+
+    /* Redeployed: the first page (still cached) names a cursor the server
+     * refuses now. */
+    script.pages[0].page = FIRST_PAGE("gen2");
+    script.pages[1].cursor = "gen2";
+    script.pages[1].page = "{\"tools\":[" TOOL("b") "," TOOL("c") "]}";
+    if (mcp_client_list_tools_all(f.c, NULL, &tools, &err) != MCP_OK)
+        fail_msg("the walk after the redeploy: %s", err.message);
+    assert_int_equal(json_array_size(tools), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(tools, 2), "name")),
+                        "c");
+    json_decref(tools);
+    expect_cursors(f.ft, 2, (const char *const[]){"gen1", "-", "gen2"}, 3);
+
+    /* The first page fetched anew is cached again. */
+    assert_int_equal(mcp_client_list_tools_all(f.c, NULL, &tools, &err), MCP_OK);
+    json_decref(tools);
+    expect_cursors(f.ft, 5, (const char *const[]){"gen2"}, 1);
+
+    /* A server that refuses the cursor of its fresh first page too: one
+     * restart, then its error. */
+    script.pages[0].page = FIRST_PAGE("gen3");
+    script.pages[1].cursor = "gen4";
+    assert_int_equal(mcp_client_list_tools_all(f.c, NULL, &tools, &err), MCP_ERPC);
+    assert_int_equal(err.code, MCP_INVALID_PARAMS);
+    assert_null(tools);
+    expect_cursors(f.ft, 6, (const char *const[]){"gen2", "-", "gen3"}, 3);
+    mcp_error_clear(&err);
+    stop(&f);
+}
+
 static void test_bad_arguments_sent_nowhere(void **state)
 {
     (void)state;
@@ -234,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_all_pages_followed),
         cmocka_unit_test(test_circles_and_broken_pages_end_the_walk),
         cmocka_unit_test(test_endless_cursors_end_the_walk),
+        cmocka_unit_test(test_stale_cursor_restarts_the_walk),
         cmocka_unit_test(test_bad_arguments_sent_nowhere),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
