@@ -220,10 +220,13 @@ typedef struct mcp_client_options {
      * ready to run, and is off when the process may use only one CPU. */
     int spin_us;
     /* Reuse cacheable results while fresh (ttlMs). On by default. The
-     * cache is this client's own and counts as one authorization context:
-     * results the server marked "private" are reused only by this client.
-     * A client whose token callback may speak for different users should
-     * not cache (or each user should get a client of their own). */
+     * cache is this client's own. Results the server marked "private" are
+     * reused only within the authorization context they were fetched in:
+     * the same client and the same token. When the token callback answers
+     * with a different token (after a 401/403, a step-up to a wider scope
+     * included), a new context begins and the private results of the old
+     * one are dropped; a result whose token changed while it was on the
+     * wire is not kept. Public results are reused across tokens. */
     bool disable_cache;
     /* Declare the Tasks extension (io.modelcontextprotocol/tasks) in the
      * capabilities of every modern request: the server may then answer

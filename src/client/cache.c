@@ -233,6 +233,16 @@ void client_cache_invalidate_uri(client_cache_t *cache, const char *uri)
     remove_if(cache, is_about_uri, uri);
 }
 
+static bool is_private_elsewhere(const entry_t *e, const void *auth_context)
+{
+    return !e->is_public && e->auth_context != *(const uint64_t *)auth_context;
+}
+
+void client_cache_drop_private(client_cache_t *cache, uint64_t auth_context)
+{
+    remove_if(cache, is_private_elsewhere, &auth_context);
+}
+
 size_t client_cache_count(const client_cache_t *cache)
 {
     return cache->count;

@@ -61,6 +61,11 @@ void client_cache_invalidate_method(client_cache_t *cache, const char *method);
  * cached parent may list it). */
 void client_cache_invalidate_uri(client_cache_t *cache, const char *uri);
 
+/* Drops the private entries of every authorization context but
+ * `auth_context` (the credentials changed: the old ones' entries can never
+ * be served again). Public entries stay. */
+void client_cache_drop_private(client_cache_t *cache, uint64_t auth_context);
+
 /* Number of entries (fresh or not) held. */
 size_t client_cache_count(const client_cache_t *cache);
 

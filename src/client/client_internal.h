@@ -428,7 +428,9 @@ struct mcp_client {
     mcp_era_t era;
     const char *version;         /* in use (static storage) */
     json_int_t next_id;
-    uint64_t auth_context;       /* the context private cache entries belong to */
+    uint64_t auth_context;       /* the context private cache entries belong to
+                                    (client_auth_context) */
+    uint64_t auth_seen;          /* the transport's auth_generation it stands for */
     client_cache_t *cache;
     client_tools_t tools;
     mcp_subscription_t *subs;    /* open subscriptions */
@@ -577,6 +579,16 @@ int client_roundtrip(mcp_client_t *c, const json_t *request, const client_http_h
  */
 int client_call(mcp_client_t *c, const char *method, const json_t *params,
                 const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err);
+
+/*
+ * The authorization context of a request sent now, for the cache (digest
+ * 6: a "private" result is reused only within the context it was fetched
+ * in). A new one begins whenever the transport's credentials change (the
+ * token callback's new answer, after a 401/403 or a step-up); the private
+ * entries of the old one are dropped then, since no request will carry
+ * those credentials again. Takes c->lock.
+ */
+uint64_t client_auth_context(mcp_client_t *c);
 
 /* A JSON-RPC error object (borrowed) into *err: MCP_ERPC, or MCP_EPROTO
  * when it is not a valid error object. */

@@ -215,6 +215,23 @@ static int next_round(mcp_client_t *c, const json_t *params, const json_t *resul
     return *next_out ? MCP_OK : mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
 }
 
+uint64_t client_auth_context(mcp_client_t *c)
+{
+    client_transport_t *t = c->transport;
+    uint64_t generation = t && t->ops->auth_generation ? t->ops->auth_generation(t) : 0;
+    pthread_mutex_lock(&c->lock);
+    if (generation != c->auth_seen) {
+        /* A client-side counter, not the transport's number itself: a
+         * transport made anew (a second connect) counts from zero again. */
+        c->auth_seen = generation;
+        c->auth_context++;
+        client_cache_drop_private(c->cache, c->auth_context);
+    }
+    uint64_t context = c->auth_context;
+    pthread_mutex_unlock(&c->lock);
+    return context;
+}
+
 int client_call(mcp_client_t *c, const char *method, const json_t *params,
                 const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err)
 {
@@ -232,12 +249,14 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
     client_resolve_opts(c, opts, &o);
 
     char *key = NULL;
+    uint64_t auth_context = 0; /* with a key: the context the request is sent in */
     if (mcp_method_is_cacheable(method) && !c->disable_cache) {
         if (!(key = client_cache_key(method, params)))
             return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+        auth_context = client_auth_context(c);
         if (!o.bypass_cache) {
             pthread_mutex_lock(&c->lock);
-            json_t *hit = client_cache_get(c->cache, key, c->auth_context, mcp_clock_ms());
+            json_t *hit = client_cache_get(c->cache, key, auth_context, mcp_clock_ms());
             pthread_mutex_unlock(&c->lock);
             if (hit) {
                 free(key);
@@ -335,13 +354,16 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
         if (rc != MCP_OK)
             mcp_error_set(err, rc, 0, NULL, "out of memory");
     }
-    /* Results reached through input rounds are never stored. */
-    if (rc == MCP_OK && key && rounds == 0) {
+    /* Results reached through input rounds are never stored; nor is one
+     * whose credentials changed while it was on the wire (a 401 answered
+     * with a new token, or another thread's): which of them fetched it is
+     * not known. */
+    if (rc == MCP_OK && key && rounds == 0 && client_auth_context(c) == auth_context) {
         const char *uri = strcmp(method, "resources/read") == 0
                               ? json_string_value(json_object_get(params, "uri"))
                               : NULL;
         pthread_mutex_lock(&c->lock);
-        client_cache_put(c->cache, key, method, uri, c->auth_context, *result_out,
+        client_cache_put(c->cache, key, method, uri, auth_context, *result_out,
                          mcp_clock_ms());
         pthread_mutex_unlock(&c->lock);
     }

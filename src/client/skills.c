@@ -291,8 +291,9 @@ static bool read_is_cached(mcp_client_t *c, const json_t *params,
     char *key = client_cache_key("resources/read", params);
     if (!key)
         return false;
+    uint64_t auth_context = client_auth_context(c);
     pthread_mutex_lock(&c->lock);
-    bool fresh = client_cache_fresh(c->cache, key, c->auth_context, mcp_clock_ms());
+    bool fresh = client_cache_fresh(c->cache, key, auth_context, mcp_clock_ms());
     pthread_mutex_unlock(&c->lock);
     free(key);
     return fresh;

@@ -116,6 +116,11 @@ typedef struct client_transport_ops {
      * Never blocks. Outcomes it routes are delivered on the calling thread,
      * as they would be on the transport's own reader. */
     void (*assist)(client_transport_t *t);
+    /* Optional (NULL: the credentials never change). A number that changes
+     * whenever the credentials the transport sends change (the token
+     * callback answered with a new token): results a server marked
+     * "private" are kept apart by it (digest 6). */
+    uint64_t (*auth_generation)(client_transport_t *t);
 
     /* Legacy Streamable HTTP sessions (2025-03-26 ... 2025-11-25). NULL on
      * transports without them (stdio, HTTP+SSE). */

@@ -831,6 +831,11 @@ static void http_free(client_transport_t *base)
     destroy(t);
 }
 
+static uint64_t http_auth_generation(client_transport_t *base)
+{
+    return http_target_auth_generation(&((http_client_t *)base)->target);
+}
+
 static const client_transport_ops_t http_ops = {
     .start = http_start,
     .cancel = http_cancel,
@@ -843,6 +848,7 @@ static const client_transport_ops_t http_ops = {
     .session_reset = http_client_session_reset,
     .session_end = http_client_session_end,
     .open_stream = http_client_open_stream,
+    .auth_generation = http_auth_generation,
 };
 
 /* ------------------------------------------------------------------------

@@ -197,12 +197,28 @@ static int current_token(http_target_t *tg, char **token_out)
         return MCP_ENOMEM;
     }
     pthread_mutex_lock(&tg->lock);
+    /* Results a server marks private belong to the credentials they were
+     * fetched with (digest 6); the client tells credentials apart by this
+     * number. An answer equal to the last (a callback asked again only for
+     * a DPoP nonce, say) keeps it. */
+    bool same = tg->token_known && (tg->token && kept ? strcmp(tg->token, kept) == 0
+                                                      : tg->token == kept);
+    if (!same)
+        tg->token_generation++;
     free(tg->token);
     tg->token = kept;
     tg->token_known = true;
     pthread_mutex_unlock(&tg->lock);
     *token_out = fresh;
     return MCP_OK;
+}
+
+uint64_t http_target_auth_generation(http_target_t *tg)
+{
+    pthread_mutex_lock(&tg->lock);
+    uint64_t g = tg->token_generation;
+    pthread_mutex_unlock(&tg->lock);
+    return g;
 }
 
 void http_target_auth_failed(http_target_t *tg, const char *challenge)

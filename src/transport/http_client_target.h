@@ -28,8 +28,9 @@ typedef struct http_target {
     bool insecure;
     char *ca_file;
 
-    pthread_mutex_t lock; /* guards the five fields below */
+    pthread_mutex_t lock; /* guards the six fields below */
     char *token;          /* the token callback's last answer */
+    uint64_t token_generation; /* changes with `token` (see below) */
     bool token_known;     /* `token` holds an answer */
     bool token_stale;     /* a 401/403 came since: ask again */
     char *challenge;      /* its WWW-Authenticate, for the next ask */
@@ -73,6 +74,12 @@ void http_target_keep_nonce(http_target_t *tg, const char *value, size_t len);
 /* A 401/403 answered with `challenge` (may be NULL): the next POST asks the
  * token callback again, with it. */
 void http_target_auth_failed(http_target_t *tg, const char *challenge);
+
+/* A number that changes whenever the token callback's answer does (a
+ * first answer, or one unlike the last): requests sent while it stays the
+ * same carried the same credentials. Constant without a token callback
+ * (a fixed bearer token, or none). */
+uint64_t http_target_auth_generation(http_target_t *tg);
 
 /*
  * Where a redirect sends a request that went to `from` (NULL: the target's

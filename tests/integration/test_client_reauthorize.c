@@ -4,6 +4,8 @@
  * sent exactly once more, after the callback was asked again with the
  * server's challenge; a second refusal fails the request with MCP_EAUTH.
  * This holds for calls after connecting, not only for the connect probe.
+ * Results the server marked "private" (its default) are not served to a
+ * token other than the one they were fetched with.
  */
 #define _GNU_SOURCE
 
@@ -181,6 +183,49 @@ static void test_second_refusal_fails(void **state)
     mcp_error_clear(&err);
 }
 
+/* Requests the server admitted so far. */
+static int admitted_now(void)
+{
+    pthread_mutex_lock(&lock);
+    int n = admitted;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+static void list_tools(fixture_t *f)
+{
+    json_t *tools = NULL;
+    mcp_error_t err = {0};
+    if (mcp_client_list_tools_all(f->client, NULL, &tools, &err) != MCP_OK)
+        fail_msg("tools/list: %s", err.message);
+    assert_int_equal(json_array_size(tools), 1);
+    json_decref(tools);
+}
+
+/* Digest 6: a "private" result (the server's tools/list: ttlMs 60000,
+ * private) is reused only within the authorization context it was
+ * fetched in. The client's own re-authorization (401, the callback's new
+ * token) starts a new context: the list fetched with t1 is not served
+ * for t2, which gets its own, cached in turn. */
+static void test_private_cache_follows_the_token(void **state)
+{
+    fixture_t *f = *state;
+    mcp_error_t err = {0};
+    int before = admitted_now();
+    list_tools(f); /* fetched with t1 by setup: from the cache */
+    assert_int_equal(admitted_now(), before);
+
+    admit_only("t2");
+    if (call_echo(f, &err) != MCP_OK)
+        fail_msg("call: %s", err.message);
+    assert_int_equal(token_calls, 2);
+    before = admitted_now();
+    list_tools(f);
+    assert_int_equal(admitted_now(), before + 1); /* asked with t2 */
+    list_tools(f);
+    assert_int_equal(admitted_now(), before + 1); /* t2's own, from the cache */
+}
+
 /* A configured server connected with a token source in the connect
  * options (as for a "oauth" server): the source's token is sent, not the
  * config's. */
@@ -211,6 +256,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_token_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_call_sent_again, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_refusal_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_private_cache_follows_the_token, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_connect_with_token_source, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

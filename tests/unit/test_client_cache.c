@@ -105,6 +105,14 @@ static void test_scopes(void **state)
     /* A newer entry replaces the one in the same slot. */
     client_cache_put(c, "p", "tools/list", NULL, 1, pub, 5);
     assert_int_equal(client_cache_count(c), 4);   /* private p (ctx 1) and public p */
+    /* The credentials changed to context 2: context 1's private entries
+     * go, public ones stay. */
+    client_cache_put(c, "p2", "tools/list", NULL, 2, priv, 5);
+    client_cache_drop_private(c, 2);
+    assert_int_equal(client_cache_count(c), 3);   /* public q and p, private p2 */
+    assert_non_null(h = client_cache_get(c, "p", 2, 6)), json_decref(h); /* the public p */
+    assert_non_null(h = client_cache_get(c, "p2", 2, 6)), json_decref(h);
+    assert_null(client_cache_get(c, "n", 1, 6));
     json_decref(priv), json_decref(pub), json_decref(none);
     client_cache_free(c);
 }
