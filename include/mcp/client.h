@@ -166,7 +166,8 @@ typedef enum mcp_client_era {
  *
  *   kind      MCP_VERDICT_MODERN, MCP_VERDICT_LEGACY or
  *             MCP_VERDICT_RECONNECT_LEGACY (stdio: the server exited during
- *             the probe and was restarted for the initialize handshake).
+ *             the probe, or after it but before it answered initialize,
+ *             and was restarted for the initialize handshake).
  *             A MODERN_RETRY verdict ends as MODERN; the others fail the
  *             connect and are never pinned.
  *   probed    the probe ran (false: the era option or a previous verdict
@@ -340,8 +341,9 @@ typedef struct mcp_stdio_target {
  * option says otherwise). The probe's verdict: a DiscoverResult is modern;
  * a JSON-RPC error (other than the modern -32020/-32021/-32022) or no
  * answer within probe_timeout_ms is legacy, and the same process is sent
- * initialize; a server that exits during the probe is started again and
- * sent initialize (RECONNECT_LEGACY). What the server wrote to stderr
+ * initialize; a server that exits during the probe, or after it before
+ * answering initialize, is started again (once) and sent initialize
+ * (RECONNECT_LEGACY). What the server wrote to stderr
  * during the probe ends up in the error message when connecting fails.
  * Errors: MCP_EINVAL (a NULL client or target, no argv[0]), MCP_ESTATE (the
  * client is already connected), MCP_EIO (cannot start), MCP_ECLOSED (it

@@ -9,7 +9,9 @@
  *   MODERN_RETRY      probe again with the version the server named
  *   LEGACY            the initialize handshake on the same connection
  *                     (HTTP: Streamable HTTP, then HTTP+SSE)
- *   RECONNECT_LEGACY  stdio: start the server again, then initialize
+ *   RECONNECT_LEGACY  stdio: start the server again, then initialize (also
+ *                     when a LEGACY verdict's server exits before it
+ *                     answered initialize)
  *   AUTHORIZE         MCP_EAUTH (a token callback has had its one chance
  *                     to answer the challenge: see roundtrip.c)
  *   RETRY             a few more probes with backoff, then an error
@@ -251,6 +253,20 @@ static int pin(mcp_client_t *c, mcp_verdict_kind_t kind, bool probed, const char
     return MCP_OK;
 }
 
+/* stdio: starts the server again (what the old process had is dropped)
+ * and sends the new one initialize. */
+static int restart_for_legacy(mcp_client_t *c, const client_connector_t *how, mcp_error_t *err)
+{
+    client_legacy_close(c);
+    drop_transport(c);
+    client_legacy_free(c);
+    int rc = how->restart(how->ctx, &c->transport, err);
+    if (rc != MCP_OK)
+        return rc;
+    rc = connect_legacy(c, how, false, err);
+    return rc == MCP_OK ? rc : with_stderr(c, rc, err);
+}
+
 /* The era option is modern and the probe found a legacy server. */
 static int refuse_legacy(mcp_client_t *c, const mcp_probe_verdict_t *v, mcp_error_t *err)
 {
@@ -307,6 +323,18 @@ static int probe_and_connect(mcp_client_t *c, mcp_transport_kind_t kind,
             }
             pin(c, MCP_VERDICT_LEGACY, true, v.reason);
             rc = connect_legacy(c, how, false, err);
+            if (rc == MCP_ECLOSED && kind == MCP_TRANSPORT_STDIO && how && how->restart) {
+                /* The server answered the probe (or let it time out) and
+                 * then exited, as some end a session that did not begin
+                 * with initialize: it is a legacy server all the same,
+                 * and one that exited is restarted (digest 5.2, 5.4). */
+                client_log(c, MCP_LOG_INFO, "the server exited after the probe (%s); "
+                                            "restarting it for the legacy handshake",
+                           err ? err->message : mcp_strerror(rc));
+                mcp_error_clear(err);
+                pin(c, MCP_VERDICT_RECONNECT_LEGACY, true, "the server exited after the probe");
+                rc = restart_for_legacy(c, how, err);
+            }
             break;
         case MCP_VERDICT_RECONNECT_LEGACY:
             if (modern_only) {
@@ -321,14 +349,8 @@ static int probe_and_connect(mcp_client_t *c, mcp_transport_kind_t kind,
             }
             client_log(c, MCP_LOG_INFO, "the server exited during the probe; restarting it "
                                         "for the legacy handshake");
-            drop_transport(c);
-            rc = how->restart(how->ctx, &c->transport, err);
-            if (rc != MCP_OK)
-                break;
             pin(c, MCP_VERDICT_RECONNECT_LEGACY, true, v.reason);
-            rc = connect_legacy(c, how, false, err);
-            if (rc != MCP_OK)
-                rc = with_stderr(c, rc, err);
+            rc = restart_for_legacy(c, how, err);
             break;
         case MCP_VERDICT_AUTHORIZE:
             /* With a token callback the probe was already sent again

@@ -4,8 +4,9 @@
  *   - notes_server (libmcp, 2026-07-28) over stdio: modern;
  *   - tests/integration/servers/legacy_stdio_server: a legacy server that
  *     answers the probe -32601 (legacy), ignores it (timeout, legacy on the
- *     same process), or exits on it (restarted, reconnect_legacy, its
- *     stderr in the error when the era option is modern); then calls,
+ *     same process), exits on it (restarted, reconnect_legacy, its stderr
+ *     in the error when the era option is modern), or answers it and
+ *     exits (restarted for initialize, reconnect_legacy); then calls,
  *     progress, a sampling request from the server, a subscription update,
  *     ping and logging/setLevel through the public API;
  *   - a scripted HTTP endpoint (a thread of this test) answering the probe
@@ -138,6 +139,26 @@ static void test_exits_on_probe(void **state)
     assert_non_null(strstr(err.message, "legacy"));
     assert_non_null(strstr(err.message, "unknown method server/discover"));
     mcp_error_clear(&err);
+    mcp_client_free(c);
+}
+
+/* A server that answers the probe with an error and then exits (digest
+ * 5.4: any error is legacy; 5.2: a client SHOULD restart a server that
+ * exited): the verdict came before the exit, so initialize finds the
+ * process gone, and the server is started once more for it. */
+static void test_error_then_exit_on_probe(void **state)
+{
+    (void)state;
+    mcp_client_t *c = client_new(MCP_CLIENT_ERA_AUTO, NULL);
+    mcp_error_t err = {0};
+    if (connect_legacy_server(c, "error_exit", 0, &err) != MCP_OK)
+        fail_msg("connect: %s", err.message);
+    assert_verdict(c, MCP_VERDICT_RECONNECT_LEGACY, true);
+    assert_int_equal(mcp_client_era(c), MCP_ERA_LEGACY);
+    json_t *tools = NULL;
+    assert_int_equal(mcp_client_list_tools_all(c, NULL, &tools, &err), MCP_OK);
+    assert_int_equal(json_array_size(tools), 2);
+    json_decref(tools);
     mcp_client_free(c);
 }
 
@@ -616,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_legacy_by_error),
         cmocka_unit_test(test_legacy_by_timeout),
         cmocka_unit_test(test_exits_on_probe),
+        cmocka_unit_test(test_error_then_exit_on_probe),
         cmocka_unit_test(test_modern_refuses_legacy),
         cmocka_unit_test(test_previous_verdict_skips_probe),
         cmocka_unit_test(test_legacy_calls),

@@ -8,6 +8,9 @@
  *            exits 3 (a server that dies on the probe)
  *   ignore   ignores it (a silent legacy server: the probe times out)
  *   error    answers -32601
+ *   error_exit  answers -32600 ("Received request before initialization
+ *            was complete") and exits 1, as some servers end a session
+ *            that did not start with initialize
  *
  * A second argument "skills" adds the Skills extension to the capabilities
  * it declares, as a server written for both eras might: no legacy
@@ -159,6 +162,11 @@ int main(int argc, char **argv)
             }
             if (strcmp(mode, "error") == 0)
                 error(id, -32601, "Method not found");
+            if (strcmp(mode, "error_exit") == 0) {
+                error(id, -32600, "Received request before initialization was complete");
+                json_decref(msg);
+                return 1;
+            }
         } else if (strcmp(method, "logging/setLevel") == 0) {
             const char *level = json_string_value(json_object_get(params, "level"));
             snprintf(log_level, sizeof log_level, "%s", level ? level : "?");
