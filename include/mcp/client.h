@@ -622,8 +622,10 @@ MCP_API int mcp_client_request(mcp_client_t *client, const char *method, json_t 
  * mcp_client_call_tool() follows such a task to its end, so that its
  * caller sees what a direct call would give:
  *   - it polls tasks/get, waiting pollIntervalMs between polls (the latest
- *     value the server gave; 1000 ms when it gives none; kept between
- *     10 ms and 60 s); meanwhile it listens for the task
+ *     value the server gave, however long: the extension asks clients to
+ *     honour it; 1000 ms when it gives none; at least 10 ms, and at most
+ *     a day, a bound only for values no server means); meanwhile it
+ *     listens for the task
  *     (subscriptions/listen with taskIds: one subscription names every
  *     task the client follows at the time, whichever calls follow them),
  *     and a notifications/tasks ends the wait at once. A server that

@@ -207,12 +207,21 @@ int client_task_request(mcp_client_t *c, const char *method, const char *task_id
  * `timeout_ms`; a failure is only logged. */
 void client_task_abandon(mcp_client_t *c, const char *task_id, int64_t timeout_ms);
 
-/* The wait between polls when the server never named one, and the range
- * any interval is kept in: a server cannot make the client spin, nor
- * leave it asleep for an hour. */
+/*
+ * The wait between polls when the server never named one, and the range
+ * any interval is kept in. Clients SHOULD honour pollIntervalMs (digest
+ * 8.2), and a server may rate-limit one that polls faster, so an interval
+ * of minutes or hours is taken as given: the wait never delays the
+ * outcome anyway, since a notifications/tasks about the task and the
+ * call's cancel end it at once (tasks.c). The floor keeps a server from
+ * making the client spin. The ceiling (a day) is no policy: it only keeps
+ * a value no server means (pollIntervalMs is any integer, 2^53 included)
+ * from leaving a call that nobody cancels asleep for good, and the clock
+ * arithmetic in range.
+ */
 #define CLIENT_TASK_DEFAULT_POLL_MS 1000
 #define CLIENT_TASK_MIN_POLL_MS 10
-#define CLIENT_TASK_MAX_POLL_MS 60000
+#define CLIENT_TASK_MAX_POLL_MS (24 * 3600 * 1000)
 
 /* The wait between polls after the server described `task`: the interval
  * it asks for, kept in range, or `current_ms` when it asks for none. */

@@ -329,6 +329,17 @@ static void watch_remove(follow_t *f)
  * The follow loop
  * ------------------------------------------------------------------------ */
 
+/* Takes the wait between polls from what the server said of the task
+ * (borrowed), and says so when it changes: a wait of minutes is the
+ * server's wish, not a hung client. */
+static void pace(follow_t *f, const client_task_t *task)
+{
+    int64_t ms = client_task_poll_interval(task, f->interval_ms);
+    if (ms != f->interval_ms)
+        client_log(f->c, MCP_LOG_DEBUG, "task %s: polling every %lld ms", f->id, (long long)ms);
+    f->interval_ms = ms;
+}
+
 /* Follows the task `id` to its end. `created` is the CreateTaskResult
  * that made it, or NULL when the caller has only the id: then the first
  * poll goes out at once. A follow that fails before the task ended
@@ -349,7 +360,7 @@ static int follow(mcp_client_t *c, const char *id, const client_task_t *created,
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     }
     if (created)
-        f.interval_ms = client_task_poll_interval(created, f.interval_ms);
+        pace(&f, created);
     pthread_mutex_init(&f.lock, NULL);
     mcp_clock_cond_init(&f.changed);
 
@@ -381,7 +392,7 @@ static int follow(mcp_client_t *c, const char *id, const client_task_t *created,
         if (rc == MCP_OK)
             rc = client_task_read(state, true, f.id, &task, err);
         if (rc == MCP_OK) {
-            f.interval_ms = client_task_poll_interval(&task, f.interval_ms);
+            pace(&f, &task);
             rc = take_state(&f, &task, &ended, result_out, err);
         }
         json_decref(state);

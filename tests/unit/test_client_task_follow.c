@@ -286,6 +286,94 @@ static void test_poll_interval(void **state)
     assert_true(took < 3000);
 }
 
+/* What the client logs, and a wait for a line that contains a phrase. */
+typedef struct log_tap {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    char lines[4096];
+} log_tap_t;
+
+static void tap_log(void *user, mcp_log_level_t level, const char *msg)
+{
+    (void)level;
+    log_tap_t *tap = user;
+    pthread_mutex_lock(&tap->lock);
+    size_t len = strlen(tap->lines);
+    snprintf(tap->lines + len, sizeof tap->lines - len, "%s\n", msg);
+    pthread_cond_broadcast(&tap->cond);
+    pthread_mutex_unlock(&tap->lock);
+}
+
+static bool tap_wait(log_tap_t *tap, const char *phrase, int ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&tap->lock);
+    while (!strstr(tap->lines, phrase) &&
+           pthread_cond_timedwait(&tap->cond, &tap->lock, &until) == 0)
+        ;
+    bool found = strstr(tap->lines, phrase) != NULL;
+    pthread_mutex_unlock(&tap->lock);
+    return found;
+}
+
+typedef struct slow_poll {
+    log_tap_t *tap;
+    mcp_cancel_t *cancel;
+} slow_poll_t;
+
+/* Cancels the call once it said how long it waits (or after 2 s). */
+static void *cancel_once_paced(void *arg)
+{
+    slow_poll_t *sp = arg;
+    tap_wait(sp->tap, "polling every", 2000);
+    mcp_cancel_trigger(sp->cancel);
+    return NULL;
+}
+
+/* A server that asks to be polled every two minutes is (digest 8.2:
+ * clients SHOULD honour pollIntervalMs; a faster client may be rate
+ * limited): the wait the client takes is the server's, not a cap of its
+ * own. Read from the client's log, so the test need not wait it out. */
+static void test_long_poll_interval_honoured(void **state)
+{
+    fixture_t *f = *state;
+    log_tap_t tap = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1",
+                                                             .tasks = true, .log = tap_log,
+                                                             .log_user = &tap},
+                                     NULL);
+    assert_non_null(c);
+    fake_transport_t *ft = fake_transport_connect(c, respond, &f->server);
+    assert_non_null(ft);
+    f->server.created = "{\"resultType\":\"task\",\"taskId\":\"t-1\",\"status\":\"working\","
+                        TIMES ",\"ttlMs\":null,\"pollIntervalMs\":120000}";
+    f->server.states[0] = COMPLETED;
+    slow_poll_t sp = {&tap, mcp_cancel_new()};
+    pthread_t th;
+    pthread_create(&th, NULL, cancel_once_paced, &sp);
+    json_t *r = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_call_tool(c, "slow", NULL,
+                                          &(mcp_request_options_t){.cancel = sp.cancel}, &r,
+                                          &err),
+                     MCP_ECANCELED);
+    pthread_join(th, NULL);
+    mcp_cancel_free(sp.cancel);
+    mcp_error_clear(&err);
+    if (!tap_wait(&tap, "polling every 120000 ms", 0))
+        fail_msg("the client did not take the server's interval; it logged:\n%s", tap.lines);
+    assert_int_equal(fake_count(ft, "tasks/get"), 0); /* cancelled during the wait */
+    assert_int_equal(fake_count(ft, "tasks/cancel"), 1);
+    mcp_client_free(c);
+}
+
 /* A task created already over is asked for its outcome at once. */
 /* A server that takes the task's subscription but never acknowledges it
  * delays the first poll by no more than the poll interval: the wait for
@@ -679,6 +767,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_other_extensions_declared, setup, teardown),
         cmocka_unit_test_setup_teardown(test_followed_to_completion, setup, teardown),
         cmocka_unit_test_setup_teardown(test_poll_interval, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_poll_interval_honoured, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unacknowledged_listen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_created_over_polled_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inputs_answered_once, setup, teardown),
