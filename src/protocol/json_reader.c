@@ -71,6 +71,7 @@ struct reader {
     size_t scratch_cap;
     char inline_scratch[INLINE_SCRATCH];
 
+    bool out_of_range_is_null; /* json_read_in_range: such numbers read as null */
     int max_nesting; /* the caller's limit on arrays and objects */
     bool too_deep;   /* ... which the text went over */
     json_read_memo_t *memo; /* NULL: none */
@@ -567,8 +568,13 @@ static void scan_number(struct reader *r)
         return;
     r->p = p;
     if (is_real) {
-        if (convert_real(r, s, (size_t)(p - s), &r->real))
+        if (r->out_of_range_is_null && mcp_real_from_text(s, (size_t)(p - s), &r->real) ==
+                                           MCP_ELIMIT)
+            r->token = TOKEN_NULL;
+        else if (convert_real(r, s, (size_t)(p - s), &r->real))
             r->token = TOKEN_REAL;
+    } else if (too_big && r->out_of_range_is_null) {
+        r->token = TOKEN_NULL;
     } else if (too_big) {
         fail_here(r, json_error_numeric_overflow,
                   negative ? "too big negative integer" : "too big integer");
@@ -963,8 +969,23 @@ json_t *json_read_nested(const char *buf, size_t len, int max_nesting, bool *too
     return json_read_memo(buf, len, max_nesting, too_deep, err, NULL);
 }
 
+static json_t *read_text(const char *buf, size_t len, int max_nesting, bool *too_deep,
+                         json_error_t *err, json_read_memo_t *memo, bool out_of_range_is_null);
+
 json_t *json_read_memo(const char *buf, size_t len, int max_nesting, bool *too_deep,
                        json_error_t *err, json_read_memo_t *memo)
+{
+    return read_text(buf, len, max_nesting, too_deep, err, memo, false);
+}
+
+json_t *json_read_out_of_range_as_null(const char *buf, size_t len, int max_nesting,
+                                       bool *too_deep, json_error_t *err)
+{
+    return read_text(buf, len, max_nesting, too_deep, err, NULL, true);
+}
+
+static json_t *read_text(const char *buf, size_t len, int max_nesting, bool *too_deep,
+                         json_error_t *err, json_read_memo_t *memo, bool out_of_range_is_null)
 {
     *too_deep = false;
     if (!buf) {
@@ -979,7 +1000,8 @@ json_t *json_read_memo(const char *buf, size_t len, int max_nesting, bool *too_d
         return NULL;
     }
     struct reader r = {.start = buf, .end = buf + len, .p = buf, .token_start = buf,
-                       .max_nesting = max_nesting, .err = err, .memo = memo};
+                       .max_nesting = max_nesting, .err = err, .memo = memo,
+                       .out_of_range_is_null = out_of_range_is_null};
     r.scratch = r.inline_scratch;
     r.scratch_cap = sizeof r.inline_scratch;
 

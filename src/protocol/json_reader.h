@@ -93,6 +93,16 @@ typedef struct json_read_memo {
 json_t *json_read_memo(const char *buf, size_t len, int max_nesting, bool *too_deep,
                        json_error_t *err, json_read_memo_t *memo);
 
+/*
+ * json_read_nested(), except that a number out of json_int_t's range (an
+ * integer) or a double's (a real that overflows) reads as null instead of
+ * failing the read. For telling a peer which of its messages held such a
+ * number: the id is still found when the number is elsewhere. Never use
+ * its tree as the message itself.
+ */
+json_t *json_read_out_of_range_as_null(const char *buf, size_t len, int max_nesting,
+                                       bool *too_deep, json_error_t *err);
+
 /* Forgets what `memo` remembers (its key and depth stay). NULL-safe. */
 void json_read_memo_clear(json_read_memo_t *memo);
 

@@ -239,6 +239,30 @@ static int parse_error(const json_error_t *jerr, mcp_error_t *err)
                          jerr->text);
 }
 
+/*
+ * The message is valid JSON with a number out of range (jansson holds
+ * integers in 64 bits and reals in doubles): -32600, not -32700, and
+ * answered with the message's id when it can be found -- over stdio a
+ * client has nothing else to match the error with, and would wait for its
+ * timeout. The id is found by reading the text again with such numbers as
+ * null (an id out of range is then null: none to answer with).
+ */
+static int number_out_of_range(const char *buf, size_t len, int max_depth,
+                               const json_error_t *jerr, mcp_message_t *out, mcp_error_t *err)
+{
+    json_error_t ignored;
+    bool too_deep;
+    out->root = json_read_out_of_range_as_null(buf, len, max_depth, &too_deep, &ignored);
+    if (out->root) {
+        mcp_error_t scratch = {0};
+        classify(out, &scratch); /* for the id alone */
+        mcp_error_clear(&scratch);
+    }
+    return invalid_request(out, err,
+                           "A number in the message is out of range (%s at position %d)",
+                           jerr->text, jerr->position);
+}
+
 int mcp_jsonrpc_parse(const char *buf, size_t len, const mcp_parse_limits_t *limits,
                       mcp_message_t *out, mcp_error_t *err)
 {
@@ -287,6 +311,8 @@ int jsonrpc_parse_memo(const char *buf, size_t len, const mcp_parse_limits_t *li
             /* The reader's own depth limit, reached when max_depth is above it. */
             return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL,
                                  "The message nests too deep: %s", jerr.text);
+        case json_error_numeric_overflow:
+            return number_out_of_range(buf, len, max_depth, &jerr, out, err);
         default:
             return parse_error(&jerr, err);
         }

@@ -888,6 +888,39 @@ static void test_memo_keeps_the_rules(void **state)
     json_read_memo_clear(&memo);
 }
 
+/* json_read_out_of_range_as_null: such numbers read as null, in range
+ * ones (the extremes included) as they are, and every other fault still
+ * fails the read. */
+static void test_out_of_range_as_null(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *expected; /* expected NULL: the read fails */
+    } cases[] = {
+        {"[9223372036854775808,-9223372036854775809,1e400,-1e999]", "[null,null,null,null]"},
+        {"[9223372036854775807,-9223372036854775808,1e-400,1.5]",
+         "[9223372036854775807,-9223372036854775808,0.0,1.5]"},
+        {"{\"id\":7,\"n\":{\"m\":18446744073709551616}}", "{\"id\":7,\"n\":{\"m\":null}}"},
+        {"[1e400,]", NULL},
+        {"{\"a\":1e400,\"a\":1}", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_error_t err;
+        bool too_deep;
+        json_t *v = json_read_out_of_range_as_null(cases[i].text, strlen(cases[i].text), 64,
+                                                   &too_deep, &err);
+        if (!cases[i].expected) {
+            assert_null(v);
+            continue;
+        }
+        assert_non_null(v);
+        json_t *want = json_loads(cases[i].expected, 0, NULL);
+        assert_true(json_equal(v, want));
+        json_decref(want);
+        json_decref(v);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -910,6 +943,7 @@ int main(void)
         cmocka_unit_test(test_memo_other_bytes_are_read),
         cmocka_unit_test(test_memo_only_its_member),
         cmocka_unit_test(test_memo_keeps_the_rules),
+        cmocka_unit_test(test_out_of_range_as_null),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
