@@ -28,10 +28,13 @@
  * pinned for the connection: it is never downgraded later.
  *
  * On a legacy connection the server's requests (sampling/createMessage,
- * elicitation/create, roots/list, ping) are answered through the same
- * elicit, sample and roots callbacks that answer input_required rounds on
- * a modern one, each on a client thread of its own; its notifications go
- * to the same progress, log and listen callbacks.
+ * elicitation/create, roots/list) are answered through the same elicit,
+ * sample and roots callbacks that answer input_required rounds on a
+ * modern one, each on a client thread of its own; ping is answered by the
+ * client itself. At most 16 such callbacks run at once for the server's
+ * requests: a request beyond them is refused at once with -32603 ("too
+ * many concurrent requests"), and taken again once one returns. Its
+ * notifications go to the same progress, log and listen callbacks.
  *
  * Results are returned as the method's result object (new reference):
  * CallToolResult, ReadResourceResult, ... exactly as the server sent them

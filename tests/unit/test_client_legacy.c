@@ -2,21 +2,27 @@
  * The legacy client's pure parts and its handshake against a scripted
  * transport: what a legacy request looks like, which header version it
  * carries, which notifications a subscription's filter lets through, the
- * probe -> initialize -> notifications/initialized sequence, and a server
- * request the server cancels while the client answers it.
+ * probe -> initialize -> notifications/initialized sequence, a server
+ * request the server cancels while the client answers it, and a server
+ * that asks more at once than the client answers.
  */
+#define _GNU_SOURCE /* clock_gettime, nanosleep */
+#include <dirent.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
 #include "client/legacy/legacy.h"
 #include "client_fake_transport.h"
 #include "mcp/mcp.h"
+#include "test_clock.h"
 
 static void test_request_build(void **state)
 {
@@ -224,6 +230,119 @@ static void test_server_cancels_its_request(void **state)
     mcp_client_free(c);
 }
 
+/* The threads of this process. */
+static size_t thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+static json_t *elicitation(const char *id)
+{
+    return json_pack("{s:s, s:s, s:s, s:{s:s, s:{s:s}}}", "jsonrpc", "2.0", "id", id, "method",
+                     "elicitation/create", "params", "message", "name?", "requestedSchema",
+                     "type", "object");
+}
+
+/* The answers sent so far whose error code is `code` (0: results). */
+static size_t answers_with(fake_transport_t *ft, int code)
+{
+    json_t *notes = fake_notes(ft), *note;
+    size_t n = 0, i;
+    json_array_foreach(notes, i, note) {
+        json_t *error = json_object_get(note, "error");
+        if (json_object_get(note, "method"))
+            continue;
+        if (code == 0 ? json_object_get(note, "result") != NULL
+                      : json_integer_value(json_object_get(error, "code")) == code)
+            n++;
+    }
+    json_decref(notes);
+    return n;
+}
+
+/* Waits (up to 10 s) until `n` callbacks have started. */
+static void await_elicit_calls(int n)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    pthread_mutex_lock(&elicit_lock);
+    while (elicit_calls < n &&
+           pthread_cond_timedwait(&elicit_cond, &elicit_lock, &until) == 0)
+        ;
+    int calls = elicit_calls;
+    pthread_mutex_unlock(&elicit_lock);
+    assert_int_equal(calls, n);
+}
+
+/*
+ * A server that asks more than CLIENT_LEGACY_MAX_ANSWERING questions at
+ * once while the callback holds every one: the excess is refused with
+ * -32603 at once, no thread is started for it, a ping is still answered,
+ * and once the callbacks return a new question is taken again.
+ */
+static void test_server_request_flood(void **state)
+{
+    (void)state;
+    elicit_calls = 0;
+    elicit_go = false;
+    mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
+        .name = "t", .version = "1", .elicit = held_elicit}, NULL);
+    fake_transport_t *ft = fake_transport_new(c, legacy_server, (void *)"2025-11-25");
+    mcp_error_t err = {0};
+    assert_int_equal(client_connect_transport(c, fake_transport_base(ft), MCP_TRANSPORT_STDIO,
+                                              &err),
+                     MCP_OK);
+    size_t threads_before = thread_count();
+    const int extra = 8, cap = CLIENT_LEGACY_MAX_ANSWERING;
+    for (int i = 0; i < cap + extra; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "f-%d", i);
+        json_t *ask = elicitation(id);
+        fake_unrouted(ft, ask);
+        json_decref(ask);
+    }
+    await_elicit_calls(cap);
+    /* The refusals went out as the requests were read. */
+    assert_int_equal(answers_with(ft, MCP_INTERNAL_ERROR), extra);
+    assert_true(thread_count() <= threads_before + (size_t)cap);
+    sleep_ms(50); /* no late callback either */
+    pthread_mutex_lock(&elicit_lock);
+    assert_int_equal(elicit_calls, cap);
+    pthread_mutex_unlock(&elicit_lock);
+
+    /* A ping needs no callback: answered even now. */
+    json_t *ping = json_pack("{s:s, s:s, s:s}", "jsonrpc", "2.0", "id", "p-1", "method", "ping");
+    fake_unrouted(ft, ping);
+    json_decref(ping);
+    assert_int_equal(answers_with(ft, 0), 1);
+
+    pthread_mutex_lock(&elicit_lock);
+    elicit_go = true;
+    pthread_cond_broadcast(&elicit_cond);
+    pthread_mutex_unlock(&elicit_lock);
+    for (int64_t until = now_ms() + 10000; answers_with(ft, 0) < 1 + (size_t)cap;) {
+        assert_true(now_ms() < until);
+        sleep_ms(5);
+    }
+    /* Room again: the next question reaches the callback. */
+    json_t *ask = elicitation("f-late");
+    fake_unrouted(ft, ask);
+    json_decref(ask);
+    client_legacy_drain_inbound(c);
+    assert_int_equal(elicit_calls, cap + 1);
+    assert_int_equal(answers_with(ft, 0), 2 + (size_t)cap);
+    assert_int_equal(answers_with(ft, MCP_INTERNAL_ERROR), extra);
+    mcp_client_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -232,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_filter_matches),
         cmocka_unit_test(test_handshake),
         cmocka_unit_test(test_server_cancels_its_request),
+        cmocka_unit_test(test_server_request_flood),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

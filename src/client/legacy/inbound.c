@@ -5,9 +5,14 @@
  * ping -- are answered through the very functions that answer a modern
  * server's input_required rounds (client_answer_inputs), so that a user's
  * callbacks see the same params and their answers mean the same thing in
- * both eras. Each request is answered on a thread of its own: a callback
- * may wait for a person, or make calls on the client, and the thread that
- * read the request must go on reading.
+ * both eras. Each request that needs a callback is answered on a thread
+ * of its own: a callback may wait for a person, or make calls on the
+ * client, and the thread that read the request must go on reading. At
+ * most CLIENT_LEGACY_MAX_ANSWERING such threads run at once; a request
+ * beyond them is refused with -32603 on the thread that read it, as are
+ * requests no callback answers (ping gets its result there too). Writing
+ * there also slows a flooding server down to the pace its answers are
+ * taken at.
  *
  * Its notifications: log messages go to on_log; list_changed and
  * resources/updated invalidate the cache and go to the subscriptions that
@@ -16,6 +21,7 @@
  * and no callback when it has not started yet. A callback already running
  * cannot be told; its answer is dropped.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,17 +39,29 @@ static json_t *callback_params(const char *method, const json_t *params)
     return p;
 }
 
-/* The result for the server's request, or a JSON-RPC error. */
-static json_t *answer(mcp_client_t *c, const json_t *request)
+/* Is the server's request `method` answered by a user's callback? */
+static bool needs_callback(const char *method)
+{
+    return strcmp(method, "elicitation/create") == 0 ||
+           strcmp(method, "sampling/createMessage") == 0 || strcmp(method, "roots/list") == 0;
+}
+
+/* The answer to a request no callback answers: ping, or an unknown method. */
+static json_t *answer_at_once(const json_t *request)
 {
     const json_t *id = json_object_get(request, "id");
     const char *method = json_string_value(json_object_get(request, "method"));
     if (strcmp(method, "ping") == 0)
         return mcp_jsonrpc_result(id, json_object());
-    if (strcmp(method, "elicitation/create") != 0 && strcmp(method, "sampling/createMessage") != 0 &&
-        strcmp(method, "roots/list") != 0)
-        return mcp_jsonrpc_error(id, MCP_METHOD_NOT_FOUND, "Method not found", NULL);
+    return mcp_jsonrpc_error(id, MCP_METHOD_NOT_FOUND, "Method not found", NULL);
+}
 
+/* The result of the callback for the server's request, or a JSON-RPC
+ * error. */
+static json_t *answer(mcp_client_t *c, const json_t *request)
+{
+    const json_t *id = json_object_get(request, "id");
+    const char *method = json_string_value(json_object_get(request, "method"));
     json_t *params = callback_params(method, json_object_get(request, "params"));
     json_t *inputs = params ? json_pack("{s:{s:s, s:o}}", "request", "method", method, "params",
                                         params)
@@ -72,29 +90,46 @@ static json_t *answer(mcp_client_t *c, const json_t *request)
     return reply;
 }
 
+/* Sends `reply` (borrowed; NULL: it could not be made) to the server's
+ * `method` request. */
+static void send_reply(mcp_client_t *c, const char *method, const json_t *reply)
+{
+    pthread_mutex_lock(&c->lock);
+    client_http_hints_t hints = {.protocol_version = client_legacy_header_version(c->version)};
+    pthread_mutex_unlock(&c->lock);
+    int rc = reply ? c->transport->ops->notify(c->transport, reply, &hints) : MCP_ENOMEM;
+    if (rc != MCP_OK)
+        client_log(c, MCP_LOG_WARNING, "cannot answer the server's %s: %s", method,
+                   mcp_strerror(rc));
+}
+
 static void *answer_thread(void *arg)
 {
     client_inbound_t *in = arg;
     mcp_client_t *c = in->client;
     const char *method = json_string_value(json_object_get(in->request, "method"));
     json_t *reply = client_legacy_inbound_cancelled(c, in) ? NULL : answer(c, in->request);
-    if (client_legacy_inbound_cancelled(c, in)) {
+    if (client_legacy_inbound_cancelled(c, in))
         client_log(c, MCP_LOG_DEBUG, "the server cancelled its %s: no answer", method);
-    } else {
-        pthread_mutex_lock(&c->lock);
-        client_http_hints_t hints = {.protocol_version =
-                                         client_legacy_header_version(c->version)};
-        pthread_mutex_unlock(&c->lock);
-        int rc = reply ? c->transport->ops->notify(c->transport, reply, &hints) : MCP_ENOMEM;
-        if (rc != MCP_OK)
-            client_log(c, MCP_LOG_WARNING, "cannot answer the server's %s: %s", method,
-                       mcp_strerror(rc));
-    }
+    else
+        send_reply(c, method, reply);
     json_decref(reply);
     client_legacy_inbound_leave(c, in);
     json_decref(in->request);
     free(in);
     return NULL;
+}
+
+/* Answers the server's request with -32603 and `why`, logged too: a
+ * request the client cannot take on is refused, never left unanswered. */
+static void refuse(mcp_client_t *c, const json_t *request, const char *why)
+{
+    const char *method = json_string_value(json_object_get(request, "method"));
+    client_log(c, MCP_LOG_WARNING, "refusing the server's %s: %s", method, why);
+    json_t *reply =
+        mcp_jsonrpc_error(json_object_get(request, "id"), MCP_INTERNAL_ERROR, why, NULL);
+    send_reply(c, method, reply);
+    json_decref(reply);
 }
 
 /* Lists the request before its thread starts, on the thread that read it:
@@ -107,16 +142,25 @@ static void start_answer(mcp_client_t *c, const json_t *request)
         in->request = json_deep_copy(request);
     }
     if (!in || !in->request) {
-        client_log(c, MCP_LOG_ERROR, "cannot answer a request of the server: out of memory");
         if (in)
             json_decref(in->request);
         free(in);
+        refuse(c, request, "out of memory");
         return;
     }
-    if (!client_legacy_inbound_enter(c, in)) {
-        /* Closing: the server gets no answer, as from any closed client. */
+    int entered = client_legacy_inbound_enter(c, in);
+    if (entered != MCP_OK) {
         json_decref(in->request);
         free(in);
+        /* When closing, the server gets no answer, as from any closed
+         * client; when full, a refusal. */
+        if (entered == MCP_ELIMIT) {
+            char why[96];
+            snprintf(why, sizeof why,
+                     "too many concurrent requests: the client answers at most %d at once",
+                     CLIENT_LEGACY_MAX_ANSWERING);
+            refuse(c, request, why);
+        }
         return;
     }
     pthread_t thread;
@@ -124,10 +168,10 @@ static void start_answer(mcp_client_t *c, const json_t *request)
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     if (pthread_create(&thread, &attr, answer_thread, in) != 0) {
-        client_log(c, MCP_LOG_ERROR, "cannot answer a request of the server: no thread");
         client_legacy_inbound_leave(c, in);
         json_decref(in->request);
         free(in);
+        refuse(c, request, "the client cannot start a thread to answer it");
     }
     pthread_attr_destroy(&attr);
 }
@@ -144,8 +188,12 @@ void client_legacy_on_message(mcp_client_t *c, const json_t *msg)
 {
     const char *method = json_string_value(json_object_get(msg, "method"));
     const json_t *params = json_object_get(msg, "params");
-    if (method && json_object_get(msg, "id")) {
+    if (method && json_object_get(msg, "id") && needs_callback(method)) {
         start_answer(c, msg);
+    } else if (method && json_object_get(msg, "id")) {
+        json_t *reply = answer_at_once(msg);
+        send_reply(c, method, reply);
+        json_decref(reply);
     } else if (!method) {
         client_log(c, MCP_LOG_DEBUG, "dropping a response that answers no request in flight");
     } else if (strcmp(method, "notifications/message") == 0) {

@@ -98,9 +98,21 @@ bool client_legacy_method_unknown(const char *method);
  * inbound.c
  * ------------------------------------------------------------------------ */
 
-/* A message from the server outside our requests (borrowed): a request is
- * answered on a thread of its own; notifications are delivered. */
+/* A message from the server outside our requests (borrowed): a request
+ * that needs a callback is answered on a thread of its own (at most
+ * CLIENT_LEGACY_MAX_ANSWERING at once), any other request (ping, an
+ * unknown method) at once; notifications are delivered. */
 void client_legacy_on_message(mcp_client_t *c, const json_t *msg);
+
+/*
+ * How many of the server's requests that need a callback (elicitation,
+ * sampling, roots) are answered at once, each on a thread of its own. A
+ * callback may wait for a person for minutes; a server that asks more
+ * meanwhile (a flood, or a bug) must not make the client start a thread
+ * per request, so the excess is answered at once with -32603 and a
+ * message saying why: refused, never silently dropped.
+ */
+#define CLIENT_LEGACY_MAX_ANSWERING 16
 
 /* A request of the server being answered (on a thread of its own). */
 typedef struct client_inbound {
@@ -110,9 +122,11 @@ typedef struct client_inbound {
     bool cancelled;              /* the server withdrew it; under the session's lock */
 } client_inbound_t;
 
-/* Lists a request being answered (false once closing: then its thread
- * must not start) and unlists it when its thread is done (session.c). */
-bool client_legacy_inbound_enter(mcp_client_t *c, client_inbound_t *in);
+/* Lists a request being answered and unlists it when its thread is done
+ * (session.c). Entering fails with MCP_ECLOSED once closing and with
+ * MCP_ELIMIT while CLIENT_LEGACY_MAX_ANSWERING are listed: then its thread
+ * must not start. */
+int client_legacy_inbound_enter(mcp_client_t *c, client_inbound_t *in);
 void client_legacy_inbound_leave(mcp_client_t *c, client_inbound_t *in);
 
 /* The server cancelled its request `request_id` (notifications/cancelled):

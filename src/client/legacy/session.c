@@ -41,6 +41,7 @@ struct client_legacy {
     uint64_t generation;         /* bumped by every re-initialize */
     bool closing;                /* no new threads for server requests */
     client_inbound_t *answering; /* server requests being answered */
+    size_t n_answering;          /* how many; at most CLIENT_LEGACY_MAX_ANSWERING */
     bool stream_stop;            /* the watcher is asked to stop */
 
     /* The GET stream. */
@@ -547,17 +548,20 @@ int client_legacy_await_session(mcp_client_t *c, const client_call_opts_t *o, mc
  * Server requests being answered (inbound.c lists them here)
  * ------------------------------------------------------------------------ */
 
-bool client_legacy_inbound_enter(mcp_client_t *c, client_inbound_t *in)
+int client_legacy_inbound_enter(mcp_client_t *c, client_inbound_t *in)
 {
     client_legacy_t *l = c->legacy;
     pthread_mutex_lock(&l->lock);
-    bool ok = !l->closing;
-    if (ok) {
+    int rc = l->closing                                      ? MCP_ECLOSED
+             : l->n_answering >= CLIENT_LEGACY_MAX_ANSWERING ? MCP_ELIMIT
+                                                              : MCP_OK;
+    if (rc == MCP_OK) {
         in->next = l->answering;
         l->answering = in;
+        l->n_answering++;
     }
     pthread_mutex_unlock(&l->lock);
-    return ok;
+    return rc;
 }
 
 void client_legacy_inbound_leave(mcp_client_t *c, client_inbound_t *in)
@@ -567,6 +571,7 @@ void client_legacy_inbound_leave(mcp_client_t *c, client_inbound_t *in)
     for (client_inbound_t **p = &l->answering; *p; p = &(*p)->next)
         if (*p == in) {
             *p = in->next;
+            l->n_answering--;
             break;
         }
     pthread_cond_broadcast(&l->cond);
