@@ -319,7 +319,9 @@ typedef struct mcp_stdio_target {
      * its handshake. */
     bool restart;
     /* How long one message may wait for the server to read its stdin (0
-     * picks 30000 ms; negative is MCP_EINVAL). A message not written whole
+     * picks 30000 ms; negative is MCP_EINVAL). A request waits at most
+     * its call's timeout, if that is shorter, counting the wait for
+     * another message still being written. A message not written whole
      * in time counts as not sent: a request's call fails with
      * MCP_ETIMEDOUT. When part of its line had gone out, the client ends
      * that line, before its next message, with a control byte (0x01) that

@@ -255,17 +255,29 @@ int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
     w->progress = o->progress;
     w->progress_user = o->progress_user;
 
+    /* The call's timeout counts from here, and bounds the sending too: a
+     * transport that writes on this thread gives up at the deadline. */
+    struct timespec deadline;
+    client_http_hints_t timed = hints ? *hints : (client_http_hints_t){0};
+    if (o->timeout_ms >= 0) {
+        deadline = mcp_clock_deadline(o->timeout_ms);
+        /* 0 means no deadline: a timeout of 0 ms still gets 1. */
+        timed.deadline_ms = mcp_clock_ms() + (o->timeout_ms > 0 ? o->timeout_ms : 1);
+    }
+    hints = &timed;
     client_exchange_t *ex = NULL;
     int rc = t->ops->start(t, request, hints, &events, w, &ex);
     if (rc != MCP_OK) {
         pthread_mutex_destroy(&w->lock);
         pthread_cond_destroy(&w->cond);
         free(w);
+        if (rc == MCP_ETIMEDOUT)
+            return mcp_error_set(err, rc, 0, NULL,
+                                 "the request could not be sent within %lld ms (the server "
+                                 "is not taking it)",
+                                 (long long)o->timeout_ms);
         return mcp_error_set(err, rc, 0, NULL, "cannot send the request: %s", mcp_strerror(rc));
     }
-    struct timespec deadline;
-    if (o->timeout_ms >= 0)
-        deadline = mcp_clock_deadline(o->timeout_ms);
     int stopped = wait_for(t, ex, w, o, &deadline);
     for (int resends = 0; stopped == MCP_OK && w->rc == MCP_EAUTH && c->reauthorizes &&
                           resends < MAX_REAUTHORIZATIONS && (resends == 0 || w->dpop_nonce);

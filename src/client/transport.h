@@ -73,7 +73,8 @@ typedef struct client_exchange_events {
     void (*on_open)(void *user, int http_status);
 } client_exchange_events_t;
 
-/* What an HTTP request needs beyond its body (ignored by stdio). */
+/* What a request needs beyond its body: the HTTP headers (ignored by
+ * stdio) and the deadline of its call (all transports). */
 typedef struct client_http_hints {
     const char *protocol_version;  /* MCP-Protocol-Version */
     const char *method;            /* Mcp-Method */
@@ -84,6 +85,11 @@ typedef struct client_http_hints {
     size_t n_params;
     bool long_lived;               /* a listen stream: no idle/overall timeout */
     bool no_wait;                  /* notify(): do not wait for the server's 2xx */
+    /* start(): the instant (mcp_clock_ms()) by which the request must
+     * have gone out, its call's deadline; 0: none but the transport's
+     * own. Transports that write on the caller's thread (stdio, HTTP+SSE)
+     * give up sending then, and start() fails with MCP_ETIMEDOUT. */
+    int64_t deadline_ms;
 } client_http_hints_t;
 
 typedef struct client_transport_ops {

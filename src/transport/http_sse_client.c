@@ -185,8 +185,9 @@ static size_t discard(char *bytes, size_t size, size_t n, void *user)
 
 /* POSTs `msg` to the endpoint; any 2xx is success (the answer comes on
  * the stream). */
-static int post(void *transport, const json_t *msg)
+static int post(void *transport, const json_t *msg, int64_t deadline_ms)
 {
+    (void)deadline_ms;
     sse_transport_t *t = transport;
     pthread_mutex_lock(&t->lock);
     char *endpoint = t->endpoint ? strdup(t->endpoint) : NULL;
@@ -249,8 +250,9 @@ static int op_start(client_transport_t *base, const json_t *request,
                     const client_http_hints_t *hints, const client_exchange_events_t *ev,
                     void *user, client_exchange_t **out)
 {
-    (void)hints; /* 2024-11-05 has no MCP headers */
-    return message_channel_start(&((sse_transport_t *)base)->channel, request, ev, user, out);
+    /* 2024-11-05 has no MCP headers: only the deadline counts. */
+    return message_channel_start(&((sse_transport_t *)base)->channel, request,
+                                 hints ? hints->deadline_ms : 0, ev, user, out);
 }
 
 static void op_cancel(client_transport_t *base, client_exchange_t *ex, bool notify_peer)
@@ -267,7 +269,7 @@ static int op_notify(client_transport_t *base, const json_t *msg,
                      const client_http_hints_t *hints)
 {
     (void)hints;
-    return post((sse_transport_t *)base, msg);
+    return post((sse_transport_t *)base, msg, 0);
 }
 
 static void op_close(client_transport_t *base)

@@ -12,10 +12,12 @@
 
 #include "mcp/jsonrpc.h"
 #include "transport/message_channel.h"
+#include "clock.h"
 
 struct client_exchange {
     int refs;                       /* guarded by the channel's lock */
     json_t *id;
+    int64_t deadline_ms;            /* its call's, from start(); 0: none */
     client_exchange_events_t ev;
     void *user;
     pthread_mutex_t deliver;        /* held while a callback runs */
@@ -90,7 +92,7 @@ static void deliver_notification(client_exchange_t *ex, const json_t *msg)
  * Start, cancel, release
  * ------------------------------------------------------------------------ */
 
-int message_channel_start(message_channel_t *ch, const json_t *request,
+int message_channel_start(message_channel_t *ch, const json_t *request, int64_t deadline_ms,
                           const client_exchange_events_t *ev, void *user,
                           client_exchange_t **out)
 {
@@ -102,6 +104,7 @@ int message_channel_start(message_channel_t *ch, const json_t *request,
     pthread_mutex_init(&ex->deliver, NULL);
     ex->refs = 2; /* the core's handle and the routing table */
     ex->id = json_deep_copy(id);
+    ex->deadline_ms = deadline_ms;
     ex->ev = *ev;
     ex->user = user;
     if (id && !ex->id) {
@@ -117,7 +120,7 @@ int message_channel_start(message_channel_t *ch, const json_t *request,
         return rc == MCP_EEXIST ? MCP_EINVAL : rc;
     }
     /* Registered before sending: the answer may come at once. */
-    rc = ch->send(ch->send_ctx, request);
+    rc = ch->send(ch->send_ctx, request, deadline_ms);
     if (rc != MCP_OK) {
         pthread_mutex_lock(&ch->lock);
         bool ours = stdio_router_remove(&ch->pending, id) == ex;
@@ -145,8 +148,13 @@ void message_channel_cancel(message_channel_t *ch, client_exchange_t *ex, bool n
         json_t *note = mcp_jsonrpc_notification(
             "notifications/cancelled",
             json_pack("{s:O, s:s}", "requestId", ex->id, "reason", "cancelled by the client"));
+        /* A call that timed out gives the notice a short grace, not the
+         * transport's whole limit (see MESSAGE_CHANNEL_NOTICE_GRACE_MS). */
+        int64_t by = ex->deadline_ms;
+        if (by > 0 && by < mcp_clock_ms() + MESSAGE_CHANNEL_NOTICE_GRACE_MS)
+            by = mcp_clock_ms() + MESSAGE_CHANNEL_NOTICE_GRACE_MS;
         if (note)
-            ch->send(ch->send_ctx, note);
+            ch->send(ch->send_ctx, note, by);
         json_decref(note);
     }
     deliver_done(ex, NULL, MCP_ECANCELED, "the request was cancelled");

@@ -28,8 +28,16 @@
 #include "client/transport.h"
 #include "transport/stdio_route.h"
 
-/* Sends one message (borrowed) to the peer: MCP_OK, or why it could not. */
-typedef int (*message_channel_send_fn)(void *ctx, const json_t *msg);
+/* How long notifications/cancelled for a request whose call has timed out
+ * may still take to go out: a short chance (a POST on a slow network),
+ * never the transport's whole write limit, so that a server that stopped
+ * reading holds the caller at most this much past its timeout. */
+#define MESSAGE_CHANNEL_NOTICE_GRACE_MS 1000
+
+/* Sends one message (borrowed) to the peer by `deadline_ms` (mcp_clock_ms();
+ * 0: the transport's own limit): MCP_OK, MCP_ETIMEDOUT when the deadline
+ * came first, or why it could not. */
+typedef int (*message_channel_send_fn)(void *ctx, const json_t *msg, int64_t deadline_ms);
 
 typedef struct message_channel {
     client_transport_t *base; /* whose hooks (on_unrouted, trace) serve it */
@@ -47,11 +55,15 @@ void message_channel_init(message_channel_t *ch, client_transport_t *base,
 void message_channel_destroy(message_channel_t *ch);
 
 /* The transport's start, cancel and release (client/transport.h), minus
- * the HTTP hints these transports have no use for. start() fails with
- * MCP_ECLOSED while the channel is shut, MCP_EINVAL for a request whose id
- * is not a string or integer or is already in flight, MCP_ENOMEM, or what
- * send() returned. cancel() sends notifications/cancelled through send(). */
-int message_channel_start(message_channel_t *ch, const json_t *request,
+ * the HTTP hints these transports have no use for: start() takes the
+ * call's deadline (hints->deadline_ms, 0: none) and sends by then. It
+ * fails with MCP_ECLOSED while the channel is shut, MCP_EINVAL for a
+ * request whose id is not a string or integer or is already in flight,
+ * MCP_ENOMEM, or what send() returned (MCP_ETIMEDOUT: not sent in time).
+ * cancel() sends notifications/cancelled through send(), by the
+ * exchange's deadline or, once that has passed, within
+ * MESSAGE_CHANNEL_NOTICE_GRACE_MS. */
+int message_channel_start(message_channel_t *ch, const json_t *request, int64_t deadline_ms,
                           const client_exchange_events_t *ev, void *user,
                           client_exchange_t **out);
 void message_channel_cancel(message_channel_t *ch, client_exchange_t *ex, bool notify_peer);

@@ -7,10 +7,11 @@
  * channel (message_channel.h, which also keeps the exchanges) to the
  * exchange it belongs to; each stderr line goes to on_stderr. Writers
  * (start, cancel, notify) write whole lines under `write_lock`, with a
- * deadline, so a server that stops reading cannot hang the client; a line
- * the deadline cut short is made invalid before the next one goes out
- * (write_line), so the server never runs half a message nor glues the
- * next one to it.
+ * deadline (the call's, capped by write_timeout_ms), which bounds the
+ * wait for the lock too, so a server that stops reading cannot hold a
+ * call past its timeout; a line the deadline cut short is made invalid
+ * before the next one goes out (write_line), so the server never runs
+ * half a message nor glues the next one to it.
  *
  * When the server exits unexpectedly every exchange fails with MCP_ECLOSED;
  * with `restart` the I/O thread starts a new server (with backoff when it
@@ -147,16 +148,16 @@ static int write_all(int fd, const char *buf, size_t len, int64_t deadline, size
 }
 
 /*
- * Writes one whole line to the child's stdin, under write_lock, within
- * the write timeout: first whatever a line cut short still owes
- * (POISON), then `line`. A line cut short now owes POISON in turn, so the
- * stream stays in step: the next message starts on a line of its own.
- * *cut_at is how much of `line` went out when it was cut short, else 0.
+ * Writes one whole line to the child's stdin, under write_lock, by
+ * `deadline`: first whatever a line cut short still owes (POISON), then
+ * `line`. A line cut short now owes POISON in turn, so the stream stays
+ * in step: the next message starts on a line of its own. *cut_at is how
+ * much of `line` went out when it was cut short, else 0.
  */
-static int write_line(stdio_transport_t *t, const char *line, size_t len, size_t *cut_at)
+static int write_line(stdio_transport_t *t, const char *line, size_t len, int64_t deadline,
+                      size_t *cut_at)
 {
     *cut_at = 0;
-    int64_t deadline = mcp_clock_ms() + t->write_timeout_ms;
     int fd = t->child.in_fd;
     if (t->poison_left > 0) {
         size_t sent = 0;
@@ -175,9 +176,17 @@ static int write_line(stdio_transport_t *t, const char *line, size_t len, size_t
     return rc;
 }
 
-static int write_message(void *transport, const json_t *msg)
+/* Sends `msg` as one line by `deadline_ms` (mcp_clock_ms(); 0: none),
+ * and within write_timeout_ms in any case. The wait for another writer's
+ * line counts against the same deadline: a call that times out waiting
+ * for its turn has written nothing. */
+static int write_message(void *transport, const json_t *msg, int64_t deadline_ms)
 {
     stdio_transport_t *t = transport;
+    int64_t started = mcp_clock_ms();
+    int64_t deadline = started + t->write_timeout_ms;
+    if (deadline_ms > 0 && deadline_ms < deadline)
+        deadline = deadline_ms;
     size_t len = 0;
     char *line = mcp_json_dump(msg, &len);
     if (!line)
@@ -185,15 +194,24 @@ static int write_message(void *transport, const json_t *msg)
     client_trace_text(&t->base, MCP_TRACE_SENT, line, len);
     line[len] = '\n'; /* replaces the NUL: the dump is written with its newline */
     size_t cut_at = 0;
-    pthread_mutex_lock(&t->write_lock);
-    int rc = t->child.in_fd >= 0 ? write_line(t, line, len + 1, &cut_at) : MCP_ECLOSED;
+    struct timespec until = mcp_clock_deadline(deadline - mcp_clock_ms());
+    if (pthread_mutex_clocklock(&t->write_lock, CLOCK_MONOTONIC, &until) != 0) {
+        free(line);
+        client_transport_log(&t->base, MCP_LOG_WARNING,
+                             "a message waited %lld ms for the server to read the one before "
+                             "it; not sent",
+                             (long long)(mcp_clock_ms() - started));
+        return MCP_ETIMEDOUT;
+    }
+    int rc = t->child.in_fd >= 0 ? write_line(t, line, len + 1, deadline, &cut_at)
+                                 : MCP_ECLOSED;
     pthread_mutex_unlock(&t->write_lock);
     free(line);
     if (cut_at > 0)
         client_transport_log(&t->base, MCP_LOG_WARNING,
                              "the server took %zu bytes of a %zu-byte message in %lld ms; "
                              "the rest is dropped and the line marked invalid",
-                             cut_at, len + 1, (long long)t->write_timeout_ms);
+                             cut_at, len + 1, (long long)(mcp_clock_ms() - started));
     return rc;
 }
 
@@ -213,7 +231,8 @@ static int op_start(client_transport_t *base, const json_t *request,
                     const client_http_hints_t *hints, const client_exchange_events_t *ev,
                     void *user, client_exchange_t **out)
 {
-    return message_channel_start(&((stdio_transport_t *)base)->channel, request, ev, user, out);
+    return message_channel_start(&((stdio_transport_t *)base)->channel, request,
+                                 hints ? hints->deadline_ms : 0, ev, user, out);
 }
 
 static void op_cancel(client_transport_t *base, client_exchange_t *ex, bool notify_peer)
@@ -233,7 +252,7 @@ static int op_notify(client_transport_t *base, const json_t *notification,
     pthread_mutex_lock(&t->lock);
     bool running = t->state == RUNNING;
     pthread_mutex_unlock(&t->lock);
-    return running ? write_message(t, notification) : MCP_ECLOSED;
+    return running ? write_message(t, notification, 0) : MCP_ECLOSED;
 }
 
 static void wake_io_thread(stdio_transport_t *t)

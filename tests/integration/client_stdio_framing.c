@@ -21,6 +21,11 @@
  * invalid JSON, so the peer rejects it instead of running it; and the
  * next call is answered as usual.
  *
+ * The call's own timeout bounds its write too: with the default (long)
+ * write timeout, a 3 MiB request whose call allows 600 ms fails with
+ * MCP_ETIMEDOUT after about 600 ms, and a call that meanwhile waits for
+ * its turn to write gives up at its own 300 ms, having sent nothing.
+ *
  * And a legacy server that never answers initialize: the handshake times
  * out, and the client does not cancel it (clients MUST NOT cancel
  * initialize): nothing but initialize reaches the peer (--silent-server,
@@ -340,6 +345,64 @@ static void test_write_timeout(void **state)
     mcp_client_free(c);
 }
 
+typedef struct timed_call {
+    mcp_client_t *c;
+    const char *tool;
+    json_t *args;
+    int64_t timeout_ms;
+    int rc;
+    int64_t took;
+} timed_call_t;
+
+static void *run_timed_call(void *arg)
+{
+    timed_call_t *tc = arg;
+    json_t *r = NULL;
+    int64_t started = now_ms();
+    tc->rc = mcp_client_call_tool(tc->c, tc->tool, tc->args,
+                                  &(mcp_request_options_t){.timeout_ms = tc->timeout_ms}, &r,
+                                  NULL);
+    tc->took = now_ms() - started;
+    json_decref(r);
+    return NULL;
+}
+
+static void test_call_timeout_bounds_the_write(void **state)
+{
+    (void)state;
+    pthread_mutex_lock(&lock);
+    saw_awake = false;
+    pthread_mutex_unlock(&lock);
+    mcp_client_t *c = scripted_client(0); /* the write timeout is 30 s */
+    expect_text(c, "stall", "stalling");
+
+    /* The peer reads nothing now. A big request fills the pipe and waits
+     * for room; its call's timeout, not the write timeout, ends that. */
+    timed_call_t big = {c, "measure", big_arguments(), 600, 0, 0};
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, run_timed_call, &big), 0);
+    sleep_ms(100);
+    /* Meanwhile a small call waits for its turn to write, and gives up at
+     * its own deadline without writing anything. */
+    timed_call_t small = {c, "calm", NULL, 300, 0, 0};
+    run_timed_call(&small);
+    pthread_join(thread, NULL);
+    json_decref(big.args);
+    assert_int_equal(small.rc, MCP_ETIMEDOUT);
+    assert_true(small.took >= 290);
+    assert_true(small.took < STALL_MS - 1500);
+    assert_int_equal(big.rc, MCP_ETIMEDOUT);
+    assert_true(big.took >= 590);
+    assert_true(big.took < STALL_MS - 1000);
+
+    /* The stream stayed in step: the cut line was rejected, the small
+     * request never went out, and the next calls are answered. */
+    assert_true(wait_for(&saw_awake));
+    expect_text(c, "calm", "calm");
+    expect_text(c, "tally", "rejected 1, measured 0");
+    mcp_client_free(c);
+}
+
 /* Appends every line it reads to `record`; answers nothing. */
 static int silent_server(const char *record)
 {
@@ -421,6 +484,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_misbehaving_streams),
         cmocka_unit_test(test_write_timeout),
+        cmocka_unit_test(test_call_timeout_bounds_the_write),
         cmocka_unit_test(test_negative_write_timeout),
         cmocka_unit_test(test_initialize_is_never_cancelled),
     };
