@@ -883,6 +883,25 @@ MCP_API int mcp_client_listen(mcp_client_t *client, const mcp_listen_filter_t *f
                               mcp_subscription_t **sub_out, json_t **honoured_out,
                               mcp_error_t *err);
 
+/*
+ * How many events of one subscription may wait for its callback. The
+ * callback runs on the subscription's thread, one event at a time; a
+ * callback slower than the server's events falls behind, and past this
+ * many waiting events the oldest waiting one is dropped for each new one
+ * (the newest are what tell the current state). Drops are counted
+ * (mcp_subscription_dropped()) and logged: one warning when dropping
+ * starts, and an info message with the count once the callback caught
+ * up. A callback that sees drops should re-read what it watches, as
+ * after a reconnection. The client's cache is updated by every event as
+ * it arrives, dropped or not.
+ */
+#define MCP_LISTEN_MAX_PENDING 1024
+
+/* How many events of `sub` were dropped since it was opened because its
+ * callback fell more than MCP_LISTEN_MAX_PENDING events behind. 0 for
+ * NULL. Thread-safe, may be called from the callback. */
+MCP_API uint64_t mcp_subscription_dropped(mcp_subscription_t *sub);
+
 /* Ends a subscription (HTTP: closes the stream; stdio:
  * notifications/cancelled) and frees it. After it returns the callback is
  * not called again. Call it also after on_end reported the end: the handle

@@ -14,6 +14,12 @@
  * re-opens with exponential backoff unless told not to. Only the
  * supervisor (or the opener, before it exists) starts, cancels and releases
  * exchanges, so a transport callback never has to.
+ *
+ * The queue between the two is a ring of MCP_LISTEN_MAX_PENDING events: a
+ * callback slower than the server must not make the client hold every
+ * event the server ever sent, so a full ring drops its oldest event for
+ * the new one (the newest tell the current state), counts it, and warns
+ * once until the callback has caught up.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +53,12 @@ struct mcp_subscription {
     json_t *end_response;          /* the response that ended the stream */
     int end_rc;                    /* the transport's failure, if no response */
     json_t *honoured;              /* the acknowledged filter */
-    json_t *events;                /* [{"method","params"}] waiting for the callback */
+    /* {"method","params"} events waiting for the callback: a ring of
+     * MCP_LISTEN_MAX_PENDING, `n_events` from `head` on. */
+    json_t **events;
+    size_t head, n_events;
+    uint64_t dropped;              /* events the full ring pushed out */
+    bool overflowing;              /* dropping since the ring last emptied */
     bool closing;
     bool has_thread;
     pthread_t thread;
@@ -117,6 +128,43 @@ static bool is_event(const char *method)
            strcmp(method, "notifications/tasks") == 0;
 }
 
+/*
+ * Queues an event for the callback (sub->lock held); on a full ring the
+ * oldest waiting event makes room. Returns true when this starts a run of
+ * drops, which the caller reports once it holds no lock (client_log calls
+ * the user's log callback).
+ */
+static bool queue_event_locked(mcp_subscription_t *sub, const char *method,
+                               const json_t *params)
+{
+    /* The event's params are copied, not referenced: the transport frees
+     * its message on its own thread, and jansson's reference counts do
+     * not order that against the callback thread. */
+    json_t *ev = json_pack("{s:s, s:o?}", "method", method, "params", json_deep_copy(params));
+    if (!ev)
+        return false;
+    bool started = false;
+    if (sub->n_events == MCP_LISTEN_MAX_PENDING) {
+        json_decref(sub->events[sub->head]);
+        sub->head = (sub->head + 1) % MCP_LISTEN_MAX_PENDING;
+        sub->n_events--;
+        sub->dropped++;
+        started = !sub->overflowing;
+        sub->overflowing = true;
+    }
+    sub->events[(sub->head + sub->n_events) % MCP_LISTEN_MAX_PENDING] = ev;
+    sub->n_events++;
+    pthread_cond_broadcast(&sub->cond);
+    return started;
+}
+
+static void warn_overflow(mcp_client_t *c)
+{
+    client_log(c, MCP_LOG_WARNING,
+               "a subscription callback fell more than %d events behind; dropping the oldest",
+               MCP_LISTEN_MAX_PENDING);
+}
+
 static void on_notification(void *user, const json_t *msg)
 {
     mcp_subscription_t *sub = user;
@@ -124,7 +172,7 @@ static void on_notification(void *user, const json_t *msg)
     const json_t *params = json_object_get(msg, "params");
     if (!method)
         return;
-    bool deliver = false;
+    bool deliver = false, overflow = false;
     if (is_event(method))
         client_invalidate_for(sub->client, method, params);
     pthread_mutex_lock(&sub->lock);
@@ -140,19 +188,15 @@ static void on_notification(void *user, const json_t *msg)
         sub->server_cancelled = true;
         pthread_cond_broadcast(&sub->cond);
     } else if (is_event(method)) {
-        /* The event's params are copied, not referenced: the transport
-         * frees its message on its own thread, and jansson's reference
-         * counts do not order that against the callback thread.
-         * Nothing may precede the acknowledgement; a server that does
+        /* Nothing may precede the acknowledgement; a server that does
          * anyway is still heard once the stream is acknowledged. */
         deliver = sub->state == STREAM_ACKED && !sub->closing && sub->fn;
-        if (deliver) {
-            json_array_append_new(sub->events, json_pack("{s:s, s:o?}", "method", method,
-                                                         "params", json_deep_copy(params)));
-            pthread_cond_broadcast(&sub->cond);
-        }
+        if (deliver)
+            overflow = queue_event_locked(sub, method, params);
     }
     pthread_mutex_unlock(&sub->lock);
+    if (overflow)
+        warn_overflow(sub->client);
     if (!deliver && strcmp(method, "notifications/message") == 0)
         client_deliver_log(sub->client, msg);
 }
@@ -297,16 +341,27 @@ static bool backoff(mcp_subscription_t *sub, int64_t ms)
 }
 
 /* Calls the callback for the queued events (sub->lock held; released
- * around each call). */
+ * around each call). Once the ring empties after drops, says how many. */
 static void deliver_events(mcp_subscription_t *sub)
 {
-    while (json_array_size(sub->events) > 0 && !sub->closing) {
-        json_t *ev = json_incref(json_array_get(sub->events, 0));
-        json_array_remove(sub->events, 0);
+    while (sub->n_events > 0 && !sub->closing) {
+        json_t *ev = sub->events[sub->head];
+        sub->events[sub->head] = NULL;
+        sub->head = (sub->head + 1) % MCP_LISTEN_MAX_PENDING;
+        sub->n_events--;
         pthread_mutex_unlock(&sub->lock);
         sub->fn(sub->user, json_string_value(json_object_get(ev, "method")),
                 json_object_get(ev, "params"));
         json_decref(ev);
+        pthread_mutex_lock(&sub->lock);
+    }
+    if (sub->overflowing && sub->n_events == 0) {
+        sub->overflowing = false;
+        uint64_t dropped = sub->dropped;
+        pthread_mutex_unlock(&sub->lock);
+        client_log(sub->client, MCP_LOG_INFO,
+                   "a subscription callback caught up; %llu events dropped so far",
+                   (unsigned long long)dropped);
         pthread_mutex_lock(&sub->lock);
     }
 }
@@ -318,7 +373,7 @@ static void *supervise(void *arg)
     pthread_mutex_lock(&sub->lock);
     for (;;) {
         while (sub->state != STREAM_ENDED && !sub->server_cancelled && !sub->closing &&
-               json_array_size(sub->events) == 0)
+               sub->n_events == 0)
             pthread_cond_wait(&sub->cond, &sub->lock);
         deliver_events(sub);
         if (sub->closing)
@@ -451,18 +506,18 @@ static int open_legacy(mcp_subscription_t *sub, mcp_error_t *err)
 
 void client_listen_deliver(mcp_client_t *c, const char *method, const json_t *params)
 {
+    bool overflow = false;
     pthread_mutex_lock(&c->lock);
     for (mcp_subscription_t *sub = c->subs; sub; sub = sub->next) {
         pthread_mutex_lock(&sub->lock);
         if (sub->state == STREAM_ACKED && !sub->closing && sub->fn &&
-            client_legacy_filter_matches(sub->honoured, method, params)) {
-            json_array_append_new(sub->events, json_pack("{s:s, s:o?}", "method", method,
-                                                         "params", json_deep_copy(params)));
-            pthread_cond_broadcast(&sub->cond);
-        }
+            client_legacy_filter_matches(sub->honoured, method, params))
+            overflow |= queue_event_locked(sub, method, params);
         pthread_mutex_unlock(&sub->lock);
     }
     pthread_mutex_unlock(&c->lock);
+    if (overflow)
+        warn_overflow(c);
 }
 
 json_t *client_listen_filters(mcp_client_t *c, const mcp_subscription_t *except)
@@ -481,7 +536,9 @@ static void subscription_free(mcp_subscription_t *sub)
     json_decref(sub->params);
     json_decref(sub->end_response);
     json_decref(sub->honoured);
-    json_decref(sub->events);
+    for (size_t i = 0; sub->events && i < sub->n_events; i++)
+        json_decref(sub->events[(sub->head + i) % MCP_LISTEN_MAX_PENDING]);
+    free(sub->events);
     pthread_mutex_destroy(&sub->lock);
     pthread_cond_destroy(&sub->cond);
     free(sub);
@@ -515,7 +572,7 @@ int mcp_client_listen(mcp_client_t *client, const mcp_listen_filter_t *filter,
     sub->on_end = opts ? opts->on_end : NULL;
     sub->ack_timeout_ms =
         opts && opts->ack_timeout_ms > 0 ? opts->ack_timeout_ms : client->timeout_ms;
-    if (!(sub->events = json_array())) {
+    if (!(sub->events = calloc(MCP_LISTEN_MAX_PENDING, sizeof *sub->events))) {
         subscription_free(sub);
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     }
@@ -551,6 +608,16 @@ int mcp_client_listen(mcp_client_t *client, const mcp_listen_filter_t *filter,
     }
     *sub_out = sub;
     return MCP_OK;
+}
+
+uint64_t mcp_subscription_dropped(mcp_subscription_t *sub)
+{
+    if (!sub)
+        return 0;
+    pthread_mutex_lock(&sub->lock);
+    uint64_t dropped = sub->dropped;
+    pthread_mutex_unlock(&sub->lock);
+    return dropped;
 }
 
 void mcp_subscription_close(mcp_subscription_t *sub)

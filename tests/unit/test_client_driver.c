@@ -1,7 +1,8 @@
 /*
  * The client core against a scripted transport: connecting, the MRTR
  * driver, version and Mcp-Param retries, result types, the cache, timeouts,
- * cancellation, progress, logs and listen.
+ * cancellation, progress, logs and listen (and a listen callback that
+ * falls behind: at most MCP_LISTEN_MAX_PENDING events wait for it).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -10,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -1121,6 +1123,105 @@ static void test_listen_refused(void **state)
     mcp_error_clear(&err);
 }
 
+/* A callback that holds its first event until the test opens the gate,
+ * and records the "n" of every event it gets. */
+typedef struct slow_listener {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool open;
+    int events;
+    json_int_t seen[MCP_LISTEN_MAX_PENDING + 8];
+} slow_listener_t;
+
+static void on_slow_event(void *user, const char *method, const json_t *params)
+{
+    (void)method;
+    slow_listener_t *s = user;
+    pthread_mutex_lock(&s->lock);
+    if (s->events < (int)(sizeof s->seen / sizeof s->seen[0]))
+        s->seen[s->events] = json_integer_value(json_object_get(params, "n"));
+    s->events++;
+    pthread_cond_broadcast(&s->cond);
+    while (!s->open)
+        pthread_cond_wait(&s->cond, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void await_slow_events(slow_listener_t *s, int n)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 10;
+    pthread_mutex_lock(&s->lock);
+    while (s->events < n && pthread_cond_timedwait(&s->cond, &s->lock, &deadline) == 0)
+        ;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void emit_numbered(fixture_t *f, json_int_t listen_id, json_int_t n)
+{
+    json_t *ev = json_pack("{s:s, s:s, s:{s:{s:I}, s:I}}", "jsonrpc", "2.0", "method",
+                           "notifications/tools/list_changed", "params", "_meta",
+                           "io.modelcontextprotocol/subscriptionId", listen_id, "n", n);
+    assert_true(fake_emit(f->ft, listen_id, ev));
+    json_decref(ev);
+}
+
+/*
+ * The server sends MCP_LISTEN_MAX_PENDING + 100 events while the callback
+ * holds the first: the newest MCP_LISTEN_MAX_PENDING wait, the 100 oldest
+ * are dropped, counted and reported with one warning; once the callback
+ * returns it gets the ones that waited, in order.
+ */
+static void test_listen_slow_callback_drops_oldest(void **state)
+{
+    fixture_t *f = *state;
+    f->server.listen_ack = true;
+    slow_listener_t *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->cond, NULL);
+    mcp_subscription_t *sub = NULL;
+    assert_int_equal(mcp_client_listen(f->c, &(mcp_listen_filter_t){.tools_list_changed = true},
+                                       on_slow_event, s, NULL, &sub, NULL, NULL),
+                     MCP_OK);
+    json_int_t id = last_listen_id(f);
+    emit_numbered(f, id, 0);
+    await_slow_events(s, 1); /* the callback holds event 0 */
+    const int extra = 100, total = MCP_LISTEN_MAX_PENDING + extra;
+    int warnings_before = f->warnings;
+    for (int n = 1; n <= total; n++)
+        emit_numbered(f, id, n);
+    uint64_t dropped = mcp_subscription_dropped(sub);
+    int warnings = f->warnings - warnings_before;
+
+    /* The gate opens before any check, so that a failing one does not
+     * leave the callback holding the subscription's thread forever. */
+    pthread_mutex_lock(&s->lock);
+    s->open = true;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    assert_int_equal(dropped, extra);
+    assert_int_equal(warnings, 1); /* once, not per event */
+    await_slow_events(s, 1 + MCP_LISTEN_MAX_PENDING);
+    pthread_mutex_lock(&s->lock);
+    assert_int_equal(s->events, 1 + MCP_LISTEN_MAX_PENDING);
+    for (int i = 1; i <= MCP_LISTEN_MAX_PENDING; i++)
+        assert_int_equal(s->seen[i], extra + i);
+    pthread_mutex_unlock(&s->lock);
+
+    /* Caught up: the next event is queued and delivered as usual. */
+    emit_numbered(f, id, total + 1);
+    await_slow_events(s, 2 + MCP_LISTEN_MAX_PENDING);
+    assert_int_equal(s->seen[1 + MCP_LISTEN_MAX_PENDING], total + 1);
+    assert_int_equal(mcp_subscription_dropped(sub), extra);
+    assert_int_equal(mcp_subscription_dropped(NULL), 0);
+    mcp_subscription_close(sub);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->cond);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1150,6 +1251,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_listen_lifecycle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_listen_close_and_server_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_listen_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_listen_slow_callback_drops_oldest, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
