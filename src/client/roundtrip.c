@@ -273,8 +273,7 @@ int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
         free(w);
         if (rc == MCP_ETIMEDOUT)
             return mcp_error_set(err, rc, 0, NULL,
-                                 "the request could not be sent within %lld ms (the server "
-                                 "is not taking it)",
+                                 "the server did not take the request within %lld ms",
                                  (long long)o->timeout_ms);
         return mcp_error_set(err, rc, 0, NULL, "cannot send the request: %s", mcp_strerror(rc));
     }

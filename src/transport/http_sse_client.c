@@ -9,7 +9,9 @@
  * stopped through its progress callback) and hands each message to the
  * message channel (message_channel.h), which routes it by id as on stdio:
  * the stream is shared by every request in flight. POSTs run on the
- * caller's thread with an easy handle of their own.
+ * caller's thread with an easy handle of their own, and end at the
+ * request's deadline (its call's timeout) or after POST_TIMEOUT_MS,
+ * whichever comes first.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -27,6 +29,9 @@
 #include "clock.h"
 
 #define DEFAULT_ENDPOINT_WAIT_MS 10000
+/* The longest a POST may take when its call allows more (or has no
+ * timeout), and for notifications and answers, which have no call: the
+ * server only has to take the message and say 202. */
 #define POST_TIMEOUT_MS 30000
 
 typedef struct sse_transport {
@@ -183,12 +188,18 @@ static size_t discard(char *bytes, size_t size, size_t n, void *user)
     return size * n;
 }
 
-/* POSTs `msg` to the endpoint; any 2xx is success (the answer comes on
- * the stream). */
+/* POSTs `msg` to the endpoint by `deadline_ms` (mcp_clock_ms(); 0: none)
+ * and within POST_TIMEOUT_MS; any 2xx is success (the answer comes on
+ * the stream). MCP_ETIMEDOUT when time ran out, as for a call that waited
+ * too long for its answer. */
 static int post(void *transport, const json_t *msg, int64_t deadline_ms)
 {
-    (void)deadline_ms;
     sse_transport_t *t = transport;
+    int64_t timeout_ms = POST_TIMEOUT_MS;
+    if (deadline_ms > 0 && deadline_ms - mcp_clock_ms() < timeout_ms)
+        timeout_ms = deadline_ms - mcp_clock_ms();
+    if (timeout_ms <= 0)
+        return MCP_ETIMEDOUT; /* not even started: nothing went out */
     pthread_mutex_lock(&t->lock);
     char *endpoint = t->endpoint ? strdup(t->endpoint) : NULL;
     bool ended = t->ended;
@@ -219,18 +230,23 @@ static int post(void *transport, const json_t *msg, int64_t deadline_ms)
     if (c == CURLE_OK)
         c = mcp_curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     if (c == CURLE_OK)
-        c = mcp_curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)POST_TIMEOUT_MS);
+        c = mcp_curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
     if (c == CURLE_OK)
         c = mcp_curl.easy_perform(e);
     long status = 0;
     if (c == CURLE_OK)
         mcp_curl.easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
     if (rc == MCP_OK)
-        rc = c != CURLE_OK                     ? MCP_EIO
+        rc = c == CURLE_OPERATION_TIMEDOUT    ? MCP_ETIMEDOUT
+             : c != CURLE_OK                  ? MCP_EIO
              : status == 401 || status == 403 ? MCP_EAUTH
              : status >= 200 && status < 300  ? MCP_OK
                                               : MCP_EIO;
-    if (rc != MCP_OK)
+    if (rc == MCP_ETIMEDOUT)
+        client_transport_log(&t->base, MCP_LOG_WARNING,
+                             "POST to the endpoint not answered within %lld ms",
+                             (long long)timeout_ms);
+    else if (rc != MCP_OK)
         client_transport_log(&t->base, MCP_LOG_WARNING,
                              "POST to the endpoint failed (%s, HTTP %ld)",
                              c != CURLE_OK ? mcp_curl.easy_strerror(c) : "refused", status);
