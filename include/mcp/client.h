@@ -25,7 +25,9 @@
  * below are the same for both eras. Over HTTP the legacy
  * fallback tries Streamable HTTP (with its session) first and then the
  * older HTTP+SSE transport (2024-11-05). The era decided at connect is
- * pinned for the connection: it is never downgraded later.
+ * pinned for the connection: it is never downgraded later. A legacy
+ * server's event streams are resumed after the delay their `retry` field
+ * names, up to 60 s: a longer one is taken as 60 s.
  *
  * On a legacy connection the server's requests (sampling/createMessage,
  * elicitation/create, roots/list) are answered through the same elicit,

@@ -557,6 +557,23 @@ typedef struct client_wire {
 
 void client_wire_clear(client_wire_t *w);
 
+/*
+ * The longest delay a server's SSE `retry` field makes the client wait
+ * before it resumes a call's stream or opens the session's stream again.
+ * The client respects the field, as the spec asks, but a server (buggy or
+ * hostile) naming hours would silence the session's stream that long and
+ * hold a call without a timeout as long; beyond this it asks again
+ * anyway.
+ */
+#define CLIENT_MAX_RETRY_MS 60000
+
+/* The delay the client honours for a stream's retry field `ms` (-1, none,
+ * stays -1). */
+static inline int64_t client_retry_honoured_ms(int64_t ms)
+{
+    return ms > CLIENT_MAX_RETRY_MS ? CLIENT_MAX_RETRY_MS : ms;
+}
+
 /* client_roundtrip() that also fills *wire (may be NULL; clear it after
  * use, whatever the result). A legacy POST stream that ends before its
  * response, after naming an event ID, is resumed with a GET and

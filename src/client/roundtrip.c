@@ -297,13 +297,14 @@ int client_roundtrip_wire(mcp_client_t *c, const json_t *request,
             w->done = true;
         }
     }
-    int64_t retry_ms = w->wire.retry_ms; /* the last the server named */
+    /* The last the server named, up to CLIENT_MAX_RETRY_MS. */
+    int64_t retry_ms = client_retry_honoured_ms(w->wire.retry_ms);
     for (int idle = 0; stopped == MCP_OK && idle < MAX_IDLE_RESUMES && resumable(c, t, w);) {
         char *last = w->wire.last_event_id;
         w->wire.last_event_id = NULL;
         w->done = false;
         if (w->wire.retry_ms >= 0)
-            retry_ms = w->wire.retry_ms;
+            retry_ms = client_retry_honoured_ms(w->wire.retry_ms);
         client_log(c, MCP_LOG_INFO, "the event stream broke before the response; resuming "
                                     "after event %s in %lld ms", last,
                    (long long)(retry_ms > 0 ? retry_ms : 0));

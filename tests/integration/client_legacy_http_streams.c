@@ -20,7 +20,11 @@
  *   - a POST stream cut by the network (a chunked body that never ends)
  *     is resumed like one the server closed;
  *   - resumptions that bring nothing new end the call after three, even
- *     without a timeout.
+ *     without a timeout;
+ *   - a retry field of a thousand hours is honoured as CLIENT_MAX_RETRY_MS,
+ *     both before resuming a call's stream (a call without a timeout
+ *     would otherwise wait that long) and before opening the session's
+ *     GET stream again.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -40,6 +44,7 @@
 
 #include <cmocka.h>
 
+#include "client/client_internal.h" /* CLIENT_MAX_RETRY_MS */
 #include "mcp/client.h"
 #include "mcp/mcp.h"
 #include "test_clock.h"
@@ -59,7 +64,9 @@ typedef struct server {
 
     /* The script. */
     int get_delay_ms;   /* before answering the GET of the server's stream */
-    int retry_ms;       /* the retry field of the tools/call stream */
+    int64_t get_retry_ms; /* > 0: the server's stream names this retry
+                             delay in its first event and ends */
+    int64_t retry_ms;   /* the retry field of the tools/call stream */
     int polls;          /* resumptions that bring one new event and close
                            before the one that answers */
     bool cut_chunked;   /* the tools/call stream is chunked and cut short */
@@ -157,6 +164,13 @@ static void serve_get(server_t *s, int fd, const char *req)
         s->get_open = true;
         pthread_mutex_unlock(&s->lock);
         begin_events(fd);
+        if (s->get_retry_ms > 0) {
+            char priming[64];
+            snprintf(priming, sizeof priming, "id: g1\nretry: %lld\ndata: \n\n",
+                     (long long)s->get_retry_ms);
+            send_text(fd, priming);
+            return;
+        }
         until_closed(fd);
         return;
     }
@@ -233,7 +247,8 @@ static void serve_post(server_t *s, int fd, const char *req, const char *body)
          * ends without the response. */
         begin_events(fd);
         char priming[64];
-        snprintf(priming, sizeof priming, "id: e1\nretry: %d\ndata: \n\n", s->retry_ms);
+        snprintf(priming, sizeof priming, "id: e1\nretry: %lld\ndata: \n\n",
+                 (long long)s->retry_ms);
         send_text(fd, priming);
         pthread_mutex_lock(&s->lock);
         s->pending_call = request_id(body);
@@ -301,17 +316,23 @@ static void server_stop(server_t *s)
     pthread_mutex_destroy(&s->lock);
 }
 
-static mcp_client_t *connect_client(server_t *s)
+/* A client that logs to `log` (NULL: nowhere). */
+static mcp_client_t *connect_client_logging(server_t *s, mcp_log_fn log, void *log_user)
 {
     mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
         .name = "streams-test", .version = "1", .era = MCP_CLIENT_ERA_LEGACY,
-        .timeout_ms = 10000}, NULL);
+        .timeout_ms = 10000, .log = log, .log_user = log_user}, NULL);
     assert_non_null(c);
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", s->port);
     mcp_error_t err = {0};
     assert_int_equal(mcp_client_connect_http(c, &(mcp_http_target_t){.url = url}, &err), MCP_OK);
     return c;
+}
+
+static mcp_client_t *connect_client(server_t *s)
+{
+    return connect_client_logging(s, NULL, NULL);
 }
 
 /* ------------------------------------------------------------------------
@@ -485,6 +506,80 @@ static void test_timeout_with_the_stream_open(void **state)
     server_stop(&s);
 }
 
+/* The delay the client said it waits before resuming a stream or
+ * opening one again (-1 until it said one). A resumption also cancels
+ * `cancel`, so that the call ends instead of waiting. */
+typedef struct delay_log {
+    pthread_mutex_t lock;
+    long long resume_ms, reopen_ms;
+    mcp_cancel_t *cancel;
+} delay_log_t;
+
+static void on_log(void *user, mcp_log_level_t level, const char *msg)
+{
+    (void)level;
+    delay_log_t *d = user;
+    const char *resume = strstr(msg, "resuming after event e1 in ");
+    const char *reopen = strstr(msg, "opening it again in ");
+    pthread_mutex_lock(&d->lock);
+    if (resume)
+        d->resume_ms = strtoll(resume + strlen("resuming after event e1 in "), NULL, 10);
+    if (reopen)
+        d->reopen_ms = strtoll(reopen + strlen("opening it again in "), NULL, 10);
+    pthread_mutex_unlock(&d->lock);
+    if (resume)
+        mcp_cancel_trigger(d->cancel);
+}
+
+#define THOUSAND_HOURS_MS (1000LL * 3600 * 1000)
+
+static void test_retry_capped_before_resuming(void **state)
+{
+    (void)state;
+    static server_t s;
+    s = (server_t){.retry_ms = THOUSAND_HOURS_MS};
+    server_start(&s);
+    static delay_log_t d;
+    d = (delay_log_t){PTHREAD_MUTEX_INITIALIZER, -1, -1, mcp_cancel_new()};
+    mcp_client_t *c = connect_client_logging(&s, on_log, &d);
+    json_t *result = NULL;
+    mcp_error_t err = {0};
+    /* No timeout: only the cap bounds the pause. */
+    assert_int_equal(mcp_client_call_tool(c, "cut", NULL,
+                                          &(mcp_request_options_t){.timeout_ms = -1,
+                                                                   .cancel = d.cancel},
+                                          &result, &err),
+                     MCP_ECANCELED);
+    assert_null(result);
+    pthread_mutex_lock(&d.lock);
+    long long resume_ms = d.resume_ms;
+    pthread_mutex_unlock(&d.lock);
+    assert_int_equal(resume_ms, CLIENT_MAX_RETRY_MS);
+    mcp_client_free(c);
+    mcp_cancel_free(d.cancel);
+    server_stop(&s);
+}
+
+static void test_retry_capped_before_reopening(void **state)
+{
+    (void)state;
+    static server_t s;
+    s = (server_t){.get_retry_ms = THOUSAND_HOURS_MS};
+    server_start(&s);
+    static delay_log_t d;
+    d = (delay_log_t){PTHREAD_MUTEX_INITIALIZER, -1, -1, NULL};
+    mcp_client_t *c = connect_client_logging(&s, on_log, &d);
+    long long reopen_ms = -1;
+    for (int64_t until = now_ms() + 10000; reopen_ms < 0 && now_ms() < until; sleep_ms(10)) {
+        pthread_mutex_lock(&d.lock);
+        reopen_ms = d.reopen_ms;
+        pthread_mutex_unlock(&d.lock);
+    }
+    assert_int_equal(reopen_ms, CLIENT_MAX_RETRY_MS);
+    mcp_client_free(c); /* ends the wait at once */
+    server_stop(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -495,6 +590,8 @@ int main(void)
         cmocka_unit_test(test_polling),
         cmocka_unit_test(test_resume_after_a_network_failure),
         cmocka_unit_test(test_resumptions_without_progress),
+        cmocka_unit_test(test_retry_capped_before_resuming),
+        cmocka_unit_test(test_retry_capped_before_reopening),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

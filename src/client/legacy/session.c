@@ -5,11 +5,12 @@
  * session or a stdio server was restarted, and the end of it all.
  *
  * The GET stream is watched by a thread of its own: when it breaks it is
- * opened again (with Last-Event-ID, after the server's retry delay or a
- * growing backoff); a server that offers none (405, or any other refusal)
- * is left alone, as the spec allows. The handshake waits until the server
- * answered the first GET: a server may send its requests there the moment
- * the session is up (and drop them while no stream is open).
+ * opened again (with Last-Event-ID, after the server's retry delay, at most
+ * CLIENT_MAX_RETRY_MS, or a growing backoff); a server that offers none
+ * (405, or any other refusal) is left alone, as the spec allows. The
+ * handshake waits until the server answered the first GET: a server may
+ * send its requests there the moment the session is up (and drop them
+ * while no stream is open).
  *
  * A stdio server restarted by the transport (mcp_stdio_target_t.restart)
  * is a new process that knows nothing: a keeper thread sends it the
@@ -208,7 +209,7 @@ static void stream_done(void *user, client_outcome_t *out)
     l->stream_ready = true;
     l->stream_status = out->http_status;
     l->stream_rc = out->rc;
-    l->stream_retry_ms = out->retry_ms;
+    l->stream_retry_ms = client_retry_honoured_ms(out->retry_ms);
     if (out->last_event_id && out->last_event_id[0]) {
         free(l->stream_last_event_id);
         l->stream_last_event_id = strdup(out->last_event_id);
@@ -275,6 +276,12 @@ static void *watch_stream(void *arg)
             delay = STREAM_FIRST_DELAY_MS;
         int64_t wait = l->stream_retry_ms >= 0 ? l->stream_retry_ms : delay;
         delay = delay * 2 > STREAM_MAX_DELAY_MS ? STREAM_MAX_DELAY_MS : delay * 2;
+        pthread_mutex_unlock(&l->lock); /* client_log calls the user's callback */
+        client_log(c, MCP_LOG_DEBUG, "the GET stream ended; opening it again in %lld ms",
+                   (long long)wait);
+        pthread_mutex_lock(&l->lock);
+        if (l->stream_stop)
+            break;
         struct timespec until;
         until = mcp_clock_deadline(wait);
         while (!l->stream_stop && pthread_cond_timedwait(&l->cond, &l->lock, &until) == 0)
