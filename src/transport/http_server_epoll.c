@@ -689,13 +689,17 @@ static void body_bytes(conn_t *c, const char *data, size_t len)
 }
 
 /* A head over the limit: 414 when its request line alone does not end
- * within it (the target is what is long: RFC 9112 section 3), else 431. */
+ * within it (the target is what is long: RFC 9112 section 3), else 431;
+ * 400 when the limit holds nothing but empty lines (RFC 9112 section 2.2
+ * allows a few before a request, not a flood). */
 static void refuse_large_head(conn_t *c, size_t max_head)
 {
     size_t start = 0, len = c->in_len < max_head ? c->in_len : max_head;
     while (start < len && (c->in[start] == '\r' || c->in[start] == '\n'))
         start++; /* empty lines before the request line */
-    if (!memchr(c->in + start, '\n', len - start))
+    if (start == len)
+        refuse(c, 400, "no request line");
+    else if (!memchr(c->in + start, '\n', len - start))
         refuse(c, 414, "request target too long");
     else
         refuse(c, 431, "request head too large");
@@ -939,7 +943,13 @@ static void on_readable(conn_t *c, bool hung_up)
         } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             break;
         } else {
-            conn_close(c); /* the client left (or the socket failed) */
+            /* The client left (or the socket failed). An end of input with
+             * a request in flight cancels it even if the client only shut
+             * down its sending side: a socket closed whole cannot be told
+             * from a half-closed one until a write fails, and closing the
+             * connection is how an HTTP client cancels a request (digest
+             * 4.7), which must not wait for the handler to finish. */
+            conn_close(c);
             return;
         }
     }

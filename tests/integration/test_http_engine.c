@@ -1314,6 +1314,15 @@ static void test_framing_errors(void **state)
         client_close(c);
         free(request);
     }
+    /* The limit's worth of empty lines and no request line: 400. */
+    char blank[1100];
+    for (size_t i = 0; i + 1 < sizeof blank; i += 2)
+        memcpy(blank + i, "\r\n", 2);
+    blank[sizeof blank - 1] = '\0';
+    c = client_open(f, 0);
+    client_send_str(c, blank);
+    expect_framing_refusal(c, 400);
+    client_close(c);
     /* Just under the limit is served. */
     c = client_open(f, 0);
     call_ok(c, "echo", 1, "small head");
