@@ -27,8 +27,6 @@
  *     GET stream again.
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -38,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,20 +44,15 @@
 #include "client/client_internal.h" /* CLIENT_MAX_RETRY_MS */
 #include "mcp/client.h"
 #include "mcp/mcp.h"
+#include "scripted_http.h"
 #include "test_clock.h"
-
-#define MAX_CONNECTIONS 32
 
 /* ------------------------------------------------------------------------
  * The scripted server
  * ------------------------------------------------------------------------ */
 
 typedef struct server {
-    int fd;
-    int port;
-    pthread_t acceptor;
-    pthread_t conns[MAX_CONNECTIONS];
-    int n_conns;
+    scripted_http_t http;
 
     /* The script. */
     int get_delay_ms;   /* before answering the GET of the server's stream */
@@ -83,73 +75,10 @@ typedef struct server {
     bool cancel_versioned; /* it carried MCP-Protocol-Version: 2025-11-25 */
 } server_t;
 
-typedef struct connection {
-    server_t *s;
-    int fd;
-} connection_t;
-
-static void send_text(int fd, const char *text)
-{
-    size_t len = strlen(text);
-    while (len > 0) {
-        ssize_t n = write(fd, text, len);
-        if (n <= 0)
-            return;
-        text += n;
-        len -= (size_t)n;
-    }
-}
-
-static void respond_json(int fd, int status, const char *extra, const char *body)
-{
-    char head[512];
-    snprintf(head, sizeof head,
-             "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
-             "Connection: close\r\n%s\r\n",
-             status, strlen(body), extra ? extra : "");
-    send_text(fd, head);
-    send_text(fd, body);
-}
-
 static void begin_events(int fd)
 {
-    send_text(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+    scripted_send_text(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                   "Cache-Control: no-cache\r\nConnection: close\r\n\r\n");
-}
-
-/* Waits until the client closes the connection. */
-static void until_closed(int fd)
-{
-    char buf[256];
-    while (read(fd, buf, sizeof buf) > 0)
-        ;
-}
-
-static long request_id(const char *body)
-{
-    const char *id = strstr(body, "\"id\":");
-    return id ? strtol(id + 5, NULL, 10) : 0;
-}
-
-/* Reads one request: the head and (by Content-Length) the body. */
-static bool read_request(int fd, char *req, size_t size, const char **body)
-{
-    size_t len = 0;
-    ssize_t n;
-    while (len < size - 1 && (n = read(fd, req + len, size - 1 - len)) > 0) {
-        len += (size_t)n;
-        req[len] = '\0';
-        char *end = strstr(req, "\r\n\r\n");
-        if (!end)
-            continue;
-        const char *cl = strcasestr(req, "Content-Length:");
-        size_t want = cl ? strtoul(cl + 15, NULL, 10) : 0;
-        if (len - (size_t)(end + 4 - req) >= want) {
-            *body = end + 4;
-            return true;
-        }
-    }
-    return false;
 }
 
 static void serve_get(server_t *s, int fd, const char *req)
@@ -168,10 +97,10 @@ static void serve_get(server_t *s, int fd, const char *req)
             char priming[64];
             snprintf(priming, sizeof priming, "id: g1\nretry: %lld\ndata: \n\n",
                      (long long)s->get_retry_ms);
-            send_text(fd, priming);
+            scripted_send_text(fd, priming);
             return;
         }
-        until_closed(fd);
+        scripted_until_closed(fd);
         return;
     }
     /* A resumption: the response of the call whose stream was cut, or
@@ -186,13 +115,13 @@ static void serve_get(server_t *s, int fd, const char *req)
     pthread_mutex_unlock(&s->lock);
     begin_events(fd);
     if (stale) {
-        send_text(fd, ": nothing new\n\n");
+        scripted_send_text(fd, ": nothing new\n\n");
         return;
     }
     if (poll_again) {
         char event[64];
         snprintf(event, sizeof event, "id: p%d\ndata: \n\n", n);
-        send_text(fd, event);
+        scripted_send_text(fd, event);
         return;
     }
     char event[256];
@@ -200,7 +129,7 @@ static void serve_get(server_t *s, int fd, const char *req)
              "id: e2\ndata: {\"jsonrpc\":\"2.0\",\"id\":%ld,\"result\":{\"content\":"
              "[{\"type\":\"text\",\"text\":\"resumed\"}]}}\n\n",
              id);
-    send_text(fd, event);
+    scripted_send_text(fd, event);
 }
 
 static void serve_post(server_t *s, int fd, const char *req, const char *body)
@@ -218,30 +147,31 @@ static void serve_post(server_t *s, int fd, const char *req, const char *body)
                  "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"result\":{\"protocolVersion\":"
                  "\"2025-11-25\",\"capabilities\":{\"tools\":{}},\"serverInfo\":"
                  "{\"name\":\"streams\",\"version\":\"1\"}}}",
-                 request_id(body));
-        respond_json(fd, 200, "Mcp-Session-Id: s1\r\n", answer);
+                 scripted_request_id(body));
+        scripted_respond_json(fd, 200, "Mcp-Session-Id: s1\r\n", answer);
     } else if (!strstr(body, "\"id\"")) {
-        send_text(fd, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        scripted_send_text(fd, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n"
+                               "Connection: close\r\n\r\n");
     } else if (strstr(body, "\"tools/call\"") && strstr(body, "\"hang\"")) {
         /* The stream opens and nothing more comes until the client goes. */
         pthread_mutex_lock(&s->lock);
-        s->pending_call = request_id(body);
+        s->pending_call = scripted_request_id(body);
         pthread_mutex_unlock(&s->lock);
         begin_events(fd);
-        until_closed(fd);
+        scripted_until_closed(fd);
     } else if (strstr(body, "\"tools/call\"") && s->cut_chunked) {
         /* A chunked stream whose priming event arrives, and then the
          * connection drops before the last chunk: a network failure. */
         pthread_mutex_lock(&s->lock);
-        s->pending_call = request_id(body);
+        s->pending_call = scripted_request_id(body);
         s->cut_ms = now_ms();
         pthread_mutex_unlock(&s->lock);
-        send_text(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+        scripted_send_text(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                       "Transfer-Encoding: chunked\r\n\r\n");
         static const char priming[] = "id: d1\nretry: 50\ndata: \n\n";
         char chunk[64];
         snprintf(chunk, sizeof chunk, "%zx\r\n%s\r\n", sizeof priming - 1, priming);
-        send_text(fd, chunk);
+        scripted_send_text(fd, chunk);
     } else if (strstr(body, "\"tools/call\"")) {
         /* A priming event with an ID and a retry delay, then the stream
          * ends without the response. */
@@ -249,70 +179,39 @@ static void serve_post(server_t *s, int fd, const char *req, const char *body)
         char priming[64];
         snprintf(priming, sizeof priming, "id: e1\nretry: %lld\ndata: \n\n",
                  (long long)s->retry_ms);
-        send_text(fd, priming);
+        scripted_send_text(fd, priming);
         pthread_mutex_lock(&s->lock);
-        s->pending_call = request_id(body);
+        s->pending_call = scripted_request_id(body);
         s->cut_ms = now_ms();
         pthread_mutex_unlock(&s->lock);
     } else {
-        respond_json(fd, 404, NULL, "");
+        scripted_respond_json(fd, 404, NULL, "");
     }
 }
 
-static void *serve_connection(void *arg)
+/* The script: GET for the server's stream and resumptions, POST for
+ * the messages. */
+static void serve(void *owner, int fd, const char *req, const char *body)
 {
-    connection_t *conn = arg;
-    char req[16384];
-    const char *body = NULL;
-    if (read_request(conn->fd, req, sizeof req, &body)) {
-        if (strncmp(req, "GET", 3) == 0)
-            serve_get(conn->s, conn->fd, req);
-        else if (strncmp(req, "POST", 4) == 0)
-            serve_post(conn->s, conn->fd, req, body);
-        else
-            respond_json(conn->fd, 405, NULL, ""); /* DELETE: sessions end with the client */
-    }
-    close(conn->fd);
-    free(conn);
-    return NULL;
-}
-
-static void *accept_connections(void *arg)
-{
-    server_t *s = arg;
-    int fd;
-    while ((fd = accept(s->fd, NULL, NULL)) >= 0) {
-        connection_t *conn = malloc(sizeof *conn);
-        assert_non_null(conn);
-        *conn = (connection_t){s, fd};
-        assert_true(s->n_conns < MAX_CONNECTIONS);
-        assert_int_equal(pthread_create(&s->conns[s->n_conns++], NULL, serve_connection, conn),
-                         0);
-    }
-    return NULL;
+    server_t *s = owner;
+    if (strncmp(req, "GET", 3) == 0)
+        serve_get(s, fd, req);
+    else if (strncmp(req, "POST", 4) == 0)
+        serve_post(s, fd, req, body);
+    else
+        scripted_respond_json(fd, 405, NULL, ""); /* DELETE: sessions end with the client */
 }
 
 static void server_start(server_t *s)
 {
     pthread_mutex_init(&s->lock, NULL);
-    s->fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t alen = sizeof a;
-    assert_int_equal(bind(s->fd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(listen(s->fd, 16), 0);
-    getsockname(s->fd, (struct sockaddr *)&a, &alen);
-    s->port = ntohs(a.sin_port);
-    assert_int_equal(pthread_create(&s->acceptor, NULL, accept_connections, s), 0);
+    scripted_http_start(&s->http, serve, s);
 }
 
 /* After the client is freed (which closes its streams). */
 static void server_stop(server_t *s)
 {
-    shutdown(s->fd, SHUT_RDWR);
-    close(s->fd);
-    pthread_join(s->acceptor, NULL);
-    for (int i = 0; i < s->n_conns; i++)
-        pthread_join(s->conns[i], NULL);
+    scripted_http_stop(&s->http);
     pthread_mutex_destroy(&s->lock);
 }
 
@@ -324,7 +223,7 @@ static mcp_client_t *connect_client_logging(server_t *s, mcp_log_fn log, void *l
         .timeout_ms = 10000, .log = log, .log_user = log_user}, NULL);
     assert_non_null(c);
     char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", s->port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", s->http.port);
     mcp_error_t err = {0};
     assert_int_equal(mcp_client_connect_http(c, &(mcp_http_target_t){.url = url}, &err), MCP_OK);
     return c;
