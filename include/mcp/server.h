@@ -58,6 +58,11 @@ typedef struct mcp_codec mcp_codec_t; /* requestState sealing, see mcp/request_s
  * The era is decided per message: a request carrying the modern claim is
  * served as 2026-07-28 whatever the mode. Over stdio the first message of
  * the process decides its era, and a legacy session is the process.
+ * JSON-RPC batches (an array of messages in one POST or line) are served
+ * in 2025-03-26 conversations, the one revision that had them: each
+ * message as if it came alone, the responses in one array (202 over HTTP
+ * when there are none), at most 256 messages. Elsewhere a batch is
+ * refused whole with -32600.
  */
 typedef enum mcp_legacy_mode {
     /* Serve legacy clients with sessions: initialize mints a random

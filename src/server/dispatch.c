@@ -391,6 +391,15 @@ int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
         *exchange_out = NULL;
     if (!srv || !ctx || !sink || !sink->send || !sink->release || (!bytes && len))
         return MCP_EINVAL;
+    if (bytes && server_looks_like_batch(bytes, len) && legacy_batch_allowed(srv, conn, ctx))
+        return server_submit_batch(srv, conn, bytes, len, ctx, sink);
+    return server_submit_one(srv, conn, bytes, len, ctx, sink, exchange_out);
+}
+
+int server_submit_one(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, size_t len,
+                      const mcp_request_context_t *ctx, mcp_sink_t *sink,
+                      mcp_exchange_t **exchange_out)
+{
     if (atomic_load(&srv->shutting_down))
         return MCP_ECLOSED;
 

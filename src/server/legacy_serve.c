@@ -665,3 +665,33 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
     }
     session_unref(s);
 }
+
+bool legacy_batch_allowed(mcp_server_t *srv, mcp_conn_t *conn, const mcp_request_context_t *ctx)
+{
+    if (srv->legacy_mode == MCP_LEGACY_REJECT)
+        return false;
+    bool allowed = false;
+    if (ctx->transport != MCP_TRANSPORT_HTTP) {
+        if (!conn)
+            return false;
+        pthread_mutex_lock(&conn->lock);
+        allowed = conn->session &&
+                  strcmp(conn->session->protocol_version, MCP_PROTOCOL_2025_03_26) == 0;
+        pthread_mutex_unlock(&conn->lock);
+        return allowed;
+    }
+    if (srv->legacy_mode != MCP_LEGACY_SESSIONS)
+        return strcmp(stateless_version(ctx), MCP_PROTOCOL_2025_03_26) == 0;
+    const char *raw = mcp_headers_get(ctx->headers, MCP_HEADER_SESSION_ID);
+    const char *id;
+    size_t len;
+    mcp_header_trim(raw, &id, &len);
+    char *copy = raw && len > 0 ? strndup(id, len) : NULL;
+    mcp_session_t *s = copy ? session_lookup(srv, copy) : NULL;
+    free(copy);
+    /* Each message is then served in the session as it would be alone
+     * (and refused the same way when it may not use it). */
+    allowed = s && strcmp(s->protocol_version, MCP_PROTOCOL_2025_03_26) == 0;
+    session_unref(s);
+    return allowed;
+}

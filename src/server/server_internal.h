@@ -369,8 +369,32 @@ void listen_close_one(mcp_exchange_t *ex);
 size_t listen_count(mcp_server_t *srv);
 
 /* ------------------------------------------------------------------------
+ * Submission (dispatch.c, batch.c)
+ * ------------------------------------------------------------------------ */
+
+/* mcp_server_submit() of one message (its arguments checked): a batch
+ * member goes through here, so that batches do not nest. */
+int server_submit_one(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, size_t len,
+                      const mcp_request_context_t *ctx, mcp_sink_t *sink,
+                      mcp_exchange_t **exchange_out);
+/* Does the text start (after white space) as a JSON array would? */
+bool server_looks_like_batch(const char *bytes, size_t len);
+/* Serves a JSON-RPC batch, where legacy_batch_allowed(): each message as
+ * if it came alone, the responses as one array on `sink` (released once
+ * every message is answered), 202 when none. Text that is no JSON array
+ * is served as one message (and refused as the reader says). */
+int server_submit_batch(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, size_t len,
+                        const mcp_request_context_t *ctx, mcp_sink_t *sink);
+
+/* ------------------------------------------------------------------------
  * Legacy clients (legacy_serve.c, bridge.c, session.c)
  * ------------------------------------------------------------------------ */
+
+/* Whether a JSON-RPC batch from this client is served: only in a
+ * 2025-03-26 conversation (the stdio connection's session, the HTTP
+ * session its Mcp-Session-Id names, or a stateless request of that
+ * version), the one revision that had batches. */
+bool legacy_batch_allowed(mcp_server_t *srv, mcp_conn_t *conn, const mcp_request_context_t *ctx);
 
 /* Serves a message without the modern claim (stdio: on a legacy
  * connection; HTTP: per the legacy mode). Takes `msg` (moved) and the sink

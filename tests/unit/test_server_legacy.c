@@ -616,6 +616,109 @@ static void test_progress_the_legacy_way(void **state)
     mcp_server_free(srv);
 }
 
+/* ------------------------------------------------------------------ */
+/* Batches (2025-03-26 only)                                           */
+/* ------------------------------------------------------------------ */
+
+/* The member of a batch's answer with this id (a JSON text; "null": an
+ * error without id); fails when there is none or more than one. */
+static const json_t *answer_with_id(const json_t *answers, const char *id_text)
+{
+    json_t *id = json_loads(id_text, JSON_DECODE_ANY, NULL);
+    const json_t *found = NULL;
+    size_t i;
+    json_t *answer;
+    json_array_foreach(answers, i, answer) {
+        const json_t *its = json_object_get(answer, "id");
+        if (json_equal(its ? its : json_null(), id)) {
+            assert_null(found);
+            found = answer;
+        }
+    }
+    json_decref(id);
+    assert_non_null(found);
+    return found;
+}
+
+/* A 2025-03-26 client's batch: every request answered in one array (any
+ * order), notifications and responses not, progress sent as it comes;
+ * initialize, a nested batch and a modern request are refused member by
+ * member, the others still served. */
+static void test_batch_in_2025_03_26(void **state)
+{
+    mcp_server_t *srv = full_server();
+    mcp_conn_t *conn = new_conn(srv, NULL);
+    json_decref(handshake(srv, conn, "2025-03-26", NULL));
+    json_t *batch = json_pack(
+        "[o, o, o, o, o, [i], o, o]",
+        legacy_request(1, "tools/call",
+                       json_pack("{s:s, s:{s:s}}", "name", "echo", "arguments", "text", "one")),
+        legacy_notification("notifications/roots/list_changed", NULL),
+        legacy_request(2, "tools/list", NULL), legacy_request(3, "ping", NULL),
+        legacy_initialize(4, "2025-03-26", NULL), 1,
+        legacy_request(5, "tools/call",
+                       json_pack("{s:s, s:{}, s:{s:s}}", "name", "progress", "arguments", "_meta",
+                                 "progressToken", "p-1")),
+        modern_request(6, "tools/list", NULL));
+    capture_sink_t cap;
+    capture_init(&cap);
+    const json_t *answers = capture_roundtrip(srv, conn, batch, NULL, &cap);
+    json_decref(batch);
+    assert_true(json_is_array(answers));
+    assert_int_equal(json_array_size(answers), 7); /* 1, 2, 3, 4, the nested one, 5, 6 */
+    assert_string_equal(first_text(answer_with_id(answers, "1")), "one");
+    assert_true(json_is_array(
+        json_object_get(expect_legacy_result(answer_with_id(answers, "2")), "tools")));
+    assert_int_equal(json_object_size(expect_legacy_result(answer_with_id(answers, "3"))), 0);
+    expect_error(answer_with_id(answers, "4"), MCP_INVALID_REQUEST);
+    expect_error(answer_with_id(answers, "null"), MCP_INVALID_REQUEST);
+    assert_string_equal(first_text(answer_with_id(answers, "5")), "done");
+    expect_error(answer_with_id(answers, "6"), MCP_INVALID_REQUEST);
+    assert_int_equal(capture_notification_count(&cap), 2); /* the progress */
+    capture_cleanup(&cap);
+
+    /* Only notifications: nothing to answer. */
+    capture_init(&cap);
+    batch = json_pack("[o]", legacy_notification("notifications/roots/list_changed", NULL));
+    assert_null(capture_roundtrip(srv, conn, batch, NULL, &cap));
+    json_decref(batch);
+    assert_int_equal(capture_count(&cap), 1);
+    assert_int_equal(capture_item(&cap, 0).kind, MCP_OUT_ACCEPTED);
+    capture_cleanup(&cap);
+
+    /* Empty: one error, without id. */
+    capture_init(&cap);
+    batch = json_array();
+    const json_t *answer = capture_roundtrip(srv, conn, batch, NULL, &cap);
+    json_decref(batch);
+    expect_error(answer, MCP_INVALID_REQUEST);
+    assert_null(json_object_get(answer, "id")); /* it could not be read */
+    capture_cleanup(&cap);
+    mcp_conn_free(conn);
+    mcp_server_free(srv);
+}
+
+/* Later revisions have no batches: refused whole, as before. */
+static void test_no_batch_after_2025_03_26(void **state)
+{
+    mcp_server_t *srv = full_server();
+    static const char *const versions[] = {"2025-06-18", "2025-11-25"};
+    for (size_t v = 0; v < 2; v++) {
+        mcp_conn_t *conn = new_conn(srv, NULL);
+        json_decref(handshake(srv, conn, versions[v], NULL));
+        json_t *batch = json_pack("[o]", legacy_request(1, "ping", NULL));
+        capture_sink_t cap;
+        capture_init(&cap);
+        const json_t *answer = capture_roundtrip(srv, conn, batch, NULL, &cap);
+        json_decref(batch);
+        expect_error(answer, MCP_INVALID_REQUEST);
+        assert_null(json_object_get(answer, "id"));
+        capture_cleanup(&cap);
+        mcp_conn_free(conn);
+    }
+    mcp_server_free(srv);
+}
+
 /* Methods of the connection's outbound messages so far, space-separated. */
 static void outbound_methods(capture_sink_t *outbound, char *out, size_t size)
 {
@@ -830,6 +933,8 @@ int main(void)
         cmocka_unit_test(test_connection_era_is_pinned),
         cmocka_unit_test(test_without_a_connection),
         cmocka_unit_test(test_reject_mode),
+        cmocka_unit_test(test_batch_in_2025_03_26),
+        cmocka_unit_test(test_no_batch_after_2025_03_26),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

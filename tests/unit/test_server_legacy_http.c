@@ -117,19 +117,26 @@ static void sleep_ms(long ms)
 
 /* initialize (and notifications/initialized) over HTTP; the session id
  * into `id` ("" when none was minted). */
-static void http_initialize(mcp_server_t *srv, char id[128])
+/* initialize at `version` and notifications/initialized; the session's
+ * id in `id` ("" when the server minted none). */
+static void http_initialize_at(mcp_server_t *srv, const char *version, char id[128])
 {
     legacy_http_t http;
     int status = 0;
     json_t *response =
         legacy_serve_http(srv, NULL, legacy_http_init(&http, NULL, NULL),
-                          legacy_initialize(0, "2025-11-25", "{}"), &status, id);
+                          legacy_initialize(0, version, "{}"), &status, id);
     assert_int_equal(status, 200);
     expect_legacy_result(response);
     json_decref(response);
-    assert_null(legacy_serve(srv, NULL, legacy_http_init(&http, "2025-11-25", id[0] ? id : NULL),
+    assert_null(legacy_serve(srv, NULL, legacy_http_init(&http, version, id[0] ? id : NULL),
                              legacy_notification("notifications/initialized", NULL), &status));
     assert_int_equal(status, 202);
+}
+
+static void http_initialize(mcp_server_t *srv, char id[128])
+{
+    http_initialize_at(srv, "2025-11-25", id);
 }
 
 /* A legacy POST of `msg_new` in session `id` (NULL: without the header). */
@@ -560,6 +567,45 @@ static void test_resumption_across_growth(void **state)
     mcp_server_free(srv);
 }
 
+/* A batch POSTed in a 2025-03-26 session is answered 200 with one array;
+ * in a 2025-11-25 session it is refused whole (400). */
+static void test_batch_in_a_2025_03_26_session(void **state)
+{
+    mcp_server_t *srv = new_server((server_options_t){0});
+    static const struct {
+        const char *version;
+        int status;
+    } cases[] = {{"2025-03-26", 200}, {"2025-11-25", 400}};
+    for (size_t i = 0; i < 2; i++) {
+        char id[128];
+        http_initialize_at(srv, cases[i].version, id);
+        legacy_http_t http;
+        json_t *batch = json_pack("[o, o, o]", call_tool(1, "echo"),
+                                  legacy_notification("notifications/initialized", NULL),
+                                  legacy_request(2, "ping", NULL));
+        capture_sink_t cap;
+        capture_init(&cap);
+        const json_t *answer = capture_roundtrip(
+            srv, NULL, batch, legacy_http_init(&http, cases[i].version, id), &cap);
+        json_decref(batch);
+        int status = 0;
+        capture_response(&cap, &status);
+        assert_int_equal(status, cases[i].status);
+        if (cases[i].status == 200) {
+            assert_true(json_is_array(answer));
+            assert_int_equal(json_array_size(answer), 2);
+            for (size_t k = 0; k < 2; k++)
+                expect_legacy_result(json_array_get(answer, k));
+        } else {
+            assert_int_equal(json_integer_value(json_object_get(json_object_get(answer, "error"),
+                                                                "code")),
+                             MCP_INVALID_REQUEST);
+        }
+        capture_cleanup(&cap);
+    }
+    mcp_server_free(srv);
+}
+
 /* One stream per session: a newer GET replaces the older, which ends. */
 static void test_newer_stream_replaces_older(void **state)
 {
@@ -706,6 +752,7 @@ int main(void)
         cmocka_unit_test(test_resumption_after_a_drop),
         cmocka_unit_test(test_resumption_bounds),
         cmocka_unit_test(test_resumption_across_growth),
+        cmocka_unit_test(test_batch_in_a_2025_03_26_session),
         cmocka_unit_test(test_newer_stream_replaces_older),
         cmocka_unit_test(test_sessions_are_isolated),
         cmocka_unit_test(test_modern_requests_alongside),
