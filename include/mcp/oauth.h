@@ -81,7 +81,10 @@
  *                  fails instead of looping.
  *
  * Use: make one per server (or per user), and set it as the token source of
- * the HTTP target:
+ * the HTTP target. One shared by several servers holds the tokens of one
+ * server at a time, and gives them to that server only: when another
+ * server challenges, the tokens held are dropped before its flow runs
+ * (whether or not that flow succeeds).
  *
  *     mcp_oauth_t *auth = mcp_oauth_new(&(mcp_oauth_options_t){
  *         .redirect_uri = "http://127.0.0.1:8976/callback",

@@ -10,7 +10,10 @@
  *     user again;
  *   - the user refusing (error=access_denied on the redirect) and the
  *     authorization server refusing registration fail with MCP_EAUTH, and
- *     say why.
+ *     say why;
+ *   - a token source shared by two servers of the same authorization
+ *     server never hands one server's token to the other, even when the
+ *     other's step-up fails.
  */
 #define _GNU_SOURCE
 
@@ -33,6 +36,8 @@
 
 #define CODE "the-code"
 #define RESOURCE_PATH "/mcp"
+/* A second protected resource of the same authorization server. */
+#define OTHER_PATH "/other"
 
 typedef struct as {
     oauth_fixture_t *http;
@@ -66,6 +71,10 @@ static enum MHD_Result route(void *user, struct MHD_Connection *conn, const char
     if (strcmp(url, "/prm") == 0) {
         char resource[128];
         snprintf(resource, sizeof resource, "%s" RESOURCE_PATH, as->issuer);
+        rc = oauth_fixture_answer_resource_metadata(conn, resource, "", as->issuer, NULL);
+    } else if (strcmp(url, "/prm-other") == 0) {
+        char resource[128];
+        snprintf(resource, sizeof resource, "%s" OTHER_PATH, as->issuer);
         rc = oauth_fixture_answer_resource_metadata(conn, resource, "", as->issuer, NULL);
     } else if (strcmp(url, "/.well-known/oauth-authorization-server") == 0) {
         char extra[512];
@@ -288,6 +297,38 @@ static void test_user_or_server_refusing(void **state)
     assert_int_equal(f->user.approvals, 0); /* never sent to the user */
 }
 
+/* One token source, two servers of one authorization server. The second
+ * asks for more scope (403 insufficient_scope), and the user refuses: the
+ * first server's token, kept during the step-up, must not become the one
+ * held for the second. */
+static void test_failed_step_up_keeps_tokens_apart(void **state)
+{
+    fixture_t *f = *state;
+    expect_token(f, f->challenge, "tok-1");
+    char other[128], step_up[256];
+    snprintf(other, sizeof other, "%s" OTHER_PATH, f->as.issuer);
+    snprintf(step_up, sizeof step_up,
+             "Bearer error=\"insufficient_scope\", scope=\"admin\", "
+             "resource_metadata=\"%s/prm-other\"",
+             f->as.issuer);
+    f->user.deny = true;
+    char *tok = NULL;
+    assert_int_equal(mcp_oauth_token(f->oauth, other, step_up, &tok), MCP_EAUTH);
+    assert_null(tok);
+    assert_int_equal(f->user.approvals, 2);
+
+    /* The second server's next request goes without a token. */
+    tok = (char *)"unchanged";
+    assert_int_equal(mcp_oauth_token(f->oauth, other, NULL, &tok), MCP_OK);
+    if (tok)
+        fail_msg("the other server is given %s", tok);
+
+    /* A use_dpop_nonce challenge from it does not fetch one either. */
+    int rc = mcp_oauth_token(f->oauth, other, "DPoP error=\"use_dpop_nonce\"", &tok);
+    if (tok)
+        fail_msg("the other server is given %s (rc %d)", tok, rc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +339,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_refresh_asks_the_user_again, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_user_or_server_refusing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_step_up_keeps_tokens_apart, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -571,18 +571,32 @@ static void test_use_dpop_nonce_keeps_the_token(void **state)
     (void)state;
     static const char challenge[] = "DPoP error=\"use_dpop_nonce\", "
                                     "error_description=\"Resource server requires nonce\"";
-    mcp_oauth_t *o = make();
+    int asked = 0;
+    mcp_oauth_t *o = mcp_oauth_new(&(mcp_oauth_options_t){.redirect_uri = "http://127.0.0.1:9/cb",
+                                                          .authorize = user_gives_up,
+                                                          .authorize_user = &asked,
+                                                          .timeout_ms = 2000},
+                                   NULL);
+    assert_non_null(o);
     json_t *doc = dpop_state("DPoP", DPOP_D);
     assert_int_equal(mcp_oauth_restore(o, doc, NULL), MCP_OK);
     char *token = NULL;
     assert_int_equal(mcp_oauth_token(o, "http://127.0.0.1:9/mcp", challenge, &token), MCP_OK);
     assert_string_equal(token, "tok-A");
     free(token);
+    assert_int_equal(asked, 0);
     json_decref(doc);
 
+    /* The token is this server's: another server asking for a nonce gets
+     * the flow (the user gives up), not the token. */
+    token = NULL;
+    assert_int_equal(mcp_oauth_token(o, "http://127.0.0.1:9/other", challenge, &token),
+                     MCP_ECANCELED);
+    assert_null(token);
+    assert_int_equal(asked, 1);
     mcp_oauth_free(o);
 
-    int asked = 0;
+    asked = 0;
     o = mcp_oauth_new(&(mcp_oauth_options_t){.redirect_uri = "http://127.0.0.1:9/cb",
                                              .authorize = user_gives_up,
                                              .authorize_user = &asked, .timeout_ms = 2000},

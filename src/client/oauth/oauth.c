@@ -677,11 +677,20 @@ static char *scope_to_request(const mcp_oauth_t *o, const char *challenged, bool
  * The token callback
  * ------------------------------------------------------------------------ */
 
+/* Whether the access token held was obtained for the server at `url`. A
+ * token source may serve several servers (one at a time): a token must
+ * never reach a server other than the one it was issued for, which could
+ * replay it wherever the token's audience allows. */
+static bool holds_token_for(const mcp_oauth_t *o, const char *url)
+{
+    return o->access_token && o->server_url && strcmp(o->server_url, url) == 0;
+}
+
 /* The token held for `url`, renewed first if it has expired; none when
  * it is for another server or cannot be renewed. */
 static int held_token(mcp_oauth_t *o, const char *url, char **token_out)
 {
-    if (!o->access_token || !o->server_url || strcmp(o->server_url, url) != 0)
+    if (!holds_token_for(o, url))
         return MCP_OK;
     if (o->expires_at_ms && mcp_clock_ms() >= o->expires_at_ms) {
         int rc = renew(o);
@@ -711,7 +720,7 @@ static int answer_challenge(mcp_oauth_t *o, const char *url, const char *header)
                                                  : "the server's challenge is malformed: %.200s",
                              header);
     }
-    if (ch.error && strcmp(ch.error, "use_dpop_nonce") == 0 && o->access_token &&
+    if (ch.error && strcmp(ch.error, "use_dpop_nonce") == 0 && holds_token_for(o, url) &&
         o->token_dpop) {
         /* RFC 9449 §9: the token stands; the proof must carry the nonce the
          * server sent with the challenge, which the transport keeps. */
@@ -719,7 +728,9 @@ static int answer_challenge(mcp_oauth_t *o, const char *url, const char *header)
         return MCP_OK;
     }
     bool step_up = ch.error && strcmp(ch.error, "insufficient_scope") == 0;
-    if (step_up && o->access_token && scope_covers(o->granted_scope, ch.scope)) {
+    /* What another server's token was granted says nothing about this
+     * server's refusal. */
+    if (step_up && holds_token_for(o, url) && scope_covers(o->granted_scope, ch.scope)) {
         /* Asking again for what was granted would loop. */
         rc = mcp_error_set(err, MCP_EAUTH, 0, NULL,
                            "the server refuses scope \"%.200s\", which was granted",
@@ -727,9 +738,11 @@ static int answer_challenge(mcp_oauth_t *o, const char *url, const char *header)
         oauth_challenge_free(&ch);
         return rc;
     }
-    bool had_token = o->access_token != NULL;
+    bool had_token = holds_token_for(o, url);
     if (!step_up)
         oauth_wipe(&o->access_token); /* refused: expired, revoked, or never valid here */
+    /* Discovery for another server drops the tokens held (oauth_discover):
+     * a step-up that then fails leaves none to hand to this server. */
     rc = oauth_discover(o, url, ch.resource_metadata);
     if (rc == MCP_OK && !step_up && had_token && o->refresh_token && refresh(o) == MCP_OK) {
         oauth_challenge_free(&ch);

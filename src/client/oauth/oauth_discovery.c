@@ -244,7 +244,11 @@ static int learn_authorization_server(mcp_oauth_t *o, const resource_info_t *r, 
 /*
  * Learns (again) where to authorize for the server at `url`. The
  * registration and tokens of another authorization server are dropped:
- * credentials are bound to the server that issued them.
+ * credentials are bound to the server that issued them. So are the tokens
+ * of another MCP server: server_url names the server the tokens are for,
+ * and moves here now, before the grant for this server has run (a step-up
+ * keeps its token until the new one comes); were the old tokens kept and
+ * the grant then failed, they would be handed to this server.
  */
 int oauth_discover(mcp_oauth_t *o, const char *url, const char *hinted_metadata)
 {
@@ -254,8 +258,9 @@ int oauth_discover(mcp_oauth_t *o, const char *url, const char *hinted_metadata)
     if (rc == MCP_OK)
         rc = learn_authorization_server(o, &r, &meta);
     if (rc == MCP_OK) {
-        if (o->issuer && strcmp(o->issuer, r.issuer) != 0)
-            oauth_drop_tokens(o); /* tokens of the previous authorization server */
+        if ((o->issuer && strcmp(o->issuer, r.issuer) != 0) ||
+            (o->server_url && strcmp(o->server_url, url) != 0))
+            oauth_drop_tokens(o); /* another authorization server's, or server's */
         if (o->reg_issuer && strcmp(o->reg_issuer, r.issuer) != 0)
             oauth_drop_registration(o);
         if (!oauth_dup_into(&o->server_url, url))

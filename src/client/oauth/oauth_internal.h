@@ -39,7 +39,8 @@ struct mcp_oauth {
     bool dpop; /* bind tokens to a key when the authorization server can */
 
     /* The protected resource and its authorization server (discovery). */
-    char *server_url;      /* the MCP server URL discovery ran for */
+    char *server_url;      /* the MCP server URL discovery ran for; the
+                            * tokens, when held, are this server's only */
     char *resource;        /* the resource its metadata names */
     char *resource_scopes; /* its scopes_supported, space-separated, or NULL */
     char *issuer;          /* its authorization server */
@@ -118,8 +119,8 @@ int oauth_enterprise_grant(mcp_oauth_t *o, const char *scope);
  * Learns (again) where to authorize for the server at `url` (its resource
  * metadata, hinted by a challenge or at the well-known URLs, and its
  * authorization server's), and keeps it in `o`, dropping the registration
- * and tokens of another authorization server. o->lock held. MCP_OK, or
- * the failure with o->last_err set.
+ * and tokens of another authorization server, and the tokens of another
+ * MCP server. o->lock held. MCP_OK, or the failure with o->last_err set.
  */
 int oauth_discover(mcp_oauth_t *o, const char *url, const char *hinted_metadata);
 
