@@ -311,9 +311,11 @@ MCP_API json_t *mcp_oauth_save(mcp_oauth_t *oauth);
  * token source holds. An expired access token is refreshed when first
  * needed (granted anew with client credentials), or forgotten without a
  * refresh token. The private key of private_key_jwt is not saved: it
- * stays the application's (a DPoP key is, with its tokens). Errors: MCP_EINVAL (not a
- * document mcp_oauth_save() writes), MCP_ENOMEM; the token source is left
- * as it was. Thread-safe.
+ * stays the application's (a DPoP key is, with its tokens). Errors:
+ * MCP_EINVAL (not a document mcp_oauth_save() writes; among others, its
+ * authorization server lacks a token endpoint, or has an endpoint that is
+ * neither https nor http to this machine, unless `insecure`), MCP_ENOMEM;
+ * the token source is left as it was. Thread-safe.
  */
 MCP_API int mcp_oauth_restore(mcp_oauth_t *oauth, const json_t *saved, mcp_error_t *err);
 

@@ -411,6 +411,15 @@ static void test_restore_refuses_malformed(void **state)
         "{\"tokens\":\"tok\"}",                       /* not an object */
         "{\"tokens\":{\"expires_at\":\"soon\"}}",     /* not a number */
         "{\"registration\":{\"client_secret\":\"s\"}}", /* no client id */
+        /* Renewal posts to the token endpoint without discovery first:
+         * there must be one, and it must be one discovery would take. */
+        "{\"authorization_server\":{\"issuer\":\"http://127.0.0.1:9\"}}",
+        "{\"authorization_server\":{\"issuer\":\"http://127.0.0.1:9\",\"token_endpoint\":7}}",
+        "{\"authorization_server\":{\"issuer\":\"http://127.0.0.1:9\","
+        "\"token_endpoint\":\"http://192.0.2.1/token\"}}",
+        "{\"authorization_server\":{\"issuer\":\"http://127.0.0.1:9\","
+        "\"token_endpoint\":\"http://127.0.0.1:9/token\","
+        "\"registration_endpoint\":\"http://192.0.2.1/register\"}}",
     };
     for (size_t i = 0; i < sizeof breakage / sizeof breakage[0]; i++) {
         json_t *bad = json_deep_copy(good);
@@ -429,6 +438,34 @@ static void test_restore_refuses_malformed(void **state)
     assert_string_equal(token, "tok-A"); /* untouched */
     free(token);
     json_decref(good);
+    mcp_oauth_free(o);
+}
+
+/* State whose authorization server lacks a token endpoint, with an
+ * expired token, a refresh token and DPoP on, would be renewed at once:
+ * it is refused with a message that says why, and nothing is taken (so
+ * the next request goes without a token, and the user signs in again). */
+static void test_restore_without_token_endpoint(void **state)
+{
+    (void)state;
+    mcp_oauth_t *o = mcp_oauth_new(&(mcp_oauth_options_t){.redirect_uri = "http://127.0.0.1:9/cb",
+                                                          .authorize = never_called,
+                                                          .timeout_ms = 2000, .dpop = true},
+                                   NULL);
+    assert_non_null(o);
+    json_t *doc = saved_state("http://127.0.0.1:9/mcp", "tok-old", -60);
+    json_t *meta = json_object_get(doc, "authorization_server");
+    json_object_del(meta, "token_endpoint");
+    json_object_set_new(meta, "dpop_signing_alg_values_supported", json_pack("[s]", "ES256"));
+    json_object_set_new(json_object_get(doc, "tokens"), "refresh_token", json_string("ref"));
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_oauth_restore(o, doc, &err), MCP_EINVAL);
+    if (!strstr(err.message, "token endpoint"))
+        fail_msg("%s", err.message);
+    mcp_error_clear(&err);
+    assert_null(held_for(o, "http://127.0.0.1:9/mcp"));
+    assert_null(mcp_oauth_save(o));
+    json_decref(doc);
     mcp_oauth_free(o);
 }
 
@@ -653,6 +690,7 @@ int main(void)
         cmocka_unit_test(test_save_and_restore),
         cmocka_unit_test(test_restore_refuses_malformed),
         cmocka_unit_test(test_restored_expired_token_dropped),
+        cmocka_unit_test(test_restore_without_token_endpoint),
         cmocka_unit_test(test_dpop_token_restored_with_its_key),
         cmocka_unit_test(test_dpop_state_refuses_malformed),
         cmocka_unit_test(test_use_dpop_nonce_keeps_the_token),

@@ -286,12 +286,30 @@ static void test_nonce_syntax(void **state)
     assert_null(jwt);
 }
 
+/* A proof names its request: without a URL or a method there is none to
+ * make (a refused call, not a crash). */
+static void test_proof_needs_its_request(void **state)
+{
+    (void)state;
+    oauth_dpop_key_t key;
+    known_key(&key);
+    mcp_error_t err = {0};
+    char *jwt = (char *)"unchanged";
+    assert_int_equal(oauth_dpop_proof(&key, "POST", NULL, NULL, NULL, 1, &jwt, &err), MCP_EINVAL);
+    assert_null(jwt);
+    assert_non_null(strstr(err.message, "URL"));
+    assert_int_equal(oauth_dpop_proof(&key, NULL, "https://as/t", "tok", NULL, 1, &jwt, &err),
+                     MCP_EINVAL);
+    assert_null(jwt);
+    mcp_error_clear(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_public_key),   cmocka_unit_test(test_new_keys),
         cmocka_unit_test(test_header),       cmocka_unit_test(test_claims_table),
-        cmocka_unit_test(test_nonce_syntax),
+        cmocka_unit_test(test_nonce_syntax), cmocka_unit_test(test_proof_needs_its_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

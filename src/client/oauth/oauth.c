@@ -408,6 +408,14 @@ int oauth_token_request(mcp_oauth_t *o, char *form, const char *requested, bool 
         return mcp_error_set(err, rc, 0, NULL, "out of memory");
     }
     const char *endpoint = oauth_str_member(o->as_meta, "token_endpoint");
+    if (!endpoint) {
+        /* Discovery and restore both insist on one; this guards against a
+         * path that skipped them handing NULL to libcurl and the proof. */
+        free(form);
+        return mcp_error_set(err, MCP_EPROTO, 0, NULL,
+                             "the authorization server %s has no token endpoint",
+                             o->issuer ? o->issuer : "(unknown)");
+    }
     oauth_http_response_t r;
     bool dpop_sent = false;
     rc = post_token_request(o, endpoint, form, &r, &dpop_sent);

@@ -92,6 +92,8 @@ int oauth_dpop_proof(const oauth_dpop_key_t *key, const char *method, const char
                      mcp_error_t *err)
 {
     *out = NULL;
+    if (!method || !url) /* a proof names its request; none to name is a bug upstream */
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "a DPoP proof needs a method and a URL");
     if (nonce && !oauth_dpop_nonce_valid(nonce))
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the server's DPoP nonce is malformed");
     char jti[OAUTH_JTI_LEN + 1];

@@ -42,8 +42,9 @@ int oauth_dpop_key_from_private(oauth_dpop_key_t *key, const uint8_t d[OAUTH_ES2
  * `method`, htu = `url` without its query and fragment, iat = now_s, ath =
  * base64url(SHA-256(access_token)) when an access token goes with the
  * request (else NULL), and nonce when the server supplied one (else NULL).
- * A malloc'd string in *out. MCP_OK, MCP_EINVAL (a nonce that is not
- * RFC 9449 NQCHARs), oauth_es256_sign()'s errors, MCP_ENOMEM.
+ * A malloc'd string in *out. MCP_OK, MCP_EINVAL (a NULL method or URL, a
+ * nonce that is not RFC 9449 NQCHARs), oauth_es256_sign()'s errors,
+ * MCP_ENOMEM.
  */
 int oauth_dpop_proof(const oauth_dpop_key_t *key, const char *method, const char *url,
                      const char *access_token, const char *nonce, int64_t now_s, char **out,

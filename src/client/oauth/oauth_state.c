@@ -92,6 +92,28 @@ static const char *optional_string(const json_t *obj, const char *name, bool *ba
     return json_string_value(v);
 }
 
+/*
+ * Why the saved authorization server metadata cannot be used, or NULL.
+ * Restored tokens are renewed at its token endpoint with no discovery
+ * first, so what discovery checks is checked here: a token endpoint, and
+ * no endpoint that would take credentials over plain HTTP to another
+ * machine. The file may have been damaged or edited by hand.
+ */
+static const char *saved_endpoints_problem(const json_t *meta, bool insecure)
+{
+    static const char *const names[] = {"token_endpoint", "authorization_endpoint",
+                                        "registration_endpoint"};
+    if (!json_is_string(json_object_get(meta, "token_endpoint")))
+        return "the saved authorization server has no token endpoint";
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const json_t *v = json_object_get(meta, names[i]);
+        if (v && (!json_is_string(v) || !oauth_url_is_safe(json_string_value(v), insecure)))
+            return "a saved authorization server endpoint is not an https URL (nor http to "
+                   "this machine)";
+    }
+    return NULL;
+}
+
 int mcp_oauth_restore(mcp_oauth_t *o, const json_t *saved, mcp_error_t *err)
 {
     if (!o || !json_is_object(saved))
@@ -122,6 +144,9 @@ int mcp_oauth_restore(mcp_oauth_t *o, const json_t *saved, mcp_error_t *err)
         (token_type && strcmp(token_type, "DPoP") == 0 && !dpop_key))
         return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "not OAuth state saved by mcp_oauth_save() (" SAVE_FORMAT ")");
+    const char *problem = saved_endpoints_problem(meta, o->http.insecure);
+    if (problem)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "not usable OAuth state: %s", problem);
 
     /* Built aside, then moved in: a failure leaves everything as it was. */
     mcp_oauth_t next = {0};
