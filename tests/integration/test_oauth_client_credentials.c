@@ -38,7 +38,7 @@ typedef struct as {
     oauth_fixture_t *http;
     char origin[OAUTH_FIXTURE_ORIGIN_MAX]; /* its issuer */
     const char *extra;   /* more metadata members, e.g. "\"grant_types_supported\":[...]" */
-    int expires_in;      /* of the tokens it issues */
+    long long expires_in; /* of the tokens it issues (0: 3600) */
     pthread_mutex_t lock;
     int token_requests;
     char form[4096];          /* the last token request's body */
@@ -66,7 +66,7 @@ static enum MHD_Result route(void *user, struct MHD_Connection *conn, const char
         char doc[256];
         snprintf(doc, sizeof doc,
                  "{\"access_token\":\"cc-token-%d\",\"token_type\":\"Bearer\","
-                 "\"expires_in\":%d}",
+                 "\"expires_in\":%lld}",
                  n, as->expires_in ? as->expires_in : 3600);
         return oauth_fixture_answer(conn, 200, doc);
     }
@@ -283,6 +283,38 @@ static void test_private_key_jwt(void **state)
     as_stop(as);
 }
 
+/* ---- token lifetimes ---- */
+
+/* expires_in is the server's number: the largest a JSON integer holds
+ * neither overflows (UBSan would stop the test) nor wraps into a token
+ * already expired; the token is held, not asked for again. */
+static void test_huge_expires_in(void **state)
+{
+    (void)state;
+    as_t *as = as_start("\"grant_types_supported\":[\"client_credentials\"]");
+    as->expires_in = 9223372036854775807LL;
+    mcp_oauth_t *o = make(&(mcp_oauth_options_t){.grant = MCP_OAUTH_CLIENT_CREDENTIALS,
+                                                 .client_id = CLIENT_ID,
+                                                 .client_secret = CLIENT_SECRET,
+                                                 .timeout_ms = 5000});
+    free(token_for_challenge(o, as, "tools", MCP_OK));
+    char *url = server_url(as), *token = NULL;
+    assert_int_equal(mcp_oauth_token(o, url, NULL, &token), MCP_OK);
+    assert_string_equal(token, "cc-token-1");
+    assert_int_equal(as->token_requests, 1);
+    free(token);
+    free(url);
+    /* Saved, its expiry is within ten years (and a number). */
+    json_t *saved = mcp_oauth_save(o);
+    json_int_t at = json_integer_value(json_object_get(json_object_get(saved, "tokens"),
+                                                       "expires_at"));
+    json_int_t now = (json_int_t)time(NULL);
+    assert_true(at > now && at <= now + 10LL * 365 * 24 * 3600 + 1);
+    json_decref(saved);
+    mcp_oauth_free(o);
+    as_stop(as);
+}
+
 /* ---- refusals ---- */
 
 static void test_server_without_the_grant_or_method(void **state)
@@ -366,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_client_secret_basic),
         cmocka_unit_test(test_client_secret_post),
         cmocka_unit_test(test_private_key_jwt),
+        cmocka_unit_test(test_huge_expires_in),
         cmocka_unit_test(test_server_without_the_grant_or_method),
         cmocka_unit_test(test_save_and_restore),
     };

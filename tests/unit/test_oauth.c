@@ -441,6 +441,31 @@ static void test_restore_refuses_malformed(void **state)
     mcp_oauth_free(o);
 }
 
+/* A saved expiry at either end of the integers: the earliest is expired
+ * (the token forgotten, there being no refresh token), the latest held;
+ * neither overflows on the way (UBSan would stop the test). */
+static void test_restore_extreme_expiry(void **state)
+{
+    (void)state;
+    static const struct {
+        json_int_t at;
+        bool held;
+    } cases[] = {{INT64_MIN, false}, {INT64_MIN + 1, false}, {INT64_MAX, true}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mcp_oauth_t *o = make();
+        json_t *doc = saved_state("http://127.0.0.1:9/mcp", "tok-A", 0);
+        json_object_set_new(json_object_get(doc, "tokens"), "expires_at",
+                            json_integer(cases[i].at));
+        assert_int_equal(mcp_oauth_restore(o, doc, NULL), MCP_OK);
+        char *token = held_for(o, "http://127.0.0.1:9/mcp");
+        if (cases[i].held != (token != NULL))
+            fail_msg("case %zu: token %s", i, token ? token : "(none)");
+        free(token);
+        json_decref(doc);
+        mcp_oauth_free(o);
+    }
+}
+
 /* State whose authorization server lacks a token endpoint, with an
  * expired token, a refresh token and DPoP on, would be renewed at once:
  * it is refused with a message that says why, and nothing is taken (so
@@ -691,6 +716,7 @@ int main(void)
         cmocka_unit_test(test_restore_refuses_malformed),
         cmocka_unit_test(test_restored_expired_token_dropped),
         cmocka_unit_test(test_restore_without_token_endpoint),
+        cmocka_unit_test(test_restore_extreme_expiry),
         cmocka_unit_test(test_dpop_token_restored_with_its_key),
         cmocka_unit_test(test_dpop_state_refuses_malformed),
         cmocka_unit_test(test_use_dpop_nonce_keeps_the_token),

@@ -395,6 +395,16 @@ static int post_token_request(mcp_oauth_t *o, const char *endpoint, const char *
     }
 }
 
+/* When a token that lives `lifetime_s` (> 0) from now is taken as
+ * expired, on mcp_clock_ms(). The lifetime is the server's number: it is
+ * bounded before it is scaled, so that no value overflows. */
+static int64_t expiry_after(int64_t lifetime_s)
+{
+    if (lifetime_s > OAUTH_MAX_LIFETIME_S)
+        lifetime_s = OAUTH_MAX_LIFETIME_S;
+    return mcp_clock_ms() + lifetime_s * 1000 - EXPIRY_MARGIN_MS;
+}
+
 /* (oauth_internal.h.) A refresh answered without a new refresh token
  * keeps the old one (RFC 6749 §6). A DPoP token is taken only when a
  * proof asked for it (RFC 9449 §5); a Bearer token answered to a proof is
@@ -451,8 +461,7 @@ int oauth_token_request(mcp_oauth_t *o, char *form, const char *requested, bool 
             !oauth_dup_into(&o->granted_scope, scope ? scope : requested))
             rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
         if (json_is_integer(expires) && json_integer_value(expires) > 0)
-            o->expires_at_ms =
-                mcp_clock_ms() + json_integer_value(expires) * 1000 - EXPIRY_MARGIN_MS;
+            o->expires_at_ms = expiry_after(json_integer_value(expires));
     }
     free(why);
     json_decref(answer);

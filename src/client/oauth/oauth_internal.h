@@ -17,6 +17,11 @@
 #include "client/oauth/oauth_http.h"
 #include "mcp/oauth.h"
 
+/* The longest a token is taken to live (ten years): a longer lifetime, from
+ * a token endpoint or a saved file, is taken as this, which keeps the
+ * arithmetic on it in range. */
+#define OAUTH_MAX_LIFETIME_S (10 * 365 * 24 * 3600LL)
+
 struct mcp_oauth {
     pthread_mutex_t lock; /* one flow at a time; guards everything below */
 

@@ -18,8 +18,6 @@
 #include "protocol/base64.h"
 
 #define SAVE_FORMAT "libmcp-oauth-1"
-/* A saved expiry further away is taken as this far (ten years). */
-#define MAX_SAVED_LIFETIME_S (10 * 365 * 24 * 3600LL)
 
 /* Sets `name` to a string copy of `value` when there is one. */
 static int set_string(json_t *obj, const char *name, const char *value)
@@ -179,9 +177,12 @@ int mcp_oauth_restore(mcp_oauth_t *o, const json_t *saved, mcp_error_t *err)
               oauth_dup_into(&next.granted_scope, scope) &&
               (next.as_meta = json_deep_copy(meta)) != NULL;
     if (expires) {
-        int64_t left_s = (int64_t)json_integer_value(expires) - (int64_t)time(NULL);
-        if (left_s > MAX_SAVED_LIFETIME_S)
-            left_s = MAX_SAVED_LIFETIME_S;
+        /* Compared before subtracting: a saved time near INT64_MIN would
+         * overflow the difference. */
+        int64_t at_s = (int64_t)json_integer_value(expires), now_s = (int64_t)time(NULL);
+        int64_t left_s = at_s <= now_s ? 0 : at_s - now_s;
+        if (left_s > OAUTH_MAX_LIFETIME_S)
+            left_s = OAUTH_MAX_LIFETIME_S;
         /* Already expired: due at once (0 would mean "never said"). */
         next.expires_at_ms = mcp_clock_ms() + (left_s > 0 ? left_s * 1000 : -1);
     }
