@@ -7,12 +7,14 @@
  * they build parses again; the canonical resource is a fixed point that
  * still names the same resource; a URL covers itself, coverage is
  * transitive and survives canonical forms; the origin parses, is its own
- * origin and starts the canonical resource. A value form-encoded into a
+ * origin and starts the canonical resource; a URL credentials may go to
+ * over plain HTTP has a loopback origin. A value form-encoded into a
  * query reads back unchanged.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "client/oauth/oauth_parse.h"
 
@@ -107,6 +109,31 @@ static void check_origin(const char *url, bool parses)
     free(canonical);
 }
 
+/* Where credentials may go: nothing the parser refuses; over plain HTTP
+ * only to a loopback host, as the URL's own origin names it (so that the
+ * host checked is the host connected to). */
+static void check_safe(const char *url, bool parses)
+{
+    if (oauth_url_is_safe(url, true) != parses)
+        abort();
+    if (!oauth_url_is_safe(url, false) || strncasecmp(url, "https://", 8) == 0)
+        return;
+    char *origin = NULL;
+    if (oauth_origin(url, &origin) != MCP_OK)
+        abort();
+    static const char *const loopback[] = {"http://localhost", "http://127.0.0.1",
+                                           "http://[::1]"};
+    bool local = false;
+    for (size_t i = 0; i < sizeof loopback / sizeof loopback[0]; i++) {
+        size_t n = strlen(loopback[i]);
+        if (strncmp(origin, loopback[i], n) == 0 && (origin[n] == '\0' || origin[n] == ':'))
+            local = true;
+    }
+    if (!local)
+        abort();
+    free(origin);
+}
+
 /* Coverage is transitive, and canonical forms keep it. */
 static void check_coverage(const char *a, const char *b, const char *c)
 {
@@ -164,6 +191,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_discovery(a, parses);
     check_canonical(a, parses);
     check_origin(a, parses);
+    check_safe(a, parses);
     check_coverage(a, b, c);
     check_form(a, b, c);
 

@@ -12,6 +12,9 @@
  *                  must be the one asked for, which must offer PKCE S256,
  *                  and whose endpoints must be https (or http to this
  *                  machine): credentials never cross a network in clear.
+ *                  Endpoints must be well-formed absolute URLs, without
+ *                  credentials (user@) in them, so that the host checked
+ *                  is the host connected to.
  *                  A server with no resource metadata is taken as the
  *                  2025-03-26 revision had it: its origin is its
  *                  authorization server, at that origin's metadata or at
@@ -205,8 +208,9 @@ typedef struct mcp_oauth_options {
      * others): see mcp_oauth_assertion_fn. */
     mcp_oauth_assertion_fn assertion;
     void *assertion_user;
-    /* Enterprise grant only: the enterprise IdP's token endpoint (https,
-     * or http to this machine unless `insecure`), and this client's
+    /* Enterprise grant only: the enterprise IdP's token endpoint (a
+     * well-formed https URL, or http to this machine unless `insecure`;
+     * no user@ in it), and this client's
      * registration with the IdP: its id (required) and, for a
      * confidential client, its secret (sent in a Basic header; else the
      * id goes in the form). */

@@ -331,6 +331,35 @@ static void test_plain_http_endpoint_refused(void **state)
         mcp_oauth_free(o);
     }
     metadata_stop(&m);
+
+    /* Credentials (user@) before the host make a URL whose host only a
+     * careless reading takes for this machine's: refused, even when
+     * `insecure` allows plain HTTP. */
+    metadata_start(&m, "http://127.0.0.1:80@192.0.2.1/token");
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", m.port);
+    snprintf(challenge, sizeof challenge,
+             "Bearer resource_metadata=\"http://127.0.0.1:%u/.well-known/"
+             "oauth-protected-resource/mcp\"",
+             m.port);
+    for (int insecure = 0; insecure <= 1; insecure++) {
+        int authorizations = 0;
+        mcp_error_t err = {0};
+        mcp_oauth_t *o = mcp_oauth_new(&(mcp_oauth_options_t){
+            .redirect_uri = "http://127.0.0.1:9/cb", .authorize = user_gives_up,
+            .authorize_user = &authorizations, .client_id = "pre-registered",
+            .insecure = insecure}, &err);
+        assert_non_null(o);
+        char *token = NULL;
+        assert_int_equal(mcp_oauth_token(o, url, challenge, &token), MCP_EAUTH);
+        assert_null(token);
+        assert_int_equal(authorizations, 0);
+        mcp_oauth_last_error(o, &err);
+        if (!strstr(err.message, "@192.0.2.1"))
+            fail_msg("%s", err.message);
+        mcp_error_clear(&err);
+        mcp_oauth_free(o);
+    }
+    metadata_stop(&m);
 }
 
 /* ---- keeping the state between runs ---- */

@@ -470,6 +470,51 @@ static const struct {
     {"a b&c", "d", "a+b%26c=d"},
 };
 
+/* Where credentials may go: https, or http to a loopback host, as a
+ * strict parse finds the host -- userinfo would make a lenient reading
+ * see loopback where libcurl connects elsewhere. `insecure` lifts the
+ * https rule only. */
+static void test_url_is_safe(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *url;
+        bool safe, insecure_safe;
+    } cases[] = {
+        {"https://as.example/token", true, true},
+        {"HTTPS://as.example:8443/t?x=1", true, true},
+        {"http://localhost/token", true, true},
+        {"http://LOCALHOST:8080/token", true, true},
+        {"http://127.0.0.1:9/token", true, true},
+        {"http://[::1]:9/token", true, true},
+        {"http://as.example/token", false, true},
+        {"http://127.0.0.2/token", false, true},
+        {"http://localhost.evil.example/token", false, true},
+        {"http://127.0.0.1.evil.example/token", false, true},
+        /* Credentials before "@": the host is what follows it. */
+        {"http://127.0.0.1:80@evil.example/token", false, false},
+        {"http://localhost:x@evil.example/token", false, false},
+        {"http://localhost@evil.example/token", false, false},
+        {"https://user:pw@as.example/token", false, false},
+        {"http://[::1]@evil.example/", false, false},
+        /* Not URLs this client sends anything to. */
+        {"ftp://localhost/token", false, false},
+        {"//localhost/token", false, false},
+        {"http://localhost/a/../token", false, false},
+        {"http://localhost:99999/token", false, false},
+        {"http:///token", false, false},
+        {"", false, false},
+    };
+    for (size_t i = 0; i < COUNT(cases); i++) {
+        if (oauth_url_is_safe(cases[i].url, false) != cases[i].safe)
+            fail_msg("\"%s\": safe should be %d", cases[i].url, cases[i].safe);
+        if (oauth_url_is_safe(cases[i].url, true) != cases[i].insecure_safe)
+            fail_msg("\"%s\": safe when insecure should be %d", cases[i].url,
+                     cases[i].insecure_safe);
+    }
+    assert_false(oauth_url_is_safe(NULL, true));
+}
+
 static void test_form_encoding(void **state)
 {
     (void)state;
@@ -721,6 +766,7 @@ int main(void)
         cmocka_unit_test(test_canonical_resource),
         cmocka_unit_test(test_origin),
         cmocka_unit_test(test_resource_allows),
+        cmocka_unit_test(test_url_is_safe),
         cmocka_unit_test(test_form_encoding),
         cmocka_unit_test(test_form_joins_parameters),
         cmocka_unit_test(test_url_with_query),

@@ -227,7 +227,8 @@ int oauth_enterprise_grant(mcp_oauth_t *o, const char *scope)
     if (!oauth_url_is_safe(o->idp_token_endpoint, o->http.insecure))
         return mcp_error_set(&o->last_err, MCP_EAUTH, 0, NULL,
                              "the IdP's token endpoint %s would take the user's ID token over "
-                             "plain HTTP: only https, or http to this machine",
+                             "plain HTTP, or is a malformed URL: only well-formed https URLs, or "
+                             "http to this machine",
                              o->idp_token_endpoint);
     char *jag = NULL;
     rc = exchange_for_id_jag(o, scope, &jag);

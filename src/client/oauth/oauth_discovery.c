@@ -7,31 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "client/oauth/oauth_internal.h"
 #include "client/oauth/oauth_parse.h"
-
-/*
- * Whether secrets may travel to `url`: https, or plain http to this very
- * machine (OAuth 2.1 §1.5 asks for TLS on every authorization server
- * endpoint; a loopback address never leaves the host). `insecure` lifts
- * the rule, for tests against a plain-HTTP server elsewhere.
- */
-bool oauth_url_is_safe(const char *url, bool insecure)
-{
-    if (insecure || strncasecmp(url, "https://", 8) == 0)
-        return true;
-    if (strncasecmp(url, "http://", 7) != 0)
-        return false;
-    const char *host = url + 7;
-    size_t len = host[0] == '[' ? strcspn(host, "]") + 1 : strcspn(host, ":/?#");
-    static const char *const loopback[] = {"localhost", "127.0.0.1", "[::1]"};
-    for (size_t i = 0; i < sizeof loopback / sizeof loopback[0]; i++)
-        if (len == strlen(loopback[i]) && strncasecmp(host, loopback[i], len) == 0)
-            return true;
-    return false;
-}
 
 /* GETs a JSON document; NULL (and *rc, *err) when there is none. A
  * status other than 2xx is MCP_ENOTFOUND. */
@@ -221,7 +199,8 @@ static int learn_authorization_server(mcp_oauth_t *o, const resource_info_t *r, 
     if (unsafe)
         rc = mcp_error_set(err, MCP_EAUTH, 0, NULL,
                            "the authorization server %s would take credentials over plain "
-                           "HTTP (%s): only https, or http to this machine",
+                           "HTTP, or at a malformed URL (%s): only well-formed https URLs, or "
+                           "http to this machine",
                            r->issuer, unsafe);
     else if (!s256)
         rc = mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,

@@ -90,10 +90,6 @@ char *oauth_scope_union(const char *a, const char *b, bool *failed);
 void oauth_drop_tokens(mcp_oauth_t *o);
 void oauth_drop_registration(mcp_oauth_t *o);
 
-/* Whether credentials may go to `url`: https, or http to this machine (a
- * loopback address never leaves the host), or anything when `insecure`. */
-bool oauth_url_is_safe(const char *url, bool insecure);
-
 /* The Authorization header of client_secret_basic (RFC 6749 §2.3.1), or
  * NULL when out of memory. */
 char *oauth_basic_credentials(const char *id, const char *secret);

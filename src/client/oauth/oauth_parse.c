@@ -617,6 +617,20 @@ bool oauth_resource_allows(const char *resource, const char *server_url)
            (path_len == len || path[len] == '/');
 }
 
+bool oauth_url_is_safe(const char *url, bool insecure)
+{
+    url_t u;
+    if (!url || !parse_url(url, &u))
+        return false;
+    if (insecure || u.https)
+        return true;
+    static const char *const loopback[] = {"localhost", "127.0.0.1", "[::1]"};
+    for (size_t i = 0; i < sizeof loopback / sizeof loopback[0]; i++)
+        if (span_equals_nocase(u.host, u.host_len, loopback[i]))
+            return true;
+    return false;
+}
+
 /* ------------------------------------------------------------------------
  * application/x-www-form-urlencoded (WHATWG URL §5)
  * ------------------------------------------------------------------------ */

@@ -118,6 +118,19 @@ int oauth_origin(const char *url, char **out);
 bool oauth_resource_allows(const char *resource, const char *server_url);
 
 /*
+ * Whether credentials may be sent to `url` (an authorization server
+ * endpoint, an IdP's token endpoint): it must parse as above, and be
+ * https, or http to this machine -- a host of "localhost", "127.0.0.1" or
+ * "[::1]" (OAuth 2.1 §1.5 asks for TLS; loopback never leaves the host).
+ * `insecure` lifts the https rule (for tests against a plain-HTTP server
+ * elsewhere), not the parsing. Strict parsing is what makes the host
+ * checked the host connected to: with "http://127.0.0.1:80@evil/", a
+ * lenient reading sees loopback, libcurl connects to "evil". False for
+ * NULL.
+ */
+bool oauth_url_is_safe(const char *url, bool insecure);
+
+/*
  * Appends name=value to an application/x-www-form-urlencoded string
  * (WHATWG URL "application/x-www-form-urlencoded serializer": bytes other
  * than ALPHA / DIGIT / "*-._" percent-encoded with upper-case hex, space as

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "client/oauth/oauth_internal.h"
+#include "client/oauth/oauth_parse.h"
 #include "clock.h"
 #include "protocol/base64.h"
 
