@@ -31,7 +31,10 @@
  *   tokens         from the token endpoint, authenticated as the server
  *                  supports (client_secret_basic, client_secret_post, or
  *                  none); refreshed with the refresh token when one expires
- *                  or is refused.
+ *                  or is refused. A token is taken as expired 30 s before
+ *                  the end of its expires_in, or half its lifetime before
+ *                  when that is shorter (a lifetime beyond ten years is
+ *                  taken as ten years).
  *   machines       or, with the client credentials grant (the extension
  *                  io.modelcontextprotocol/oauth-client-credentials, RFC
  *                  6749 §4.4), no user at all: the pre-registered client

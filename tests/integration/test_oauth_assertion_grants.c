@@ -26,6 +26,7 @@
 
 #include "mcp/mcp.h"
 #include "oauth_fixture.h"
+#include "test_clock.h"
 
 #define SERVER_PATH "/mcp"
 #define JWT_BEARER "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -240,7 +241,7 @@ static void test_jwt_bearer_grant(void **state)
 {
     (void)state;
     as_t *as = as_start(WIF_METADATA);
-    as->expires_in = 1; /* expired at once (the client renews 30 s early) */
+    as->expires_in = 1; /* let expire below */
     assertions_t a = {.prefix = "workload-jwt"};
     mcp_oauth_t *o = workload(&a);
     char *token = answer_challenge(o, as, "tools", MCP_OK, NULL);
@@ -254,6 +255,7 @@ static void test_jwt_bearer_grant(void **state)
     assert_string_equal(a.audience, as->origin);
 
     /* Expired: a new grant, with a fresh assertion, for the scope granted. */
+    sleep_ms(1100); /* past the token's whole lifetime */
     token = held_token(o, as, MCP_OK);
     assert_string_equal(token, "at-2");
     free(token);
@@ -307,11 +309,13 @@ static void test_jwt_bearer_assertion_from_file(void **state)
     assert_non_null(f);
     fputs("token-two\n", f);
     fclose(f);
+    sleep_ms(1100); /* past the token's whole lifetime */
     free(held_token(o, as, MCP_OK));
     expect_exact_form(&as->token, "grant_type", JWT_BEARER, "assertion", "token-two", "resource",
                       resource, NULL);
     /* Gone: the renewal fails with the callback's code, and says so. */
     unlink(path);
+    sleep_ms(1100);
     free(held_token(o, as, MCP_EIO));
     free(resource);
     mcp_oauth_free(o);
@@ -363,6 +367,7 @@ static void test_jwt_bearer_renewal_refused(void **state)
     mcp_oauth_t *o = workload(&a);
     free(answer_challenge(o, as, "tools", MCP_OK, NULL));
     will_answer(as, &as->token, 400, "{\"error\":\"invalid_grant\"}");
+    sleep_ms(1100); /* past the token's whole lifetime */
     assert_null(held_token(o, as, MCP_EAUTH));
     assert_int_equal(as->token.requests, 2);
     mcp_error_t err = {0};

@@ -26,6 +26,7 @@
 #include "mcp/mcp.h"
 #include "oauth_fixture.h"
 #include "openssl_check.h"
+#include "test_clock.h"
 #include "test_keys.h"
 
 #define CLIENT_ID "svc-client"
@@ -245,7 +246,7 @@ static void test_private_key_jwt(void **state)
     as_t *as = as_start("\"grant_types_supported\":[\"client_credentials\"],"
                         "\"token_endpoint_auth_methods_supported\":[\"private_key_jwt\"],"
                         "\"token_endpoint_auth_signing_alg_values_supported\":[\"ES256\"]");
-    as->expires_in = 1; /* expired at once (the client renews 30 s early) */
+    as->expires_in = 1; /* let expire below */
     mcp_oauth_t *o = make(&(mcp_oauth_options_t){.grant = MCP_OAUTH_CLIENT_CREDENTIALS,
                                                  .client_id = CLIENT_ID,
                                                  .private_key_pem = TEST_KEY_P256_PEM,
@@ -266,6 +267,7 @@ static void test_private_key_jwt(void **state)
 
     /* Expired: a new grant (there is no refresh token), with a new
      * assertion, for the scope granted. */
+    sleep_ms(1100); /* past the token's whole lifetime */
     char *url = server_url(as);
     assert_int_equal(mcp_oauth_token(o, url, NULL, &token), MCP_OK);
     assert_string_equal(token, "cc-token-2");
@@ -313,6 +315,40 @@ static void test_huge_expires_in(void **state)
     json_decref(saved);
     mcp_oauth_free(o);
     as_stop(as);
+}
+
+/* A token that lives 30 s or less is not expired on arrival (which
+ * would ask for a new one at every request): it is held for half its
+ * lifetime, and renewed once that has passed. */
+static void test_short_lived_token_held(void **state)
+{
+    (void)state;
+    static const long long lifetimes[] = {30, 10, 1};
+    for (size_t i = 0; i < sizeof lifetimes / sizeof lifetimes[0]; i++) {
+        as_t *as = as_start("\"grant_types_supported\":[\"client_credentials\"]");
+        as->expires_in = lifetimes[i];
+        mcp_oauth_t *o = make(&(mcp_oauth_options_t){.grant = MCP_OAUTH_CLIENT_CREDENTIALS,
+                                                     .client_id = CLIENT_ID,
+                                                     .client_secret = CLIENT_SECRET,
+                                                     .timeout_ms = 5000});
+        free(token_for_challenge(o, as, "tools", MCP_OK));
+        char *url = server_url(as), *token = NULL;
+        if (lifetimes[i] > 1) { /* (a 1 s token's half second is too short to rely on) */
+            assert_int_equal(mcp_oauth_token(o, url, NULL, &token), MCP_OK);
+            if (strcmp(token, "cc-token-1") != 0 || as->token_requests != 1)
+                fail_msg("a %lld s token: %s after %d requests", lifetimes[i], token,
+                         as->token_requests);
+            free(token);
+        } else {
+            sleep_ms(600); /* past half of its second */
+            assert_int_equal(mcp_oauth_token(o, url, NULL, &token), MCP_OK);
+            assert_string_equal(token, "cc-token-2");
+            free(token);
+        }
+        free(url);
+        mcp_oauth_free(o);
+        as_stop(as);
+    }
 }
 
 /* ---- refusals ---- */
@@ -399,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_client_secret_post),
         cmocka_unit_test(test_private_key_jwt),
         cmocka_unit_test(test_huge_expires_in),
+        cmocka_unit_test(test_short_lived_token_held),
         cmocka_unit_test(test_server_without_the_grant_or_method),
         cmocka_unit_test(test_save_and_restore),
     };

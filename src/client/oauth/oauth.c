@@ -37,7 +37,10 @@
 /* RFC 7636: a verifier of 43 to 128 characters; 64 is plenty. */
 #define VERIFIER_LEN 64
 #define STATE_LEN 32
-/* A token is taken as expired this long before the server says. */
+/* A token is taken as expired this long before the server says (for the
+ * clocks' drift and the request's time in flight), or half its lifetime
+ * before when that is shorter: a token that lives 30 s or less would
+ * otherwise be expired on arrival, and renewed for every request. */
 #define EXPIRY_MARGIN_MS 30000
 
 /* ------------------------------------------------------------------------
@@ -402,7 +405,9 @@ static int64_t expiry_after(int64_t lifetime_s)
 {
     if (lifetime_s > OAUTH_MAX_LIFETIME_S)
         lifetime_s = OAUTH_MAX_LIFETIME_S;
-    return mcp_clock_ms() + lifetime_s * 1000 - EXPIRY_MARGIN_MS;
+    int64_t lifetime_ms = lifetime_s * 1000;
+    int64_t margin_ms = lifetime_ms / 2 < EXPIRY_MARGIN_MS ? lifetime_ms / 2 : EXPIRY_MARGIN_MS;
+    return mcp_clock_ms() + lifetime_ms - margin_ms;
 }
 
 /* (oauth_internal.h.) A refresh answered without a new refresh token
