@@ -19,6 +19,8 @@
  *                  2025-03-26 revision had it: its origin is its
  *                  authorization server, at that origin's metadata or at
  *                  the default /authorize, /token and /register.
+ *                  With the `issuer` option, that authorization server
+ *                  must be the one pinned (see mcp_oauth_options_t).
  *   registration   the pre-registered client if one is given; else a Client
  *                  ID Metadata Document URL, if given and the server
  *                  supports them; else dynamic registration (RFC 7591).
@@ -194,6 +196,26 @@ typedef struct mcp_oauth_options {
      * grant, whose ID-JAG names the client. */
     const char *client_id;
     const char *client_secret;
+    /* The issuer identifier of the authorization server the client is
+     * registered with (e.g. "https://auth.example.com"), or NULL. When
+     * set, the authorization server an MCP server names (the first of its
+     * resource metadata's authorization_servers; for a server without
+     * metadata, its origin) must be exactly this (compared as strings, as
+     * RFC 8414 compares issuers), and saved state restored must be for
+     * it: otherwise the sign-in fails with MCP_EAUTH (mcp_oauth_restore:
+     * MCP_EINVAL) and a message naming both, before any request to that
+     * authorization server, so before any credential is sent.
+     * Without it, the client follows the MCP server (the RFC 9728 trust
+     * model): the pre-registered client_id and client_secret, the
+     * private_key_jwt assertions, and the workload's JWT or the
+     * enterprise's ID-JAG go to whatever authorization server the MCP
+     * server names -- a malicious or compromised MCP server, or anyone on
+     * the path to an http:// one, can name its own and collect them. Set
+     * it whenever credentials are pre-registered (client_secret,
+     * private_key_pem, or the JWT bearer and enterprise grants). Must be
+     * an https URL (or http to this machine unless `insecure`) without a
+     * query or fragment. */
+    const char *issuer;
     /* Client credentials only, instead of a secret: the client's private
      * key, as PEM text of an unencrypted PKCS#8 "PRIVATE KEY" (e.g. from
      * `openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`),
@@ -255,7 +277,8 @@ typedef struct mcp_oauth_options {
  * enterprise grant: no assertion callback, client id, IdP token endpoint
  * or IdP client id, or a private key; IdP options with another grant; an
  * application_type other than "native" or "web"; a secret without a
- * client id; an unknown grant), MCP_ENOMEM. Free with mcp_oauth_free().
+ * client id; an issuer that is not such a URL; an unknown grant),
+ * MCP_ENOMEM. Free with mcp_oauth_free().
  */
 MCP_API mcp_oauth_t *mcp_oauth_new(const mcp_oauth_options_t *options, mcp_error_t *err);
 
@@ -269,8 +292,9 @@ MCP_API void mcp_oauth_free(mcp_oauth_t *oauth);
  * for the server (refreshed, or granted anew with client credentials, if
  * it has expired), or none; with one it runs
  * the flow above. Returns 0 with a malloc'd token (or NULL) in *token_out,
- * or a negative MCP_E* code: MCP_EAUTH (refused, or a scope the server
- * will not grant), MCP_EPROTO (a server broke the protocol), MCP_EIO,
+ * or a negative MCP_E* code: MCP_EAUTH (refused, a scope the server
+ * will not grant, or an authorization server other than the pinned
+ * `issuer`), MCP_EPROTO (a server broke the protocol), MCP_EIO,
  * MCP_ETIMEDOUT, MCP_EUNSUPPORTED (no PKCE S256; no way to register; for
  * client credentials, a server that does not list the grant, the
  * client's authentication method or ES256; for the JWT bearer and

@@ -402,6 +402,47 @@ static void test_jwt_bearer_not_attempted(void **state)
     as_stop(as);
 }
 
+/* With the authorization server pinned, a resource naming another gets
+ * neither the workload's JWT nor the enterprise's ID-JAG: the
+ * application is not even asked for an assertion, and neither the IdP
+ * nor the token endpoint hears of it. */
+static void test_issuer_pin_keeps_assertions(void **state)
+{
+    (void)state;
+    static const char ELSEWHERE[] = "https://as.example";
+    as_t *as = as_start(WIF_METADATA);
+    assertions_t a = {.prefix = "workload-jwt"};
+    mcp_oauth_t *o = make(&(mcp_oauth_options_t){.grant = MCP_OAUTH_JWT_BEARER,
+                                                 .assertion = next_assertion,
+                                                 .assertion_user = &a, .issuer = ELSEWHERE,
+                                                 .timeout_ms = 5000});
+    char message[MCP_ERROR_MESSAGE_MAX];
+    assert_null(answer_challenge(o, as, "tools", MCP_EAUTH, message));
+    expect_says(message, ELSEWHERE);
+    assert_int_equal(a.calls, 0);
+    assert_int_equal(as->token.requests, 0);
+    mcp_oauth_free(o);
+    as_stop(as);
+
+    as = as_start("\"grant_types_supported\":[\"" JWT_BEARER "\"]");
+    a = (assertions_t){.prefix = "id-token"};
+    char *idp = NULL;
+    assert_true(asprintf(&idp, "%s/idp/token", as->origin) > 0);
+    o = make(&(mcp_oauth_options_t){.grant = MCP_OAUTH_ENTERPRISE, .client_id = "mcp-client",
+                                    .client_secret = "mcp-secret", .idp_token_endpoint = idp,
+                                    .idp_client_id = "idp-client", .assertion = next_assertion,
+                                    .assertion_user = &a, .issuer = ELSEWHERE,
+                                    .timeout_ms = 5000});
+    assert_null(answer_challenge(o, as, "tools", MCP_EAUTH, message));
+    expect_says(message, ELSEWHERE);
+    assert_int_equal(a.calls, 0);
+    assert_int_equal(as->idp.requests, 0);
+    assert_int_equal(as->token.requests, 0);
+    mcp_oauth_free(o);
+    free(idp);
+    as_stop(as);
+}
+
 /* ---- Enterprise-Managed Authorization ---- */
 
 #define ENTERPRISE_METADATA                          \
@@ -544,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_jwt_bearer_assertion_from_file),
         cmocka_unit_test(test_jwt_bearer_refusals_reach_the_caller_once),
         cmocka_unit_test(test_jwt_bearer_renewal_refused),
+        cmocka_unit_test(test_issuer_pin_keeps_assertions),
         cmocka_unit_test(test_jwt_bearer_not_attempted),
         cmocka_unit_test(test_enterprise_grant),
         cmocka_unit_test(test_enterprise_idp_refusals),

@@ -351,6 +351,55 @@ static void test_short_lived_token_held(void **state)
     }
 }
 
+/* ---- the authorization server pinned ---- */
+
+/* The client's secret is the pinned authorization server's: a resource
+ * naming another (here the fixture, standing for a rogue one) fails the
+ * sign-in before any token request, saying which server was named and
+ * which was expected. Pinned to the server named, all goes as before; its
+ * saved state is refused by a client pinned elsewhere. */
+static void test_issuer_pin(void **state)
+{
+    (void)state;
+    static const char ELSEWHERE[] = "https://as.example";
+    as_t *as = as_start("\"grant_types_supported\":[\"client_credentials\"]");
+    mcp_oauth_options_t options = {.grant = MCP_OAUTH_CLIENT_CREDENTIALS,
+                                   .client_id = CLIENT_ID,
+                                   .client_secret = CLIENT_SECRET,
+                                   .issuer = ELSEWHERE,
+                                   .timeout_ms = 5000};
+    mcp_oauth_t *o = make(&options);
+    assert_null(token_for_challenge(o, as, "tools", MCP_EAUTH));
+    assert_int_equal(as->token_requests, 0);
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_oauth_last_error(o, &err), MCP_EAUTH);
+    if (!strstr(err.message, ELSEWHERE) || !strstr(err.message, as->origin))
+        fail_msg("%s", err.message);
+    mcp_error_clear(&err);
+    mcp_oauth_free(o);
+
+    options.issuer = as->origin;
+    o = make(&options);
+    char *token = token_for_challenge(o, as, "tools", MCP_OK);
+    assert_string_equal(token, "cc-token-1");
+    free(token);
+    json_t *saved = mcp_oauth_save(o);
+    assert_non_null(saved);
+    mcp_oauth_free(o);
+
+    options.issuer = ELSEWHERE;
+    o = make(&options);
+    assert_int_equal(mcp_oauth_restore(o, saved, &err), MCP_EINVAL);
+    if (!strstr(err.message, ELSEWHERE))
+        fail_msg("%s", err.message);
+    mcp_error_clear(&err);
+    assert_null(mcp_oauth_save(o)); /* nothing taken */
+    mcp_oauth_free(o);
+    json_decref(saved);
+    assert_int_equal(as->token_requests, 1);
+    as_stop(as);
+}
+
 /* ---- refusals ---- */
 
 static void test_server_without_the_grant_or_method(void **state)
@@ -436,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_private_key_jwt),
         cmocka_unit_test(test_huge_expires_in),
         cmocka_unit_test(test_short_lived_token_held),
+        cmocka_unit_test(test_issuer_pin),
         cmocka_unit_test(test_server_without_the_grant_or_method),
         cmocka_unit_test(test_save_and_restore),
     };

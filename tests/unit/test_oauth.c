@@ -69,6 +69,12 @@ static void test_new_refuses_bad_options(void **state)
         {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c",
          .private_key_pem = "-----BEGIN PRIVATE KEY-----\nMAA=\n-----END PRIVATE KEY-----\n"},
         {.grant = (mcp_oauth_grant_t)7, .client_id = "c", .client_secret = "s"},
+        {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c", .client_secret = "s",
+         .issuer = "as.example"},                              /* a pin that is no URL */
+        {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c", .client_secret = "s",
+         .issuer = "http://as.example"},                       /* nor https */
+        {.grant = MCP_OAUTH_CLIENT_CREDENTIALS, .client_id = "c", .client_secret = "s",
+         .issuer = "https://as.example/?tenant=1"},            /* no issuer has a query */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         mcp_error_t err = {0};

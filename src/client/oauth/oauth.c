@@ -871,6 +871,12 @@ static bool grant_options_valid(const mcp_oauth_options_t *opts, mcp_error_t *er
     }
     if (!why && opts)
         why = oauth_assertion_options_problem(opts);
+    /* A pin that can never match (or names a server credentials may not
+     * go to) is a configuration error, better told now than at sign-in. */
+    if (!why && opts && opts->issuer &&
+        (!oauth_url_is_safe(opts->issuer, opts->insecure) || strpbrk(opts->issuer, "?#")))
+        why = "the issuer must be an https URL (or http to this machine) without a query or "
+              "fragment";
     if (why)
         mcp_error_set(err, MCP_EINVAL, 0, NULL, "%s", why);
     return why == NULL;
@@ -913,6 +919,7 @@ mcp_oauth_t *mcp_oauth_new(const mcp_oauth_options_t *opts, mcp_error_t *err)
     if (!oauth_dup_into(&o->redirect_uri, opts->redirect_uri) ||
         !oauth_dup_into(&o->client_id, opts->client_id) ||
         !oauth_dup_into(&o->client_secret, opts->client_secret) ||
+        !oauth_dup_into(&o->pinned_issuer, opts->issuer) ||
         !oauth_dup_into(&o->idp_token_endpoint, opts->idp_token_endpoint) ||
         !oauth_dup_into(&o->idp_client_id, opts->idp_client_id) ||
         !oauth_dup_into(&o->idp_client_secret, opts->idp_client_secret) ||
@@ -942,6 +949,7 @@ void mcp_oauth_free(mcp_oauth_t *o)
     free(o->as_nonce);
     free(o->redirect_uri);
     free(o->client_id);
+    free(o->pinned_issuer);
     free(o->client_metadata_url);
     free(o->client_name);
     free(o->application_type);

@@ -234,6 +234,14 @@ int oauth_discover(mcp_oauth_t *o, const char *url, const char *hinted_metadata)
     resource_info_t r = {0};
     json_t *meta = NULL;
     int rc = learn_resource(o, url, hinted_metadata, &r);
+    /* Checked before the authorization server is even asked for its
+     * metadata: pre-registered credentials are the pinned server's, and
+     * the resource, not the client, chose this one. */
+    if (rc == MCP_OK && o->pinned_issuer && strcmp(r.issuer, o->pinned_issuer) != 0)
+        rc = mcp_error_set(&o->last_err, MCP_EAUTH, 0, NULL,
+                           "the server %s names the authorization server %s, not %s, the issuer "
+                           "this client is set up for: no credentials sent",
+                           url, r.issuer, o->pinned_issuer);
     if (rc == MCP_OK)
         rc = learn_authorization_server(o, &r, &meta);
     if (rc == MCP_OK) {

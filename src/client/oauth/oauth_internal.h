@@ -31,6 +31,7 @@ struct mcp_oauth {
     mcp_oauth_authorize_fn authorize;
     void *authorize_user;
     char *client_id, *client_secret; /* pre-registered */
+    char *pinned_issuer;             /* the only authorization server, or NULL */
     bool has_key;                    /* private_key_jwt with `key` (ES256) */
     uint8_t key[32];                 /* the P-256 scalar (oauth_jwt.h) */
     mcp_oauth_assertion_fn assertion; /* JWT bearer and enterprise grants */

@@ -146,6 +146,15 @@ int mcp_oauth_restore(mcp_oauth_t *o, const json_t *saved, mcp_error_t *err)
     const char *problem = saved_endpoints_problem(meta, o->http.insecure);
     if (problem)
         return mcp_error_set(err, MCP_EINVAL, 0, NULL, "not usable OAuth state: %s", problem);
+    /* Restored tokens are renewed at the saved token endpoint, with the
+     * pre-registered credentials: only the pinned server's will do. */
+    const char *meta_issuer = oauth_str_member(meta, "issuer");
+    if (o->pinned_issuer && (strcmp(issuer, o->pinned_issuer) != 0 || !meta_issuer ||
+                             strcmp(meta_issuer, o->pinned_issuer) != 0))
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                             "the OAuth state was saved for the authorization server %s, not %s, "
+                             "the issuer this client is set up for",
+                             issuer, o->pinned_issuer);
 
     /* Built aside, then moved in: a failure leaves everything as it was. */
     mcp_oauth_t next = {0};
