@@ -44,12 +44,14 @@
  * ("idpTokenEndpoint") by this client's registration there
  * ("idpClientId", and "idpClientSecretEnv" for a confidential one) for
  * an ID-JAG, presented to the server's authorization server as the
- * client "clientId". In every string value
- * ${VAR} is replaced by the environment variable VAR (an error when it is
- * not set) and ${VAR:-default} by VAR, or the default when VAR is unset or
- * empty. Unknown keys of a server are ignored with a warning; other
- * top-level keys than "mcpServers" belong to the application and are
- * ignored silently.
+ * client "clientId". In every string value (the paths "privateKeyFile"
+ * and "assertionFile" included; not the variable names "tokenEnv",
+ * "clientSecretEnv" and "idpClientSecretEnv" hold) ${VAR} is replaced by
+ * the environment variable VAR (an error when it is not set) and
+ * ${VAR:-default} by VAR, or the default when VAR is unset or empty.
+ * Unknown keys of a server are ignored with a warning; other top-level
+ * keys than "mcpServers" belong to the application and are ignored
+ * silently.
  *
  * Thread safety: every function may be called from any thread, except
  * that mcp_host_remove_server() and mcp_host_free() must not be called

@@ -215,11 +215,8 @@ static int read_options(const where_t *w, const json_t *entry, bool http, mcp_se
  * block or never end) of at most 64 KiB, as text. */
 #define KEY_FILE_MAX 65536
 
-static int read_key_file(const where_t *w, const json_t *value, char **out)
+static int read_key_path(const where_t *w, const char *path, char **out)
 {
-    const char *path = json_string_value(value);
-    if (!path)
-        return fail(w, MCP_EINVAL, "\"oauth\": \"privateKeyFile\" must be a string");
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > KEY_FILE_MAX) {
@@ -240,6 +237,21 @@ static int read_key_file(const where_t *w, const json_t *value, char **out)
     }
     *out = text;
     return MCP_OK;
+}
+
+/* "privateKeyFile": the path, then the key it names. */
+static int read_key_file(const where_t *w, const json_t *value, char **out)
+{
+    if (!json_is_string(value))
+        return fail(w, MCP_EINVAL, "\"oauth\": \"privateKeyFile\" must be a string");
+    /* A path like any other string value: ${VAR} is expanded, so that a
+     * key kept under $HOME or a secrets mount need not be spelt out. */
+    char *path = string_of(w, "privateKeyFile", value);
+    if (!path)
+        return MCP_EINVAL;
+    int rc = read_key_path(w, path, out);
+    free(path);
+    return rc;
 }
 
 /* "grant": "enterprise" names the client at both ends and the IdP. */

@@ -422,6 +422,26 @@ static void test_oauth_client_credentials(void **state)
     mcp_host_free(host);
     mcp_server_configs_clear(&configs);
 
+    /* The key file's path is a string value like the others: ${VAR} and
+     * ${VAR:-default} are expanded before the file is read. */
+    const char *base = strrchr(key_path, '/');
+    setenv("HOST_TEST_KEYDIR", "/tmp", 1);
+    assert_int_equal(strncmp(key_path, "/tmp/", 5), 0); /* temp_file's directory */
+    snprintf(text, sizeof text,
+             "{\"mcpServers\": {"
+             "\"var\": {\"url\": \"https://a/mcp\", \"oauth\": {\"grant\": "
+             "\"client_credentials\", \"clientId\": \"svc\", \"privateKeyFile\": "
+             "\"${HOST_TEST_KEYDIR}%s\"}},"
+             "\"default\": {\"url\": \"https://b/mcp\", \"oauth\": {\"grant\": "
+             "\"client_credentials\", \"clientId\": \"svc\", \"privateKeyFile\": "
+             "\"${HOST_TEST_UNSET:-/tmp}%s\"}}}}",
+             base, base);
+    assert_int_equal(parse(text, &configs, &w, &err), MCP_OK);
+    assert_string_equal(configs.items[0].oauth_private_key_pem, TEST_KEY_P256_PEM);
+    assert_string_equal(configs.items[1].oauth_private_key_pem, TEST_KEY_P256_PEM);
+    mcp_server_configs_clear(&configs);
+    unsetenv("HOST_TEST_KEYDIR");
+
     const char *bad[][2] = {
         {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": "
          "{\"grant\": \"client_credentials\", \"clientId\": \"c\", \"privateKeyFile\": \"%s\"}}}}",
@@ -605,6 +625,10 @@ static void test_rejected_documents(void **state)
         /* ${VAR} */
         {"{\"mcpServers\": {\"a\": {\"command\": \"${HOST_TEST_UNSET}\"}}}",
          "server \"a\": command: the environment variable HOST_TEST_UNSET is not set"},
+        {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"oauth\": "
+         "{\"grant\": \"client_credentials\", \"clientId\": \"c\", "
+         "\"privateKeyFile\": \"${HOST_TEST_UNSET}/key.pem\"}}}}",
+         "server \"a\": privateKeyFile: the environment variable HOST_TEST_UNSET is not set"},
         {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"args\": [\"${HOST_TEST_BIN\"]}}}",
          "server \"a\": args: \"${\" without a closing \"}\""},
         {"{\"mcpServers\": {\"a\": {\"url\": \"http://h/\", \"headers\": {\"X\": \"${1X}\"}}}}",
