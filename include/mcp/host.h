@@ -57,7 +57,12 @@
  * that mcp_host_remove_server() and mcp_host_free() must not be called
  * from the host's own callbacks. Callbacks run on client or host threads,
  * possibly several at once (one server's thread each), never while the
- * host holds a lock, and are told which server they are about.
+ * host holds a lock, and are told which server they are about. A callback
+ * may call the server that asked (an elicitation answered with a tool's
+ * help, say) even when that server is removed or reconnected meanwhile:
+ * a connection the host has moved on from is freed, and its stdio server
+ * stopped, by a host thread once its last call ends, never by the thread
+ * that made that call.
  */
 #ifndef MCP_HOST_H
 #define MCP_HOST_H
@@ -320,8 +325,10 @@ typedef struct mcp_host_options {
 MCP_API mcp_host_t *mcp_host_new(const mcp_host_options_t *opts, mcp_error_t *err);
 
 /* Disconnects every server and frees the host, with every client still
- * acquired. Waits for connection attempts in progress (each bounded by
- * its timeouts). Must not race with other calls on the host. NULL-safe. */
+ * acquired and every old connection a host thread has yet to free: no
+ * host thread, client or stdio server process is left. Waits for
+ * connection attempts in progress (each bounded by its timeouts). Must
+ * not race with other calls on the host. NULL-safe. */
 MCP_API void mcp_host_free(mcp_host_t *host);
 
 /* Adds a server (copied). MCP_EEXIST for a name already present,
@@ -352,8 +359,8 @@ MCP_API int mcp_host_load_config_file(mcp_host_t *host, const char *path, mcp_er
 
 /* Removes a server and disconnects it (waiting for a connection attempt
  * in progress). Calls in flight on it, and a client acquired from it, keep
- * the connection until they end or it is released. MCP_ENOTFOUND when
- * absent. */
+ * the connection until they end or it is released; a host thread then
+ * disconnects it. MCP_ENOTFOUND when absent. */
 MCP_API int mcp_host_remove_server(mcp_host_t *host, const char *name);
 
 /*
@@ -478,9 +485,11 @@ MCP_API int mcp_host_read_skill_file(mcp_host_t *host, const json_t *skill,
  * ready. The client stays valid until released (or the host is freed)
  * even if the host reconnects the server meanwhile with a new client: the
  * old one keeps its lost connection (a stdio one fails every call with
- * MCP_ECLOSED), and a new acquire gets the new one.
- * Do not free it, and release it from a thread that is not running one of
- * its callbacks.
+ * MCP_ECLOSED), and a new acquire gets the new one. Do not free it. It
+ * may be released from any thread, its own callbacks included: when that
+ * is the last use of a client the host has moved on from (reconnected, or
+ * its server removed), a host thread frees it shortly after, and
+ * mcp_host_free() at the latest.
  */
 MCP_API mcp_client_t *mcp_host_client_acquire(mcp_host_t *host, const char *name);
 MCP_API void mcp_host_client_release(mcp_host_t *host, mcp_client_t *client);

@@ -191,7 +191,7 @@ int host_conn_open(host_server_t *s, host_conn_t **out, mcp_error_t *err)
         pthread_mutex_lock(&h->lock);
         conn->server = NULL;
         pthread_mutex_unlock(&h->lock);
-        host_conn_release(conn);
+        host_conn_release_here(conn); /* on the supervisor, with no call on it yet */
         return rc;
     }
     s->has_verdict = mcp_client_verdict(conn->client, &s->verdict) == MCP_OK;
@@ -228,17 +228,78 @@ void host_conn_free(host_conn_t *conn)
     free(conn);
 }
 
+/* Drops a reference; host->lock held. True when it was the last one and
+ * the connection is now the caller's to free (out of host->conns). */
+static bool release_locked(host_conn_t *conn)
+{
+    mcp_host_t *h = conn->host;
+    /* Once mcp_host_free took the list it frees every connection in it,
+     * whatever their counts: a call still ending (a callback's, while
+     * its client is being freed) must not free one too. */
+    if (--conn->refs > 0 || h->freeing)
+        return false;
+    for (host_conn_t **p = &h->conns; *p; p = &(*p)->next)
+        if (*p == conn) {
+            *p = conn->next;
+            break;
+        }
+    conn->next = NULL;
+    return true;
+}
+
+/* Frees what is queued until mcp_host_free says to stop and the queue is
+ * empty. */
+static void *reap(void *arg)
+{
+    mcp_host_t *h = arg;
+    pthread_mutex_lock(&h->lock);
+    for (;;) {
+        while (!h->reap && !h->reaper_stop)
+            pthread_cond_wait(&h->reap_wake, &h->lock);
+        host_conn_t *conn = h->reap;
+        if (!conn)
+            break;
+        h->reap = conn->next;
+        pthread_mutex_unlock(&h->lock);
+        host_conn_free(conn);
+        pthread_mutex_lock(&h->lock);
+    }
+    pthread_mutex_unlock(&h->lock);
+    return NULL;
+}
+
 void host_conn_release(host_conn_t *conn)
 {
     mcp_host_t *h = conn->host;
+    bool no_reaper = false;
+    char name[128];
     pthread_mutex_lock(&h->lock);
-    bool last = --conn->refs == 0;
-    if (last)
-        for (host_conn_t **p = &h->conns; *p; p = &(*p)->next)
-            if (*p == conn) {
-                *p = conn->next;
-                break;
-            }
+    if (release_locked(conn)) {
+        /* Freeing the client here could wait for this very thread: a
+         * legacy client, say, waits for the callbacks it is answering,
+         * and a callback's host call may hold the last reference of a
+         * connection retired meanwhile (its server removed, or
+         * reconnected after a crash). The reaper frees it instead. */
+        conn->next = h->reap;
+        h->reap = conn;
+        if (!h->has_reaper)
+            h->has_reaper = pthread_create(&h->reaper, NULL, reap, h) == 0;
+        /* Without a thread now, the next release or mcp_host_free frees it. */
+        if ((no_reaper = !h->has_reaper))
+            snprintf(name, sizeof name, "%s", conn->name);
+        pthread_cond_signal(&h->reap_wake);
+    }
+    pthread_mutex_unlock(&h->lock);
+    if (no_reaper) /* told outside the lock: the log is the user's callback */
+        host_log(h, MCP_LOG_ERROR, "server \"%s\": cannot start the thread that frees its "
+                 "old connection now; it stays up until later", name);
+}
+
+void host_conn_release_here(host_conn_t *conn)
+{
+    mcp_host_t *h = conn->host;
+    pthread_mutex_lock(&h->lock);
+    bool last = release_locked(conn);
     pthread_mutex_unlock(&h->lock);
     if (last)
         host_conn_free(conn);

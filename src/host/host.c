@@ -61,6 +61,7 @@ static void free_host(mcp_host_t *h)
     free(h->oauth_redirect_uri);
     pthread_mutex_destroy(&h->lock);
     pthread_cond_destroy(&h->attempted);
+    pthread_cond_destroy(&h->reap_wake);
     free(h);
 }
 
@@ -111,6 +112,7 @@ mcp_host_t *mcp_host_new(const mcp_host_options_t *opts, mcp_error_t *err)
     }
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->attempted, NULL);
+    pthread_cond_init(&h->reap_wake, NULL);
     h->client = opts->client;
     h->client.previous_verdict = NULL;
     h->cb = opts->callbacks;
@@ -176,11 +178,31 @@ void mcp_host_free(mcp_host_t *host)
         server_join_free(servers);
         servers = next;
     }
-    /* What is left is referenced by acquired clients only. */
+    /* What is left is referenced by acquired clients, and by the calls a
+     * callback of theirs may still be making (no new one finds a
+     * server); and the reaper's queue: all freed here, now. */
     pthread_mutex_lock(&host->lock);
+    host->freeing = true;
     host_conn_t *conns = host->conns;
     host->conns = NULL;
+    host->reaper_stop = true;
+    pthread_cond_signal(&host->reap_wake);
+    bool has_reaper = host->has_reaper;
     pthread_mutex_unlock(&host->lock);
+    /* It drains its queue first: a client it frees may be ending a call,
+     * made from a callback, on one of `conns`. */
+    if (has_reaper)
+        pthread_join(host->reaper, NULL);
+    /* Left over only when the reaper could not start. */
+    pthread_mutex_lock(&host->lock);
+    host_conn_t *queued = host->reap;
+    host->reap = NULL;
+    pthread_mutex_unlock(&host->lock);
+    while (queued) {
+        host_conn_t *next = queued->next;
+        host_conn_free(queued);
+        queued = next;
+    }
     while (conns) {
         host_conn_t *next = conns->next;
         host_conn_free(conns);

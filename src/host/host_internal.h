@@ -18,7 +18,11 @@
  * changed, the connection ended, a call failed on the transport) and acts
  * on it; when the connection is lost it retires it and reconnects after
  * the backoff. User calls run on the caller's thread on the connection the
- * server has published, holding a reference on it.
+ * server has published, holding a reference on it. A retired connection
+ * whose last reference such a call (or a client's release) drops is freed
+ * by the host's reaper thread, started when first needed: the thread that
+ * dropped it may be running one of that client's callbacks (a callback
+ * may call the host), and freeing a client waits for its callbacks.
  *
  * Locking: one mutex, host->lock, guards the server list, every server's
  * state, lists and published connection, and every connection's reference
@@ -122,7 +126,7 @@ struct host_conn {
     int refs;                  /* the server's (while current), calls', users' */
     unsigned events;           /* CONN_* not yet handled */
     char lost_why[MCP_ERROR_MESSAGE_MAX];
-    host_conn_t *next;         /* in host->conns */
+    host_conn_t *next;         /* in host->conns, then in host->reap */
 };
 
 /*
@@ -145,9 +149,16 @@ void host_conn_flag(host_conn_t *conn, unsigned events);
 /* Takes a reference; host->lock held. */
 void host_conn_ref_locked(host_conn_t *conn);
 
-/* Drops a reference; the last one frees the connection (closing the
- * client), on the calling thread. Takes host->lock. */
+/* Drops a reference; any thread. After the last one the reaper frees the
+ * connection (closing the client), never the calling thread: it may be
+ * running one of the client's callbacks. Takes host->lock. */
 void host_conn_release(host_conn_t *conn);
+
+/* Drops the supervisor's reference; the last one frees the connection on
+ * the calling thread, which must be the server's supervisor (it runs no
+ * client callback), so that a server stopped with no call in flight is
+ * disconnected when mcp_host_remove_server returns. Takes host->lock. */
+void host_conn_release_here(host_conn_t *conn);
 
 /* Request options for a call on `conn`: *opts (may be NULL) with the
  * host's progress callback when the call names none. */
@@ -199,8 +210,16 @@ struct mcp_host {
     pthread_mutex_t lock;
     pthread_cond_t attempted;     /* a server finished its first attempt */
     host_server_t *servers;
-    host_conn_t *conns;           /* every connection not yet freed */
+    host_conn_t *conns;           /* every connection referenced, not yet freed */
     bool connecting;              /* mcp_host_connect was called */
+    /* The reaper: frees the connections queued on `reap` (through their
+     * `next`), which no one references any more. */
+    host_conn_t *reap;
+    pthread_cond_t reap_wake;     /* a connection queued, or reaper_stop */
+    bool reaper_stop;             /* mcp_host_free: drain the queue and end */
+    bool has_reaper;
+    pthread_t reaper;
+    bool freeing;                 /* mcp_host_free took every connection: it frees them */
 };
 
 /* The host's diagnostics, through the client option `log`. */

@@ -148,7 +148,9 @@ static void become_failed(host_server_t *s, const char *why)
     }
 }
 
-/* Drops the supervisor's reference: the connection reports no more. */
+/* Drops the supervisor's reference: the connection reports no more. When
+ * no call holds it, it is freed (its stdio server stopped) right here;
+ * otherwise the reaper frees it after the last call. */
 static void retire(host_conn_t *conn)
 {
     mcp_host_t *h = conn->host;
@@ -156,7 +158,7 @@ static void retire(host_conn_t *conn)
     conn->server = NULL;
     conn->events = 0;
     pthread_mutex_unlock(&h->lock);
-    host_conn_release(conn);
+    host_conn_release_here(conn);
 }
 
 /* ------------------------------------------------------------------------

@@ -9,11 +9,15 @@
  *   - servers added and removed while the host runs; a call in flight
  *     survives the removal of its server;
  *   - an acquired client outlives a reconnect;
+ *   - a callback's call that ends after its connection was retired frees
+ *     the client elsewhere (not on the callback's thread, which would wait
+ *     for itself), and its server process is stopped;
  *   - calls from many threads at once;
  *   - an HTTP server that goes away is noticed when a call fails, and
  *     reconnected once it is back.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -274,6 +278,125 @@ static void test_acquired_client_outlives_reconnect(void **state)
     recorder_clear(&rec);
 }
 
+/* ------------------------------------------------------------------------
+ * A call made from a callback outlives its connection
+ * ------------------------------------------------------------------------ */
+
+/* What the sampling callback of the test below did. */
+typedef struct reentry {
+    mcp_host_t *host;
+    pthread_mutex_t lock;
+    bool entered;    /* it is about to call the server that asked */
+    bool returned;   /* that call returned */
+    int rc;
+} reentry_t;
+
+static bool reentry_flag(reentry_t *r, const bool *flag)
+{
+    pthread_mutex_lock(&r->lock);
+    bool set = *flag;
+    pthread_mutex_unlock(&r->lock);
+    return set;
+}
+
+/* Calls the server that asks, as a sampling callback may (host.h forbids
+ * only remove and free there). The legacy server reads nothing but the
+ * sampling answer meanwhile: the call runs to its timeout, long enough for
+ * the test to retire the connection under it (the removal waits about a
+ * second for the supervisor's ping, and a reconnect). */
+static int sample_then_call(void *user, const char *server, const json_t *params,
+                            json_t **result_out)
+{
+    (void)params;
+    reentry_t *r = user;
+    pthread_mutex_lock(&r->lock);
+    r->entered = true;
+    pthread_mutex_unlock(&r->lock);
+    char name[64];
+    snprintf(name, sizeof name, "%s__echo", server);
+    json_t *res = NULL;
+    int rc = mcp_host_call_tool(r->host, name, NULL,
+                                &(mcp_request_options_t){.timeout_ms = 4000}, &res, NULL);
+    json_decref(res);
+    pthread_mutex_lock(&r->lock);
+    r->returned = true;
+    r->rc = rc;
+    pthread_mutex_unlock(&r->lock);
+    *result_out = json_pack("{s:s, s:{s:s, s:s}, s:s}", "role", "assistant", "content", "type",
+                            "text", "text", "sampled", "model", "test-model");
+    return 0;
+}
+
+static bool process_gone(pid_t pid)
+{
+    return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+/*
+ * The legacy server asks for a sample during x__ask; the callback calls
+ * x__echo. The outer call gives up first, and the server is removed: the
+ * callback's call holds the last reference of the retired connection.
+ * Dropping it must not free the client on the callback's own thread (the
+ * legacy client waits there for its callbacks to end: it would wait for
+ * itself, the server process left running). With `free_at_once` the host
+ * is freed while the callback is still ending, racing the reaper.
+ */
+static void callback_call_outlives_connection(bool free_at_once)
+{
+    reentry_t re = {0};
+    pthread_mutex_init(&re.lock, NULL);
+    mcp_error_t err = {0};
+    /* A short client timeout: the ping that the outer call's timeout
+     * prompts fails soon (the server reads nothing else while it waits
+     * for the sample), so the connection is also retired as lost. */
+    mcp_host_t *h = mcp_host_new(&(mcp_host_options_t){
+        .client = {.name = "libmcp-host-test", .version = "1.0", .timeout_ms = 1000},
+        .callbacks = {.sample = sample_then_call, .user = &re},
+        .retry_initial_ms = 50, .retry_max_ms = 400}, &err);
+    if (!h)
+        fail_msg("%s", err.message);
+    re.host = h;
+    char *argv[] = {LEGACY_STDIO_SERVER, "error", NULL};
+    assert_int_equal(mcp_host_add_server(h, &(mcp_server_config_t){
+        .name = "x", .argv = argv, .era = MCP_CLIENT_ERA_LEGACY}, &err), MCP_OK);
+    assert_int_equal(mcp_host_connect(h, -1), 1);
+    char *state = call_text(h, "x__state", NULL);
+    pid_t pid = (pid_t)atol(state);
+    free(state);
+    assert_true(pid > 1);
+
+    json_t *res = NULL;
+    assert_int_equal(mcp_host_call_tool(h, "x__ask", NULL,
+                                        &(mcp_request_options_t){.timeout_ms = 200}, &res,
+                                        &err),
+                     MCP_ETIMEDOUT);
+    json_decref(res);
+    WAIT_UNTIL(reentry_flag(&re, &re.entered), 5000);
+    sleep_ms(100); /* the callback's call is on its way */
+    assert_int_equal(mcp_host_remove_server(h, "x"), MCP_OK);
+    assert_false(reentry_flag(&re, &re.returned)); /* still waiting for the server */
+    assert_true(kill(pid, 0) == 0);                /* kept by that call */
+
+    WAIT_UNTIL(reentry_flag(&re, &re.returned), 10000);
+    assert_int_equal(re.rc, MCP_ETIMEDOUT);
+    if (!free_at_once)
+        WAIT_UNTIL(process_gone(pid), 10000); /* freed without waiting for the host */
+    mcp_host_free(h);
+    assert_true(process_gone(pid));
+    pthread_mutex_destroy(&re.lock);
+    mcp_error_clear(&err);
+}
+
+static void test_callback_call_outlives_connection(void **state)
+{
+    callback_call_outlives_connection(false);
+}
+
+static void test_callback_call_outlives_connection_host_freed(void **state)
+{
+    callback_call_outlives_connection(true);
+}
+
 typedef struct worker {
     mcp_host_t *host;
     int index;
@@ -379,6 +502,8 @@ int main(void)
         cmocka_unit_test(test_tool_names_with_the_separator),
         cmocka_unit_test(test_add_and_remove_while_running),
         cmocka_unit_test(test_acquired_client_outlives_reconnect),
+        cmocka_unit_test(test_callback_call_outlives_connection),
+        cmocka_unit_test(test_callback_call_outlives_connection_host_freed),
         cmocka_unit_test(test_many_threads),
         cmocka_unit_test(test_http_server_away_and_back),
     };
