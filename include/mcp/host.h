@@ -63,6 +63,23 @@
  * a connection the host has moved on from is freed, and its stdio server
  * stopped, by a host thread once its last call ends, never by the thread
  * that made that call.
+ *
+ * Processes: a stdio server is a child process of the application, in
+ * the application's process group (the host does not set
+ * mcp_stdio_target_t.own_process_group, and mcp_stdio_servers_kill() does
+ * not apply). A terminal's Ctrl-C (SIGINT to the foreground group)
+ * therefore reaches the servers together with the application: one that
+ * leaves SIGINT's default action leaves no server behind, and one that
+ * catches SIGINT to shut down in order may find servers already gone
+ * (their calls fail; mcp_host_free() still cleans up). The host stops a
+ * server (removed, reconnected, or the host freed) by closing its stdin,
+ * then SIGTERM and SIGKILL to the server process after grace periods.
+ * What a wrapper command started besides the server (sh -c 'helper &
+ * exec server') gets no signal from the host: a helper that ignores the
+ * server's exit outlives it until a Ctrl-C. A process group of the
+ * server's own would not change that, as the stop signals the group only
+ * when the server itself outlives its stdin, and it would keep Ctrl-C
+ * from every server and helper: the host does not use one.
  */
 #ifndef MCP_HOST_H
 #define MCP_HOST_H

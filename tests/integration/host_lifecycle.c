@@ -9,6 +9,7 @@
  *   - servers added and removed while the host runs; a call in flight
  *     survives the removal of its server;
  *   - an acquired client outlives a reconnect;
+ *   - stdio servers run in the application's process group;
  *   - a callback's call that ends after its connection was retired frees
  *     the client elsewhere (not on the callback's thread, which would wait
  *     for itself), and its server process is stopped;
@@ -397,6 +398,24 @@ static void test_callback_call_outlives_connection_host_freed(void **state)
     callback_call_outlives_connection(true);
 }
 
+/* host.h: stdio servers stay in the application's process group, so that
+ * a terminal's Ctrl-C reaches them (and what they started) with the
+ * application. A change to that is a change of the documented contract. */
+static void test_stdio_server_in_our_process_group(void **state)
+{
+    recorder_t rec;
+    mcp_host_t *h = new_host(&rec, NULL);
+    add_test_server(h, "a");
+    assert_int_equal(mcp_host_connect(h, -1), 1);
+    char *text = call_text(h, "a__pid", NULL);
+    pid_t pid = (pid_t)atol(text);
+    free(text);
+    assert_true(pid > 1);
+    assert_int_equal(getpgid(pid), getpgrp());
+    mcp_host_free(h);
+    recorder_clear(&rec);
+}
+
 typedef struct worker {
     mcp_host_t *host;
     int index;
@@ -504,6 +523,7 @@ int main(void)
         cmocka_unit_test(test_acquired_client_outlives_reconnect),
         cmocka_unit_test(test_callback_call_outlives_connection),
         cmocka_unit_test(test_callback_call_outlives_connection_host_freed),
+        cmocka_unit_test(test_stdio_server_in_our_process_group),
         cmocka_unit_test(test_many_threads),
         cmocka_unit_test(test_http_server_away_and_back),
     };
