@@ -44,7 +44,9 @@
  * ("idpTokenEndpoint") by this client's registration there
  * ("idpClientId", and "idpClientSecretEnv" for a confidential one) for
  * an ID-JAG, presented to the server's authorization server as the
- * client "clientId". In every string value (the paths "privateKeyFile"
+ * client "clientId". "issuer" pins the authorization server: credentials
+ * go to no other, whatever the server names (recommended with a secret,
+ * a key or an assertion; mcp_oauth_options_t.issuer). In every string value (the paths "privateKeyFile"
  * and "assertionFile" included; not the variable names "tokenEnv",
  * "clientSecretEnv" and "idpClientSecretEnv" hold) ${VAR} is replaced by
  * the environment variable VAR (an error when it is not set) and
@@ -143,6 +145,10 @@ typedef struct mcp_server_config {
     char *oauth_idp_token_endpoint;
     char *oauth_idp_client_id;
     char *oauth_idp_client_secret;
+    /* "issuer": the authorization server that alone may receive the
+     * pre-registered client's credentials (mcp_oauth_options_t.issuer),
+     * or NULL. */
+    char *oauth_issuer;
 } mcp_server_config_t;
 
 typedef struct mcp_server_configs {
@@ -223,7 +229,7 @@ MCP_API void mcp_server_config_client_options(const mcp_server_config_t *config,
 /*
  * Applies the "oauth" of `config` to token source options about to be
  * given to mcp_oauth_new(): grant, client_id, client_secret,
- * private_key_pem, client_metadata_url, dpop, the IdP fields, and for the
+ * private_key_pem, client_metadata_url, dpop, issuer, the IdP fields, and for the
  * JWT bearer and enterprise grants `assertion` (mcp_oauth_assertion_from_file
  * on the config's assertion file). The fields the application decides
  * (redirect_uri, authorize, client_name, timeout_ms, insecure, ...) are

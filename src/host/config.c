@@ -338,6 +338,7 @@ static int read_oauth(const where_t *w, const json_t *entry, bool http, mcp_serv
                           : strcmp(key, "assertionFile") == 0     ? &out->oauth_assertion_file
                           : strcmp(key, "idpTokenEndpoint") == 0  ? &out->oauth_idp_token_endpoint
                           : strcmp(key, "idpClientId") == 0       ? &out->oauth_idp_client_id
+                          : strcmp(key, "issuer") == 0            ? &out->oauth_issuer
                                                                   : NULL;
             if (slot && !(*slot = string_of(w, key, value)))
                 return MCP_EINVAL;
@@ -739,6 +740,7 @@ void mcp_server_config_clear(mcp_server_config_t *config)
     free(config->oauth_assertion_file);
     free(config->oauth_idp_token_endpoint);
     free(config->oauth_idp_client_id);
+    free(config->oauth_issuer);
     if (config->oauth_idp_client_secret)
         explicit_bzero(config->oauth_idp_client_secret, strlen(config->oauth_idp_client_secret));
     free(config->oauth_idp_client_secret);
@@ -808,6 +810,7 @@ int host_config_copy(mcp_server_config_t *to, const mcp_server_config_t *from)
         .oauth_idp_token_endpoint = str_copy(from->oauth_idp_token_endpoint, &ok),
         .oauth_idp_client_id = str_copy(from->oauth_idp_client_id, &ok),
         .oauth_idp_client_secret = str_copy(from->oauth_idp_client_secret, &ok),
+        .oauth_issuer = str_copy(from->oauth_issuer, &ok),
     };
     if (ok)
         return MCP_OK;

@@ -36,6 +36,7 @@ void mcp_server_config_oauth_options(const mcp_server_config_t *config,
     opts->assertion_user = config->oauth_assertion_file;
     opts->idp_token_endpoint = config->oauth_idp_token_endpoint;
     opts->idp_client_id = config->oauth_idp_client_id;
+    opts->issuer = config->oauth_issuer;
     opts->idp_client_secret = config->oauth_idp_client_secret;
 }
 

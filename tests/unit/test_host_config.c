@@ -197,7 +197,8 @@ static void test_oauth(void **state)
         "\"off\": {\"url\": \"https://b/mcp\", \"oauth\": false},"
         "\"named\": {\"url\": \"https://c/mcp\", \"oauth\": {\"clientId\": \"cid\","
         " \"clientSecretEnv\": \"HOST_TEST_TOKEN\","
-        " \"clientMetadataUrl\": \"https://app/${HOST_TEST_BIN}.json\", \"dpop\": true}}}}";
+        " \"clientMetadataUrl\": \"https://app/${HOST_TEST_BIN}.json\", \"dpop\": true,"
+        " \"issuer\": \"https://as.example\"}}}}";
     mcp_server_configs_t configs;
     warnings_t w = {0};
     assert_int_equal(parse(text, &configs, &w, NULL), MCP_OK);
@@ -211,11 +212,14 @@ static void test_oauth(void **state)
     assert_string_equal(named->oauth_client_secret, "s3cret");
     assert_string_equal(named->oauth_client_metadata_url, "https://app//usr/bin/server.json");
     assert_true(named->oauth_dpop);
+    assert_string_equal(named->oauth_issuer, "https://as.example");
+    assert_null(configs.items[0].oauth_issuer);
     assert_false(configs.items[0].oauth_dpop);
     assert_int_equal(w.count, 0);
     mcp_server_config_t copy;
     assert_int_equal(host_config_copy(&copy, named), MCP_OK);
     assert_true(copy.oauth_dpop);
+    assert_string_equal(copy.oauth_issuer, "https://as.example");
     mcp_server_config_clear(&copy);
 
     /* A host keeps its own copy. */
@@ -926,6 +930,7 @@ static void test_oauth_options(void **state)
         .oauth_idp_token_endpoint = "https://idp/token",
         .oauth_idp_client_id = "idp-client",
         .oauth_idp_client_secret = "idp-secret",
+        .oauth_issuer = "https://as.example",
     };
     mcp_oauth_options_t o = {.redirect_uri = "http://127.0.0.1:9/cb", .client_name = "app",
                              .timeout_ms = 1234, .insecure = true};
@@ -940,6 +945,7 @@ static void test_oauth_options(void **state)
     assert_string_equal(o.idp_token_endpoint, "https://idp/token");
     assert_string_equal(o.idp_client_id, "idp-client");
     assert_string_equal(o.idp_client_secret, "idp-secret");
+    assert_string_equal(o.issuer, "https://as.example");
     assert_string_equal(o.redirect_uri, "http://127.0.0.1:9/cb");
     assert_string_equal(o.client_name, "app");
     assert_int_equal(o.timeout_ms, 1234);
