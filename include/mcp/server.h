@@ -804,6 +804,12 @@ MCP_API int mcp_call_round(const mcp_call_t *call);
  * properties. Returns 0 when queued; MCP_EUNSUPPORTED when the client did
  * not declare elicitation (form) -- with MCP_INPUT_NEEDED, *also* records
  * -32021; MCP_EINVAL for a bad argument or duplicate key.
+ * A legacy HTTP client whose POST did not accept text/event-stream cannot
+ * be sent a request at all (it would travel on that POST's event stream):
+ * asking then returns MCP_EUNSUPPORTED at once, and with MCP_INPUT_NEEDED
+ * records -32600 naming the missing text/event-stream. (In a task the
+ * questions go out on a tasks/result stream instead; a tasks/result that
+ * cannot carry them fails the same way, and the task keeps them.)
  */
 MCP_API int mcp_call_elicit(mcp_call_t *call, const char *key, const char *message,
                             json_t *requested_schema_new, unsigned flags);
@@ -826,7 +832,8 @@ MCP_API int mcp_call_list_roots(mcp_call_t *call, const char *key, unsigned flag
 
 /* Whether the client declared what a given input request needs, without
  * asking: `method` is "elicitation/create" (form unless params say url),
- * "sampling/createMessage" or "roots/list"; params may be NULL. */
+ * "sampling/createMessage" or "roots/list"; params may be NULL. False as
+ * well when the request cannot be sent (see mcp_call_elicit()). */
 MCP_API bool mcp_call_can_ask(const mcp_call_t *call, const char *method, const json_t *params);
 
 /* Stores the handler's continuation state (stolen) for the next round,

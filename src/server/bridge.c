@@ -429,9 +429,31 @@ static void send_requests(mcp_exchange_t *ex, const json_t *requests)
     }
 }
 
+/* The first method of `requests` (an object key -> InputRequest), for
+ * naming it in an error. */
+static const char *first_method(const json_t *requests)
+{
+    void *it = json_object_iter((json_t *)requests);
+    const char *method = it ? json_string_value(json_object_get(json_object_iter_value(it),
+                                                                "method"))
+                            : NULL;
+    return method ? method : "input";
+}
+
 void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
 {
     bridge_t *b = ex->srv->bridge;
+    if (ex->no_event_stream) {
+        /* Nothing could carry the requests (mcp_call_elicit() & co. refuse
+         * to queue them here; this catches any other way in): fail now
+         * rather than wait for answers to requests never seen. */
+        mcp_error_t err = {0};
+        input_no_event_stream(&err, first_method(call->input_requests));
+        exchange_fail(ex, &err, false);
+        mcp_error_clear(&err);
+        exchange_unref(ex);
+        return;
+    }
     round_t *r = calloc(1, sizeof *r);
     if (!r) {
         mcp_error_t err = {0};
@@ -502,16 +524,24 @@ void bridge_ask_for_task(mcp_exchange_t *ex, struct task *t, json_t *input_reque
     r->task = t;
     r->answers = json_object();
     pthread_mutex_init(&r->lock, NULL);
-    json_t *requests = register_requests(b, ex, r, input_requests, t->id);
-    json_decref(input_requests);
+    /* A tasks/result whose Accept left out text/event-stream cannot carry
+     * the questions: it fails saying so, and the task keeps them for a
+     * later tasks/result that can. */
+    json_t *requests = ex->no_event_stream
+                           ? json_object()
+                           : register_requests(b, ex, r, input_requests, t->id);
     pthread_mutex_lock(&r->lock);
     bool none = r->outstanding == 0 && !r->over;
     if (none) {
         r->over = true;
-        mcp_error_set(&r->error, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL,
-                      "Internal error: the task's questions could not be sent");
+        if (ex->no_event_stream)
+            input_no_event_stream(&r->error, first_method(input_requests));
+        else
+            mcp_error_set(&r->error, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL,
+                          "Internal error: the task's questions could not be sent");
     }
     pthread_mutex_unlock(&r->lock);
+    json_decref(input_requests);
     if (none) {
         finish_round(b, r);
     } else if (atomic_load(&ex->task_questions_closed)) {

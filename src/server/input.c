@@ -166,6 +166,18 @@ int input_prepare(mcp_exchange_t *ex, mcp_error_t *err)
  * Asking
  * ------------------------------------------------------------------------ */
 
+int input_no_event_stream(mcp_error_t *err, const char *method)
+{
+    /* The client broke the transport's rule that every POST accepts both
+     * application/json and text/event-stream; -32600 says the request is
+     * at fault, and the message says how, since nothing else will. */
+    return mcp_error_set(err, MCP_EUNSUPPORTED, MCP_INVALID_REQUEST, NULL,
+                         "Invalid Request: the server must send the client a %s request to "
+                         "serve this request, which needs an event stream, but the request's "
+                         "Accept header did not list text/event-stream",
+                         method);
+}
+
 static int ask(mcp_call_t *call, const char *key, const char *method, json_t *params_new,
                unsigned flags)
 {
@@ -176,6 +188,15 @@ static int ask(mcp_call_t *call, const char *key, const char *method, json_t *pa
     if (call->input_requests && json_object_get(call->input_requests, key)) {
         json_decref(params_new);
         return MCP_EINVAL;
+    }
+    mcp_exchange_t *ex = call->ex;
+    /* A task's questions go out on a tasks/result stream, not on the
+     * stream of the request that started it. */
+    if (ex->no_event_stream && !call->task) {
+        json_decref(params_new);
+        if (flags & MCP_INPUT_NEEDED)
+            input_no_event_stream(&call->error, method);
+        return MCP_EUNSUPPORTED;
     }
     json_t *required = NULL;
     if (!mcp_client_caps_allow(call->ex->client_caps, method, params_new, &required)) {
@@ -232,6 +253,8 @@ int mcp_call_list_roots(mcp_call_t *call, const char *key, unsigned flags)
 
 bool mcp_call_can_ask(const mcp_call_t *call, const char *method, const json_t *params)
 {
+    if (call->ex->no_event_stream && !call->task)
+        return false;
     json_t *empty = params ? NULL : json_object();
     bool ok = mcp_client_caps_allow(call->ex->client_caps, method, params ? params : empty, NULL);
     json_decref(empty);

@@ -18,6 +18,7 @@
 
 #include "fnv.h"
 #include "server/server_internal.h"
+#include "transport/http_rules.h"
 
 static int64_t wall_ms(void)
 {
@@ -514,6 +515,15 @@ mcp_exchange_t *legacy_exchange_new(mcp_server_t *srv, mcp_conn_t *conn, mcp_ses
                                     "sampling", "roots");
         ex->client_info = NULL;
         ex->log_level = 0;
+    }
+    if (ctx->transport == MCP_TRANSPORT_HTTP && ctx->headers) {
+        /* A server request can only go out as an event of this POST's
+         * stream: a client that admits JSON alone could never see it (and
+         * so never answer), so asking must fail at once rather than wait
+         * out legacy_input_timeout_ms. No Accept header admits both. */
+        http_accept_t accept;
+        http_accept_read(ctx->headers, &accept);
+        ex->no_event_stream = !accept.sse;
     }
     if (!exchange_track(conn, ex))
         return NULL;

@@ -294,6 +294,10 @@ struct mcp_exchange {
     atomic_bool cancel_handled;
     struct subscription *listen; /* the subscription of a listen request */
     struct mcp_session *session;  /* legacy: the client's session (reference), or NULL */
+    /* Legacy HTTP: the POST's Accept header left out text/event-stream, so
+     * its answer can only be one JSON document and no server request
+     * (elicitation, sampling, roots) can travel on it. */
+    bool no_event_stream;
     bool resumed;                 /* legacy: the handler runs again with answers */
     struct round *bridge_round;   /* legacy: the round of requests sent for it */
     /* Legacy 2025-11-25 tasks (legacy_tasks.c): a tools/call that asked to
@@ -585,6 +589,10 @@ int input_prepare(mcp_exchange_t *ex, mcp_error_t *err);
 /* MRTR: whether `answer` is the result a request of `method` asks for
  * (an ElicitResult, CreateMessageResult or ListRootsResult). */
 bool input_answer_valid(const char *method, const json_t *answer);
+/* Legacy HTTP: the error of a request that needs to send the client a
+ * `method` request (elicitation/create, ...) on a POST whose Accept
+ * header did not admit an event stream (-32600, naming the reason). */
+int input_no_event_stream(mcp_error_t *err, const char *method);
 /* MRTR: builds the input_required result after a handler asked for input.
  * Returns the result (new) or NULL with *err filled. */
 json_t *input_required_result(mcp_call_t *call, mcp_error_t *err);

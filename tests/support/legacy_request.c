@@ -70,6 +70,12 @@ const mcp_request_context_t *legacy_http_init(legacy_http_t *h, const char *vers
     return &h->ctx;
 }
 
+const mcp_request_context_t *legacy_http_accept(legacy_http_t *h, const char *value)
+{
+    h->items[h->list.count++] = (mcp_header_t){"Accept", value};
+    return &h->ctx;
+}
+
 void legacy_expect_schema_valid(capture_sink_t *cap, const char *method)
 {
     for (size_t i = 0; i < capture_count(cap); i++) {

@@ -43,7 +43,7 @@ json_t *legacy_error(const json_t *id, int code, const char *message);
 /* The context of a legacy HTTP POST (or GET) with the given headers (NULL:
  * left out). */
 typedef struct legacy_http {
-    mcp_header_t items[2];
+    mcp_header_t items[3];
     mcp_headers_t list;
     mcp_request_context_t ctx;
 } legacy_http_t;
@@ -52,6 +52,9 @@ typedef struct legacy_http {
  * &h->ctx. */
 const mcp_request_context_t *legacy_http_init(legacy_http_t *h, const char *version,
                                               const char *session_id);
+
+/* Adds an Accept header of `value` (borrowed) to `h`; returns &h->ctx. */
+const mcp_request_context_t *legacy_http_accept(legacy_http_t *h, const char *value);
 
 /* Validates every message `cap` holds against the 2025-11-25 schema, as
  * the answer to `method` (server requests and notifications as such). */

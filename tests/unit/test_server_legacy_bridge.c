@@ -9,7 +9,8 @@
  * round limit, refusals (an elicitation refused reads as "cancel", other
  * refusals fail the request), answers that are not valid results, missing
  * capabilities, the timeout, cancellation while waiting and after the
- * answers came, answers from another session, and the stateless HTTP mode.
+ * answers came, answers from another session, a POST without an event
+ * stream to carry the requests, and the stateless HTTP mode.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -712,6 +713,42 @@ static void test_answers_belong_to_their_session(void **state)
     mcp_server_free(srv);
 }
 
+/* A POST whose Accept admits JSON alone has no event stream to carry a
+ * server request: the handler's ask fails at once, and the call ends with
+ * -32600 naming text/event-stream -- not a request that is never seen
+ * and a wait of legacy_input_timeout_ms (ten minutes here). */
+static void test_json_only_post_is_not_asked(void **state)
+{
+    mcp_server_t *srv = new_server(MCP_LEGACY_SESSIONS, 0, 0);
+    char id[128];
+    http_initialize(srv, ALL_CAPS, id);
+    static const char *const json_only[] = {"application/json", "application/json, text/*;q=0"};
+    for (size_t i = 0; i < sizeof json_only / sizeof json_only[0]; i++) {
+        legacy_http_t http;
+        legacy_http_init(&http, "2025-11-25", id);
+        capture_sink_t cap;
+        start_call(srv, NULL, legacy_http_accept(&http, json_only[i]), 1, "confirm", &cap, NULL);
+        const json_t *error = expect_error(finish_call(&cap), MCP_INVALID_REQUEST);
+        const char *message = json_string_value(json_object_get(error, "message"));
+        assert_non_null(strstr(message, "text/event-stream"));
+        assert_non_null(strstr(message, "elicitation/create"));
+        assert_int_equal(capture_count(&cap), 1); /* the answer only: nothing was sent */
+        capture_cleanup(&cap);
+    }
+
+    /* An Accept that admits an event stream is asked as usual. */
+    legacy_http_t http;
+    legacy_http_init(&http, "2025-11-25", id);
+    capture_sink_t cap;
+    start_call(srv, NULL, legacy_http_accept(&http, "text/event-stream;q=0.5, application/json"), 2,
+               "confirm", &cap, NULL);
+    const json_t *request = expect_server_request(&cap, 1, "elicitation/create");
+    answer(srv, NULL, &http.ctx, legacy_result(json_object_get(request, "id"), accepted(true)));
+    assert_string_equal(result_text(finish_call(&cap)), "accept yes round 1");
+    capture_cleanup(&cap);
+    mcp_server_free(srv);
+}
+
 /* Stateless: what initialize declared is gone, so the server asks
  * anyway; the version comes from the request's MCP-Protocol-Version. A
  * client that cannot answer refuses, and the handler sees "cancel". */
@@ -757,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_cancel_after_the_answers),
         cmocka_unit_test(test_free_while_waiting),
         cmocka_unit_test(test_answers_belong_to_their_session),
+        cmocka_unit_test(test_json_only_post_is_not_asked),
         cmocka_unit_test(test_stateless_asks_optimistically),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1055,6 +1055,74 @@ static void test_legacy_task_result_ends_when_task_expires(void **state)
     mcp_server_free(srv);
 }
 
+/* A tasks/result whose Accept admits JSON alone cannot carry the task's
+ * questions: it fails at once with -32600 naming text/event-stream
+ * (rather than wait for answers to questions never seen), and the task
+ * keeps them for the next tasks/result, which can carry them. */
+static void test_legacy_task_result_without_event_stream(void **state)
+{
+    (void)state;
+    mcp_server_t *srv = new_server(0);
+    legacy_http_t http;
+    char sid[128];
+    json_decref(legacy_serve_http(srv, NULL, legacy_http_init(&http, NULL, NULL),
+                                  legacy_initialize(1, "2025-11-25", "{\"elicitation\":{}}"),
+                                  NULL, sid));
+    assert_true(sid[0] != '\0');
+    legacy_http_init(&http, "2025-11-25", sid);
+    json_t *response = legacy_serve(
+        srv, NULL, &http.ctx,
+        legacy_request(next_id++, "tools/call",
+                       json_pack("{s:s, s:{}, s:{s:i}}", "name", "ask", "arguments", "task", "ttl",
+                                 60000)),
+        NULL);
+    char *id = strdup(json_string_value(
+        json_object_get(json_object_get(expect_legacy_result(response), "task"), "taskId")));
+    json_decref(response);
+    bool waiting = false;
+    for (int i = 0; i < 500 && !waiting; i++) {
+        response = legacy_serve(srv, NULL, &http.ctx,
+                                legacy_request(next_id++, "tasks/get",
+                                               json_pack("{s:s}", "taskId", id)),
+                                NULL);
+        const char *status = json_string_value(
+            json_object_get(json_object_get(response, "result"), "status"));
+        waiting = status && strcmp(status, "input_required") == 0;
+        json_decref(response);
+        if (!waiting)
+            sleep_ms(10);
+    }
+    assert_true(waiting);
+
+    legacy_http_t json_only;
+    legacy_http_init(&json_only, "2025-11-25", sid);
+    legacy_http_accept(&json_only, "application/json");
+    capture_sink_t cap;
+    capture_init(&cap);
+    json_t *msg = legacy_request(next_id++, "tasks/result", json_pack("{s:s}", "taskId", id));
+    assert_int_equal(capture_submit(srv, NULL, msg, &json_only.ctx, &cap, NULL), MCP_OK);
+    json_decref(msg);
+    assert_true(capture_wait_released(&cap, 5000));
+    capture_assert_done(&cap);
+    assert_int_equal(capture_count(&cap), 1); /* the answer only */
+    const json_t *error = expect_error(capture_response(&cap, NULL), MCP_INVALID_REQUEST);
+    assert_non_null(strstr(json_string_value(json_object_get(error, "message")),
+                           "text/event-stream"));
+    capture_cleanup(&cap);
+
+    capture_init(&cap);
+    msg = legacy_request(next_id++, "tasks/result", json_pack("{s:s}", "taskId", id));
+    assert_int_equal(capture_submit(srv, NULL, msg, &http.ctx, &cap, NULL), MCP_OK);
+    json_decref(msg);
+    assert_true(capture_wait_count(&cap, 2, CAPTURE_PATIENCE_MS)); /* "a" and "b" */
+    for (size_t i = 0; i < 2; i++)
+        assert_int_equal(capture_item(&cap, i).kind, MCP_OUT_REQUEST);
+    mcp_server_free(srv); /* ends the waiting tasks/result */
+    assert_true(capture_released(&cap));
+    capture_cleanup(&cap);
+    free(id);
+}
+
 /* A server freed with tasks running, waiting for input and finished
  * frees them all (LeakSanitizer checks) and does not wait for a sleeper. */
 static void test_free_with_tasks_in_every_state(void **state)
@@ -1093,6 +1161,7 @@ int main(void)
         cmocka_unit_test(test_task_is_bound_to_its_principal),
         cmocka_unit_test(test_task_expires_after_its_ttl),
         cmocka_unit_test(test_legacy_task_result_ends_when_task_expires),
+        cmocka_unit_test(test_legacy_task_result_without_event_stream),
         cmocka_unit_test(test_free_with_tasks_in_every_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
