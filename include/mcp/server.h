@@ -410,7 +410,14 @@ MCP_API int mcp_server_remove_resource_template(mcp_server_t *srv, const char *u
 /*
  * Tells subscribers that the resource at `uri` changed: listen streams whose
  * filter names it (and legacy sessions subscribed to it) receive
- * notifications/resources/updated. Returns MCP_OK, also when no one is
+ * notifications/resources/updated. A subscription covers its URI and the
+ * sub-resources below it: URIs that continue it at a "/" boundary, when
+ * it has an authority and names more than a scheme ("file:///dir" covers
+ * "file:///dir/a"; "file:///", "test://" or "test:" cover nothing else).
+ * Only URIs that name a resource (registered, or matched by a template)
+ * can be subscribed to: a listen stream's acknowledgement leaves others
+ * out, and a legacy resources/subscribe answers them -32002.
+ * Returns MCP_OK, also when no one is
  * subscribed (an event that cannot be published is logged, not returned);
  * MCP_EINVAL for a NULL argument. Safe from any thread.
  */

@@ -439,8 +439,20 @@ static void serve_session_change(mcp_server_t *srv, mcp_session_t *s, mcp_messag
             answer_error(sink, msg, 200, MCP_INVALID_PARAMS, "params.uri must be a string");
             return;
         }
+        bool subscribe = strcmp(msg->method, "resources/subscribe") == 0;
+        if (subscribe && !registry_resource_known(srv, json_string_value(uri))) {
+            /* A URI that names no resource subscribes to nothing; kept, a
+             * prefix of others' URIs would tell this client what they are
+             * called. -32002 is what a 2025 client knows as "no such
+             * resource" (as resources/read answers it). */
+            sink_answer(sink,
+                        mcp_jsonrpc_error(msg->id, MCP_LEGACY_RESOURCE_NOT_FOUND,
+                                          "Resource not found",
+                                          json_pack("{s:O}", "uri", uri)),
+                        200);
+            return;
+        }
         if (s) {
-            bool subscribe = strcmp(msg->method, "resources/subscribe") == 0;
             pthread_mutex_lock(&s->lock);
             size_t i, at = (size_t)-1;
             json_t *u;

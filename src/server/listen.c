@@ -23,6 +23,7 @@
  * Memory: an idle stream costs one exchange and one small subscription
  * record; no thread waits per stream.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,15 +103,47 @@ static void subscription_free(subscription_t *sub)
  * Delivery
  * ------------------------------------------------------------------------ */
 
+/* The length of the "scheme://authority" that starts `uri` (RFC 3986: a
+ * scheme, "//", then up to the first "/", "?" or "#"), or 0 when `uri`
+ * has no authority (an opaque "urn:x", a bare "test:"). */
+static size_t authority_end(const char *uri)
+{
+    size_t i = 0;
+    if (!isalpha((unsigned char)uri[0]))
+        return 0;
+    while (isalnum((unsigned char)uri[i]) || uri[i] == '+' || uri[i] == '-' || uri[i] == '.')
+        i++;
+    if (strncmp(uri + i, "://", 3) != 0)
+        return 0;
+    i += 3;
+    while (uri[i] && uri[i] != '/' && uri[i] != '?' && uri[i] != '#')
+        i++;
+    return i;
+}
+
 /* Does an update of `uri` concern a subscription to `subscribed`? The
  * same resource, or a sub-resource of it (the spec allows updates of a
- * child to be reported under the subscription of its parent). */
+ * child to be reported under the subscription of its parent). A plain
+ * prefix would make "test:" or "file:///" a wildcard over every resource
+ * of the scheme, and so tell any client the URIs of everyone's updated
+ * resources: a sub-resource is a path below a subscribed URI that has an
+ * authority ("scheme://host", "file:///dir"), without query or fragment,
+ * and names more than a scheme's root; the path continues at a segment
+ * boundary ("/"). */
 static bool uri_covered(const char *subscribed, const char *uri)
 {
+    if (strcmp(subscribed, uri) == 0)
+        return true;
     size_t n = strlen(subscribed);
     if (strncmp(subscribed, uri, n) != 0)
         return false;
-    return uri[n] == '\0' || uri[n] == '/' || (n > 0 && subscribed[n - 1] == '/');
+    size_t end = authority_end(subscribed);
+    if (end == 0 || strcspn(subscribed, "?#") < n)
+        return false;
+    size_t scheme_end = (size_t)(strchr(subscribed, ':') - subscribed) + 3; /* after "://" */
+    if (end == scheme_end && n <= end + 1)
+        return false; /* "test://" or "file:///": no authority, no path */
+    return uri[n] == '/' || subscribed[n - 1] == '/';
 }
 
 static bool has_string(const json_t *array, const char *s)
@@ -369,8 +402,19 @@ static json_t *honour(mcp_server_t *srv, subscription_t *sub, const char *princi
     sub->tools = sub->tools && registry_has(srv, ENTRY_TOOL);
     sub->prompts = sub->prompts && registry_has(srv, ENTRY_PROMPT);
     sub->resources = sub->resources && has_resources;
-    if (!has_resources)
-        json_array_clear(sub->uris);
+    /* Only URIs that name a resource resources/read serves: anything
+     * else is no subscription to honour, and could only serve to watch
+     * what others' resources are called. The acknowledgement leaves them
+     * out. */
+    json_t *known = json_array();
+    size_t k;
+    json_t *uri;
+    json_array_foreach(sub->uris, k, uri) {
+        if (has_resources && registry_resource_known(srv, json_string_value(uri)))
+            json_array_append(known, uri);
+    }
+    json_decref(sub->uris);
+    sub->uris = known;
 
     json_t *honoured = json_object();
     if (sub->tools)

@@ -153,6 +153,16 @@ int registry_remove(mcp_server_t *srv, entry_kind_t kind, const char *key)
     return rc;
 }
 
+bool registry_resource_known(mcp_server_t *srv, const char *uri)
+{
+    /* The pointer is only compared after the unref, never followed. */
+    entry_t *e = registry_find(srv, ENTRY_RESOURCE, uri);
+    if (!e)
+        e = registry_match_template(srv, uri, NULL);
+    entry_unref(e);
+    return e != NULL;
+}
+
 entry_t *registry_find(mcp_server_t *srv, entry_kind_t kind, const char *key)
 {
     if (!key)
@@ -189,7 +199,10 @@ entry_t *registry_match_template(mcp_server_t *srv, const char *uri, json_t **va
     if (best)
         entry_ref(best);
     pthread_rwlock_unlock(&srv->lock);
-    *vars_out = best_vars;
+    if (vars_out)
+        *vars_out = best_vars;
+    else
+        json_decref(best_vars);
     return best;
 }
 

@@ -215,8 +215,12 @@ int registry_remove(mcp_server_t *srv, entry_kind_t kind, const char *key);
 /* Finds by exact key; returns a new reference or NULL. */
 entry_t *registry_find(mcp_server_t *srv, entry_kind_t kind, const char *key);
 /* The template matching `uri` with the lowest registration order; returns a
- * new reference and the variables (new object) or NULL. */
+ * new reference and the variables (new object; vars_out may be NULL) or
+ * NULL. */
 entry_t *registry_match_template(mcp_server_t *srv, const char *uri, json_t **vars_out);
+/* Whether `uri` names a resource resources/read would serve now: a
+ * registered resource, or one a template matches. */
+bool registry_resource_known(mcp_server_t *srv, const char *uri);
 /* Whether any entry of `kind` exists. */
 bool registry_has(mcp_server_t *srv, entry_kind_t kind);
 /*

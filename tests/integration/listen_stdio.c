@@ -2,8 +2,8 @@
  * subscriptions/listen over real stdio (digest section 2.10), with
  * examples/notes_server as a child process: every subscription shares the
  * child's stdout and is told apart by its id; add_note updates the
- * resources the streams subscribed to (the note itself, a sub-resource of
- * "note://", and the index); notifications/cancelled naming a listen id
+ * resources the streams subscribed to (the notes they name, through the
+ * note://{name} template, and the index); notifications/cancelled naming a listen id
  * ends that stream only, and the id may then be used again; EOF ends the
  * rest without a word and the child exits cleanly (it runs under the
  * build's sanitizers, so a leak fails it). Every message is checked
@@ -146,7 +146,8 @@ static void test_streams_share_stdout(void **state)
     json_t *index_id = json_integer(1), *notes_id = json_string("notes");
     open_stream(&child, index_id, "{\"resourceSubscriptions\":[\"notes://index\"]}");
     open_stream(&child, notes_id,
-                "{\"toolsListChanged\":true,\"resourceSubscriptions\":[\"note://\"]}");
+                "{\"toolsListChanged\":true,\"resourceSubscriptions\":"
+                "[\"note://todo\",\"note://second\",\"note://third\"]}");
     heard_t streams[2] = {{index_id, json_array()}, {notes_id, json_array()}};
 
     add_note(&child, 10, "todo", streams, 2);

@@ -794,6 +794,44 @@ static void test_subscriptions_and_list_changes(void **state)
     mcp_server_free(srv);
 }
 
+/* Only a URI that names a resource (registered, or matched by a template)
+ * can be subscribed to: a bare scheme is refused with -32002, and so is a
+ * URI of no resource; a scheme's root is no parent of the scheme's
+ * resources. Otherwise subscribing to "test:" would tell a session the
+ * URIs of every resource updated for anybody. */
+static void test_subscriptions_name_resources(void **state)
+{
+    mcp_server_t *srv = full_server();
+    capture_sink_t out;
+    mcp_conn_t *a = initialized_conn(srv, &out, NULL);
+    static const char *const refused[] = {"test:", "test://", "test://t", "file:", "test://nope"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        json_t *response = legacy_serve(
+            srv, a, NULL,
+            legacy_request((json_int_t)i + 1, "resources/subscribe",
+                           json_pack("{s:s}", "uri", refused[i])),
+            NULL);
+        const json_t *error = expect_error(response, MCP_LEGACY_RESOURCE_NOT_FOUND);
+        assert_string_equal(
+            json_string_value(json_object_get(json_object_get(error, "data"), "uri")),
+            refused[i]);
+        json_decref(response);
+    }
+    subscribe(srv, a, 10, "resources/subscribe", "test://t/1"); /* the template's */
+    assert_int_equal(mcp_server_notify_resource_updated(srv, "test://t/2"), MCP_OK);
+    assert_int_equal(mcp_server_notify_resource_updated(srv, "test://r"), MCP_OK);
+    assert_int_equal(mcp_server_notify_resource_updated(srv, "test://t/1/part"), MCP_OK);
+    assert_int_equal(mcp_server_notify_resource_updated(srv, "test://t/1"), MCP_OK);
+    assert_true(capture_wait_count(&out, 2, CAPTURE_PATIENCE_MS));
+    char seen[256];
+    outbound_methods(&out, seen, sizeof seen);
+    assert_string_equal(seen, "resources/updated:test://t/1/part resources/updated:test://t/1");
+    mcp_conn_free(a);
+    capture_assert_done(&out);
+    capture_cleanup(&out);
+    mcp_server_free(srv);
+}
+
 /* ------------------------------------------------------------------ */
 /* Eras                                                                */
 /* ------------------------------------------------------------------ */
@@ -930,6 +968,7 @@ int main(void)
         cmocka_unit_test(test_set_level_filters_logs_per_session),
         cmocka_unit_test(test_progress_the_legacy_way),
         cmocka_unit_test(test_subscriptions_and_list_changes),
+        cmocka_unit_test(test_subscriptions_name_resources),
         cmocka_unit_test(test_connection_era_is_pinned),
         cmocka_unit_test(test_without_a_connection),
         cmocka_unit_test(test_reject_mode),

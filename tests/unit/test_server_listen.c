@@ -56,7 +56,7 @@
 enum {
     OFFER_TOOLS = 1,
     OFFER_PROMPTS = 2,
-    OFFER_RESOURCES = 4, /* a static resource */
+    OFFER_RESOURCES = 4, /* a static resource (and every file:/// URI) */
     OFFER_TEMPLATES = 8, /* a resource template only */
     OFFER_ALL = OFFER_TOOLS | OFFER_PROMPTS | OFFER_RESOURCES
 };
@@ -113,8 +113,12 @@ static mcp_server_t *new_server(unsigned offers)
         add_tool(srv, "echo");
     if (offers & OFFER_PROMPTS)
         add_prompt(srv, "greet");
-    if (offers & OFFER_RESOURCES)
+    if (offers & OFFER_RESOURCES) {
         add_resource(srv, "file:///project/readme");
+        /* Subscriptions need URIs that name resources: every file:/// one
+         * does here. */
+        add_template(srv, "file:///{+path}");
+    }
     if (offers & OFFER_TEMPLATES)
         add_template(srv, "file:///notes/{name}");
     return srv;
@@ -351,9 +355,15 @@ static void test_honoured_filter(void **state)
          "{\"toolsListChanged\":true,\"resourcesListChanged\":true,"
          "\"resourceSubscriptions\":[\"file:///a\"]}",
          "{\"resourcesListChanged\":true,\"resourceSubscriptions\":[\"file:///a\"]}"},
-        /* A template is a resource feature too. */
-        {OFFER_TEMPLATES, "{\"resourcesListChanged\":true,\"resourceSubscriptions\":[\"x:y\"]}",
-         "{\"resourcesListChanged\":true,\"resourceSubscriptions\":[\"x:y\"]}"},
+        /* A template is a resource feature too; a URI it does not match
+         * names no resource, and is no subscription. */
+        {OFFER_TEMPLATES,
+         "{\"resourcesListChanged\":true,\"resourceSubscriptions\":[\"x:y\",\"file:///notes/a\"]}",
+         "{\"resourcesListChanged\":true,\"resourceSubscriptions\":[\"file:///notes/a\"]}"},
+        /* URIs of no resource are left out: a bare scheme, another scheme. */
+        {OFFER_ALL,
+         "{\"resourceSubscriptions\":[\"file:\",\"file:///a\",\"test:\",\"x://y/z\"]}",
+         "{\"resourceSubscriptions\":[\"file:///a\"]}"},
         /* false and absent mean "not subscribed"; an empty list is nothing. */
         {OFFER_ALL,
          "{\"toolsListChanged\":false,\"promptsListChanged\":true,\"resourceSubscriptions\":[]}",
@@ -561,8 +571,26 @@ static void test_resource_updated_matching(void **state)
         {"[\"file:///a\",\"file:///b\"]", "file:///c", false},
         /* Covered twice, heard once. */
         {"[\"file:///dir\",\"file:///dir/f\"]", "file:///dir/f", true},
+        /* A scheme, or a scheme's root, is no parent of its resources
+         * (even when it is a resource itself): a client must not learn
+         * every updated URI by subscribing to "file:". */
+        {"[\"file:///\"]", "file:///project/a.txt", false},
+        {"[\"test://\"]", "test://host/a", false},
+        {"[\"test:\"]", "test://host/a", false},
+        {"[\"test:\"]", "test:", true},
+        /* An authority is a parent, at a "/" boundary only. */
+        {"[\"x://host\"]", "x://host/a", true},
+        {"[\"x://host\"]", "x://hostile/a", false},
+        {"[\"x://host\"]", "x://host?q", false},
+        {"[\"x://host?q\"]", "x://host?q/a", false},
+        /* A URI that names no resource subscribes to nothing. */
+        {"[\"x://elsewhere\"]", "x://elsewhere", false},
     };
     mcp_server_t *srv = new_server(OFFER_ALL);
+    static const char *const named[] = {"notes://index", "file:///", "test://", "test:",
+                                        "x://host", "x://host?q"};
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        add_resource(srv, named[i]);
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         char filter[256];
         snprintf(filter, sizeof filter, "{\"resourceSubscriptions\":%s}", rows[i].subscribed);
