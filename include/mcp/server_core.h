@@ -137,17 +137,39 @@ MCP_API void mcp_conn_set_outbound(mcp_conn_t *conn, mcp_sink_t *sink);
  * for a NULL srv or sink, a sink without send_event, or no session id
  * (400); MCP_ENOTFOUND (unknown or expired: 404); MCP_EUNSUPPORTED
  * (sessions are not in use: 405); MCP_ENOMEM.
+ *
+ * A session belongs to the principal of its initialize request
+ * (mcp_request_context_t.principal; NULL: unauthenticated). Only that
+ * principal may use it: to any other, its POSTs, responses, GET and
+ * DELETE find no session (404), as if the id were unknown. This function
+ * acts for no principal; a transport that authenticates requests calls
+ * mcp_server_open_session_stream_as() with the GET's principal.
  */
 MCP_API int mcp_server_open_session_stream(mcp_server_t *srv, const char *session_id,
                                            const char *last_event_id, mcp_sink_t *sink,
                                            mcp_exchange_t **exchange_out);
 
+/* mcp_server_open_session_stream() for the authenticated `principal` of
+ * the GET (NULL: none): MCP_ENOTFOUND for a session another principal
+ * opened. */
+MCP_API int mcp_server_open_session_stream_as(mcp_server_t *srv, const char *session_id,
+                                              const char *principal, const char *last_event_id,
+                                              mcp_sink_t *sink, mcp_exchange_t **exchange_out);
+
 /*
  * DELETE on the endpoint: ends a session (its stream closes, requests it
  * has in flight are cancelled). Returns MCP_OK, MCP_EINVAL (no id),
- * MCP_ENOTFOUND (unknown: 404), MCP_EUNSUPPORTED (sessions not in use: 405).
+ * MCP_ENOTFOUND (unknown, or opened by a principal: 404), MCP_EUNSUPPORTED
+ * (sessions not in use: 405). Acts for no principal, as
+ * mcp_server_open_session_stream() does.
  */
 MCP_API int mcp_server_end_session(mcp_server_t *srv, const char *session_id);
+
+/* mcp_server_end_session() for the authenticated `principal` of the
+ * DELETE (NULL: none): MCP_ENOTFOUND for a session another principal
+ * opened, which goes on. */
+MCP_API int mcp_server_end_session_as(mcp_server_t *srv, const char *session_id,
+                                      const char *principal);
 
 /*
  * Submits one incoming message: `len` bytes of JSON (one JSON-RPC message;

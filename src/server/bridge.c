@@ -63,6 +63,7 @@ typedef struct pending {
     char *method;
     int64_t deadline_ms;
     const mcp_session_t *session; /* who was asked (compared, never followed) */
+    char *principal;        /* ... and as whom (NULL: unauthenticated) */
     round_t *round;
     struct pending *next;
 } pending_t;
@@ -106,6 +107,7 @@ void bridge_round_release(struct round *r)
 static void pending_free(pending_t *p)
 {
     round_unref(p->round);
+    free(p->principal);
     free(p->key);
     free(p->method);
     free(p);
@@ -383,9 +385,11 @@ static json_t *register_requests(bridge_t *b, mcp_exchange_t *ex, round_t *r,
         const char *method = json_string_value(json_object_get(request, "method"));
         pending_t *p = method ? calloc(1, sizeof *p) : NULL;
         if (!p || !mint_request_id(p->id) || !(p->key = strdup(key)) ||
-            !(p->method = strdup(method))) {
+            !(p->method = strdup(method)) ||
+            (ex->principal && !(p->principal = strdup(ex->principal)))) {
             if (p) {
                 free(p->key);
+                free(p->method);
                 free(p);
             }
             continue; /* not sent: the round times out without its answer */
@@ -587,18 +591,22 @@ bool bridge_forget_exchange(bridge_t *b, mcp_exchange_t *ex)
     }
 }
 
-bool bridge_deliver(mcp_server_t *srv, const mcp_session_t *session, const mcp_message_t *msg)
+bool bridge_deliver(mcp_server_t *srv, const mcp_session_t *session, const char *principal,
+                    const mcp_message_t *msg)
 {
     bridge_t *b = srv->bridge;
     const char *id = json_string_value(msg->id);
     if (!b || !id)
         return false;
     /* Only the session that was asked may answer: the exchange keeps its
-     * session alive while the request waits, so the pointer identifies it. */
+     * session alive while the request waits, so the pointer identifies it.
+     * And only as the principal that was asked: stateless requests have no
+     * session to tell clients apart. */
     pthread_mutex_lock(&b->lock);
     pending_t **link = &b->pending, *p = NULL;
     for (; *link; link = &(*link)->next) {
-        if (strcmp((*link)->id, id) == 0 && (*link)->session == session) {
+        if (strcmp((*link)->id, id) == 0 && (*link)->session == session &&
+            task_principal_equal((*link)->principal, principal)) {
             p = *link;
             *link = p->next;
             break;

@@ -221,7 +221,7 @@ static mcp_session_t *live_find(mcp_server_t *srv, const char *id)
 /* The session `id` names: live here, or rebuilt from the store (another
  * instance may have created it). A new reference, or NULL when unknown or
  * expired. */
-static mcp_session_t *session_lookup(mcp_server_t *srv, const char *id)
+static mcp_session_t *session_lookup_any(mcp_server_t *srv, const char *id)
 {
     sessions_sweep(srv);
     json_t *record = srv->session_store->load(srv->session_store, id, wall_ms());
@@ -253,9 +253,33 @@ static mcp_session_t *session_lookup(mcp_server_t *srv, const char *id)
     return found;
 }
 
+/* The session `id` names, if `principal` may use it: a session of another
+ * principal is as unknown (404) as one that never existed, so the id
+ * alone, leaked, is worth nothing to anyone else. */
+static mcp_session_t *session_lookup(mcp_server_t *srv, const char *id, const char *principal)
+{
+    mcp_session_t *s = session_lookup_any(srv, id);
+    if (s && !session_principal_may_use(s, principal)) {
+        server_log(srv, MCP_LOG_WARNING,
+                   "legacy session used by another principal than the one that opened it; "
+                   "answered as unknown");
+        session_unref(s);
+        s = NULL;
+    }
+    return s;
+}
+
 int mcp_server_open_session_stream(mcp_server_t *srv, const char *session_id,
                                    const char *last_event_id, mcp_sink_t *sink,
                                    mcp_exchange_t **exchange_out)
+{
+    return mcp_server_open_session_stream_as(srv, session_id, NULL, last_event_id, sink,
+                                             exchange_out);
+}
+
+int mcp_server_open_session_stream_as(mcp_server_t *srv, const char *session_id,
+                                      const char *principal, const char *last_event_id,
+                                      mcp_sink_t *sink, mcp_exchange_t **exchange_out)
 {
     if (exchange_out)
         *exchange_out = NULL;
@@ -265,11 +289,11 @@ int mcp_server_open_session_stream(mcp_server_t *srv, const char *session_id,
         return MCP_EUNSUPPORTED;
     if (!session_id || !*session_id)
         return MCP_EINVAL;
-    mcp_session_t *s = session_lookup(srv, session_id);
+    mcp_session_t *s = session_lookup(srv, session_id, principal);
     if (!s)
         return MCP_ENOTFOUND;
     mcp_message_t none = {0};
-    mcp_request_context_t ctx = {.transport = MCP_TRANSPORT_HTTP};
+    mcp_request_context_t ctx = {.transport = MCP_TRANSPORT_HTTP, .principal = principal};
     mcp_exchange_t *ex = exchange_new(srv, NULL, &none, &ctx, sink);
     if (!ex) {
         session_unref(s);
@@ -288,13 +312,18 @@ int mcp_server_open_session_stream(mcp_server_t *srv, const char *session_id,
 
 int mcp_server_end_session(mcp_server_t *srv, const char *session_id)
 {
+    return mcp_server_end_session_as(srv, session_id, NULL);
+}
+
+int mcp_server_end_session_as(mcp_server_t *srv, const char *session_id, const char *principal)
+{
     if (!srv)
         return MCP_EINVAL;
     if (srv->legacy_mode != MCP_LEGACY_SESSIONS)
         return MCP_EUNSUPPORTED;
     if (!session_id || !*session_id)
         return MCP_EINVAL;
-    mcp_session_t *s = session_lookup(srv, session_id);
+    mcp_session_t *s = session_lookup(srv, session_id, principal);
     if (!s)
         return MCP_ENOTFOUND;
     srv->session_store->remove(srv->session_store, session_id);
@@ -388,7 +417,12 @@ static void serve_initialize(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t 
                          "Server busy: too many open sessions; try again later");
             return;
         }
-        if (session_mint_id(id) == MCP_OK && (s = session_new(srv, id, msg->params))) {
+        if (session_mint_id(id) == MCP_OK && (s = session_new(srv, id, msg->params)) &&
+            session_set_principal(s, ctx->principal) != MCP_OK) {
+            session_unref(s);
+            s = NULL;
+        }
+        if (s) {
             s->conn = mcp_conn_new(srv, MCP_TRANSPORT_HTTP);
             session_touch(srv, s);
             live_add(srv, s); /* a fresh random id: never there already */
@@ -593,7 +627,7 @@ static bool find_session(mcp_server_t *srv, mcp_conn_t *conn, const mcp_message_
         return false;
     }
     char *copy = strndup(id, len);
-    *out = copy ? session_lookup(srv, copy) : NULL;
+    *out = copy ? session_lookup(srv, copy, ctx->principal) : NULL;
     free(copy);
     if (!*out) {
         answer_error(sink, msg, 404, MCP_INVALID_REQUEST, "Session not found");
@@ -621,7 +655,7 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
     /* A response answers one of the requests the bridge sent this
      * session; anything else is accepted and ignored. */
     if (msg->kind == MCP_MSG_RESULT || msg->kind == MCP_MSG_ERROR) {
-        bridge_deliver(srv, s, msg);
+        bridge_deliver(srv, s, ctx->principal, msg);
         sink->send(sink, MCP_OUT_ACCEPTED, NULL, 202);
         sink->release(sink);
         session_unref(s);
@@ -709,10 +743,10 @@ bool legacy_batch_allowed(mcp_server_t *srv, mcp_conn_t *conn, const mcp_request
     size_t len;
     mcp_header_trim(raw, &id, &len);
     char *copy = raw && len > 0 ? strndup(id, len) : NULL;
-    mcp_session_t *s = copy ? session_lookup(srv, copy) : NULL;
+    /* A session of another principal is unknown here too: its batch is
+     * refused whole, as the session's requests would be one by one. */
+    mcp_session_t *s = copy ? session_lookup(srv, copy, ctx->principal) : NULL;
     free(copy);
-    /* Each message is then served in the session as it would be alone
-     * (and refused the same way when it may not use it). */
     allowed = s && strcmp(s->protocol_version, MCP_PROTOCOL_2025_03_26) == 0;
     session_unref(s);
     return allowed;

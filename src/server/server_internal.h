@@ -439,9 +439,11 @@ void bridge_sweep_tasks_at(bridge_t *b, int64_t when_ms);
  * real requests and run it again when every answer is in. Takes the
  * exchange's core reference and the call's input requests and state. */
 void bridge_start(mcp_exchange_t *ex, mcp_call_t *call);
-/* A response from a legacy client of `session` (NULL: stateless). True
- * when it answered one of the requests sent to that session. */
-bool bridge_deliver(mcp_server_t *srv, const mcp_session_t *session, const mcp_message_t *msg);
+/* A response from a legacy client of `session` (NULL: stateless), sent as
+ * `principal` (NULL: unauthenticated). True when it answered one of the
+ * requests sent to that session and principal. */
+bool bridge_deliver(mcp_server_t *srv, const mcp_session_t *session, const char *principal,
+                    const mcp_message_t *msg);
 /* Drops the exchange's reference to its latest round (exchange_unref). */
 void bridge_round_release(struct round *r);
 /* A legacy task needs input (`requests`, taken): sends the requests, with

@@ -153,12 +153,27 @@ mcp_session_t *session_new(struct mcp_server *srv, const char *id, const json_t 
     return s;
 }
 
+int session_set_principal(mcp_session_t *s, const char *principal)
+{
+    free(s->principal);
+    s->principal = NULL;
+    if (principal && !(s->principal = strdup(principal)))
+        return MCP_ENOMEM;
+    return MCP_OK;
+}
+
+bool session_principal_may_use(const mcp_session_t *s, const char *principal)
+{
+    return task_principal_equal(s->principal, principal);
+}
+
 json_t *session_record(mcp_session_t *s)
 {
     pthread_mutex_lock(&s->lock);
-    json_t *r = json_pack("{s:s, s:O, s:O?, s:i, s:O}", "protocolVersion", s->protocol_version,
-                          "capabilities", s->client_caps, "clientInfo", s->client_info,
-                          "logLevel", s->log_level, "subscriptions", s->subscriptions);
+    json_t *r = json_pack("{s:s, s:O, s:O?, s:i, s:O, s:s?}", "protocolVersion",
+                          s->protocol_version, "capabilities", s->client_caps, "clientInfo",
+                          s->client_info, "logLevel", s->log_level, "subscriptions",
+                          s->subscriptions, "principal", s->principal);
     pthread_mutex_unlock(&s->lock);
     return r;
 }
@@ -173,6 +188,13 @@ mcp_session_t *session_from_record(struct mcp_server *srv, const char *id, const
     json_decref(params);
     if (!s)
         return NULL;
+    /* The binding travels with the record: any instance enforces it. */
+    json_t *principal = json_object_get(record, "principal");
+    if (json_is_string(principal) &&
+        session_set_principal(s, json_string_value(principal)) != MCP_OK) {
+        session_unref(s);
+        return NULL;
+    }
     json_t *level = json_object_get(record, "logLevel");
     s->log_level = json_is_integer(level) ? (int)json_integer_value(level) : -1;
     json_t *subs = json_object_get(record, "subscriptions");
@@ -198,6 +220,7 @@ void session_unref(mcp_session_t *s)
     json_decref(s->client_info);
     free(s->protocol_version);
     free(s->id);
+    free(s->principal);
     mcp_conn_free(s->conn);
     pthread_mutex_destroy(&s->lock);
     free(s);

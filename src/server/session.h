@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 #include "mcp/server_core.h"
 
@@ -52,6 +53,11 @@ struct mcp_session {
     atomic_int refs;
     struct mcp_server *srv;
     char *id;                 /* HTTP sessions; NULL on stdio and stateless */
+    /* HTTP sessions: the authenticated principal that initialized it (NULL:
+     * none). Only the same principal may use the session: the id alone is
+     * a bearer secret that can leak (logs, proxies). Set before the
+     * session is shared, never changed. */
+    char *principal;
 
     pthread_mutex_t lock;     /* guards everything below */
     char *protocol_version;
@@ -85,6 +91,11 @@ struct mcp_session {
 
 /* A session for a stdio connection or a stateless request (no id), from
  * an initialize request's params (borrowed). */
+/* Sets the session's principal (copied; NULL: none) before it is shared.
+ * MCP_OK or MCP_ENOMEM. */
+int session_set_principal(mcp_session_t *s, const char *principal);
+/* May `principal` use session `s`? (The one that initialized it only.) */
+bool session_principal_may_use(const mcp_session_t *s, const char *principal);
 mcp_session_t *session_new(struct mcp_server *srv, const char *id, const json_t *init_params);
 void session_ref(mcp_session_t *s);
 void session_unref(mcp_session_t *s);

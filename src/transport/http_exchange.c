@@ -649,7 +649,9 @@ static int open_session_stream(mcp_http_exchange_t *x)
     pthread_mutex_unlock(&x->lock);
     mcp_exchange_t *core = NULL;
     http_exchange_ref(x); /* the core's, through the sink */
-    int rc = mcp_server_open_session_stream(x->ep->srv, id, last, &x->sink, &core);
+    /* x->principal is set at begin and never changes: no lock needed. */
+    int rc = mcp_server_open_session_stream_as(x->ep->srv, id, x->principal, last, &x->sink,
+                                               &core);
     free(id);
     free(last);
     if (rc != MCP_OK) {
@@ -685,7 +687,7 @@ static int open_session_stream(mcp_http_exchange_t *x)
 static int end_session(mcp_http_exchange_t *x)
 {
     char *id = header_copy(x, MCP_HEADER_SESSION_ID);
-    int rc = mcp_server_end_session(x->ep->srv, id);
+    int rc = mcp_server_end_session_as(x->ep->srv, id, x->principal);
     free(id);
     pthread_mutex_lock(&x->lock);
     if (rc == MCP_OK)

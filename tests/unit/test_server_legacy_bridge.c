@@ -713,6 +713,57 @@ static void test_answers_belong_to_their_session(void **state)
     mcp_server_free(srv);
 }
 
+/* A bridged request is answered only as the principal that was asked:
+ * in its session (another principal finds no session there: 404), and in
+ * stateless mode too, where no session tells clients apart. */
+static void test_answers_belong_to_their_principal(void **state)
+{
+    mcp_server_t *srv = new_server(MCP_LEGACY_SESSIONS, 0, 0);
+    legacy_http_t alice, mallory;
+    legacy_http_init(&alice, NULL, NULL);
+    alice.ctx.principal = "alice";
+    char id[128];
+    json_t *response = legacy_serve_http(srv, NULL, &alice.ctx,
+                                         legacy_initialize(0, "2025-11-25", ALL_CAPS), NULL, id);
+    expect_legacy_result(response);
+    json_decref(response);
+    legacy_http_init(&alice, "2025-11-25", id);
+    alice.ctx.principal = "alice";
+    legacy_http_init(&mallory, "2025-11-25", id);
+    mallory.ctx.principal = "mallory";
+
+    capture_sink_t cap;
+    start_call(srv, NULL, &alice.ctx, 1, "confirm", &cap, NULL);
+    const json_t *request = expect_server_request(&cap, 1, "elicitation/create");
+    int status = 0;
+    response = legacy_serve(srv, NULL, &mallory.ctx,
+                            legacy_result(json_object_get(request, "id"), accepted(false)),
+                            &status);
+    assert_int_equal(status, 404);
+    json_decref(response);
+    sleep_ms(50);
+    assert_false(capture_released(&cap));
+    answer(srv, NULL, &alice.ctx, legacy_result(json_object_get(request, "id"), accepted(true)));
+    assert_string_equal(result_text(finish_call(&cap)), "accept yes round 1");
+    capture_cleanup(&cap);
+    mcp_server_free(srv);
+
+    srv = new_server(MCP_LEGACY_STATELESS, 0, 0);
+    legacy_http_init(&alice, "2025-11-25", NULL);
+    alice.ctx.principal = "alice";
+    legacy_http_init(&mallory, "2025-11-25", NULL);
+    mallory.ctx.principal = "mallory";
+    start_call(srv, NULL, &alice.ctx, 1, "confirm", &cap, NULL);
+    request = expect_server_request(&cap, 1, "elicitation/create");
+    answer(srv, NULL, &mallory.ctx, legacy_result(json_object_get(request, "id"), accepted(false)));
+    sleep_ms(50);
+    assert_false(capture_released(&cap));
+    answer(srv, NULL, &alice.ctx, legacy_result(json_object_get(request, "id"), accepted(true)));
+    assert_string_equal(result_text(finish_call(&cap)), "accept yes round 1");
+    capture_cleanup(&cap);
+    mcp_server_free(srv);
+}
+
 /* A POST whose Accept admits JSON alone has no event stream to carry a
  * server request: the handler's ask fails at once, and the call ends with
  * -32600 naming text/event-stream -- not a request that is never seen
@@ -794,6 +845,7 @@ int main(void)
         cmocka_unit_test(test_cancel_after_the_answers),
         cmocka_unit_test(test_free_while_waiting),
         cmocka_unit_test(test_answers_belong_to_their_session),
+        cmocka_unit_test(test_answers_belong_to_their_principal),
         cmocka_unit_test(test_json_only_post_is_not_asked),
         cmocka_unit_test(test_stateless_asks_optimistically),
     };

@@ -284,6 +284,64 @@ static void test_delete_ends_the_session(void **state)
     mcp_server_free(srv);
 }
 
+/* A POST of tools/call echo in session `id` as `principal` (NULL: none):
+ * its HTTP status. */
+static int echo_status_as(mcp_server_t *srv, const char *id, const char *principal)
+{
+    legacy_http_t http;
+    legacy_http_init(&http, "2025-11-25", id);
+    http.ctx.principal = principal;
+    int status = 0;
+    json_decref(legacy_serve(srv, NULL, &http.ctx, call_tool(9, "echo"), &status));
+    return status;
+}
+
+/* A session belongs to the principal that initialized it: to anybody
+ * else (another principal, or none) its id finds nothing, for a POST, a
+ * GET or a DELETE alike -- a leaked id is worth nothing to them. And a
+ * session opened without a principal is none of an authenticated one's. */
+static void test_sessions_belong_to_their_principal(void **state)
+{
+    mcp_server_t *srv = new_server((server_options_t){0});
+    legacy_http_t http;
+    legacy_http_init(&http, NULL, NULL);
+    http.ctx.principal = "alice";
+    char id[128];
+    json_decref(legacy_serve_http(srv, NULL, &http.ctx, legacy_initialize(0, "2025-11-25", "{}"),
+                                  NULL, id));
+    assert_true(id[0] != '\0');
+    assert_int_equal(echo_status_as(srv, id, "alice"), 200);
+    assert_int_equal(echo_status_as(srv, id, "mallory"), 404);
+    assert_int_equal(echo_status_as(srv, id, NULL), 404);
+
+    capture_sink_t cap;
+    capture_init(&cap);
+    assert_int_equal(mcp_server_open_session_stream_as(srv, id, "mallory", NULL, &cap.sink, NULL),
+                     MCP_ENOTFOUND);
+    assert_int_equal(mcp_server_open_session_stream(srv, id, NULL, &cap.sink, NULL),
+                     MCP_ENOTFOUND);
+    assert_int_equal(mcp_server_end_session_as(srv, id, "mallory"), MCP_ENOTFOUND);
+    assert_int_equal(mcp_server_end_session(srv, id), MCP_ENOTFOUND);
+    capture_cleanup(&cap);
+    assert_int_equal(echo_status_as(srv, id, "alice"), 200); /* it goes on */
+
+    mcp_exchange_t *handle = NULL;
+    capture_init(&cap);
+    assert_int_equal(mcp_server_open_session_stream_as(srv, id, "alice", NULL, &cap.sink, &handle),
+                     MCP_OK);
+    assert_int_equal(mcp_server_end_session_as(srv, id, "alice"), MCP_OK);
+    assert_true(capture_wait_released(&cap, CAPTURE_PATIENCE_MS));
+    mcp_exchange_release(handle);
+    capture_cleanup(&cap);
+    assert_int_equal(echo_status_as(srv, id, "alice"), 404);
+
+    /* Unauthenticated sessions are for unauthenticated requests. */
+    http_initialize(srv, id);
+    assert_int_equal(echo_status_as(srv, id, NULL), 200);
+    assert_int_equal(echo_status_as(srv, id, "alice"), 404);
+    mcp_server_free(srv);
+}
+
 /* DELETE also closes the session's stream and cancels its requests. */
 static void test_delete_closes_stream_and_requests(void **state)
 {
@@ -744,6 +802,7 @@ int main(void)
         cmocka_unit_test(test_session_id_is_required),
         cmocka_unit_test(test_delete_ends_the_session),
         cmocka_unit_test(test_delete_closes_stream_and_requests),
+        cmocka_unit_test(test_sessions_belong_to_their_principal),
         cmocka_unit_test(test_idle_sessions_expire),
         cmocka_unit_test(test_expired_sessions_are_freed),
         cmocka_unit_test(test_streams_and_requests_keep_a_session),
