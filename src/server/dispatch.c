@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/headers_internal.h"
 #include "protocol/jsonrpc_internal.h"
 #include "server/server_internal.h"
 
@@ -462,13 +463,18 @@ int server_submit_one(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
         }
         /* Legacy traffic: requests; notifications on a legacy stdio
          * connection; over HTTP, notifications of a legacy session (a
-         * notifications/cancelled without session is modern traffic). */
+         * notifications/cancelled without session is modern traffic),
+         * and with stateless legacy serving, where no legacy client sends
+         * a session id, any not marked modern by its header. */
         bool legacy_notification = false;
         if (msg.kind == MCP_MSG_NOTIFICATION) {
             if (ctx->transport == MCP_TRANSPORT_HTTP) {
                 legacy_notification =
                     strcmp(msg.method, "notifications/cancelled") != 0 ||
-                    mcp_headers_get(ctx->headers, MCP_HEADER_SESSION_ID) != NULL;
+                    mcp_headers_get(ctx->headers, MCP_HEADER_SESSION_ID) != NULL ||
+                    (srv->legacy_mode == MCP_LEGACY_STATELESS &&
+                     !mcp_header_names_modern_version(
+                         mcp_headers_get(ctx->headers, MCP_HEADER_PROTOCOL_VERSION)));
             } else if (conn) {
                 pthread_mutex_lock(&conn->lock);
                 legacy_notification = conn->era == MCP_ERA_LEGACY;

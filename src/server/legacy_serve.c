@@ -598,6 +598,41 @@ static void serve_handler(mcp_server_t *srv, mcp_conn_t *conn, mcp_session_t *s,
     method_start(ex);
 }
 
+/*
+ * notifications/cancelled for a request served without a session or a
+ * connection (MCP_LEGACY_STATELESS): nothing tracks such requests by id,
+ * so the server's live exchanges are searched for the request of that id
+ * from the same principal. Clients without authentication cannot be told
+ * apart, and their ids collide (every client starts at 1): when more than
+ * one request matches, none is cancelled rather than perhaps another
+ * client's. (Closing the POST cancels in any case.)
+ */
+static void stateless_cancel_id(mcp_server_t *srv, const char *principal, const json_t *id)
+{
+    if (!id)
+        return;
+    mcp_exchange_t *found = NULL;
+    size_t matches = 0;
+    pthread_mutex_lock(&srv->live_lock);
+    for (mcp_exchange_t *ex = srv->live; ex; ex = ex->live_next) {
+        if (ex->era != MCP_ERA_LEGACY || ex->session || ex->conn ||
+            ex->msg.kind != MCP_MSG_REQUEST || atomic_load(&ex->released) ||
+            !json_equal(ex->msg.id, id) || !task_principal_equal(ex->principal, principal))
+            continue;
+        /* An exchange being freed (no reference left) is over anyway. */
+        if (++matches == 1 && exchange_try_ref(ex))
+            found = ex;
+    }
+    pthread_mutex_unlock(&srv->live_lock);
+    if (found && matches == 1)
+        exchange_cancel(found);
+    else if (matches > 1)
+        server_log(srv, MCP_LOG_INFO,
+                   "notifications/cancelled ignored: %zu stateless requests share its id", matches);
+    if (found)
+        exchange_unref(found);
+}
+
 /* The session a message belongs to. Returns false after answering when
  * the message cannot be served (no session where one is required). */
 static bool find_session(mcp_server_t *srv, mcp_conn_t *conn, const mcp_message_t *msg,
@@ -664,8 +699,13 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
 
     if (msg->kind == MCP_MSG_NOTIFICATION) {
         /* notifications/initialized, roots/list_changed: nothing to do. */
-        if (strcmp(msg->method, "notifications/cancelled") == 0)
-            conn_cancel_id(track, json_object_get(msg->params, "requestId"));
+        if (strcmp(msg->method, "notifications/cancelled") == 0) {
+            const json_t *id = json_object_get(msg->params, "requestId");
+            if (track)
+                conn_cancel_id(track, id);
+            else
+                stateless_cancel_id(srv, ctx->principal, id);
+        }
         sink->send(sink, MCP_OUT_ACCEPTED, NULL, 202);
         sink->release(sink);
         session_unref(s);

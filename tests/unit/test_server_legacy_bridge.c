@@ -825,6 +825,70 @@ static void test_stateless_asks_optimistically(void **state)
     mcp_server_free(srv);
 }
 
+/* Sends notifications/cancelled for request `id` with `ctx`: 202. */
+static void cancel_request(mcp_server_t *srv, const mcp_request_context_t *ctx, json_int_t id)
+{
+    int status = 0;
+    assert_null(legacy_serve(srv, NULL, ctx,
+                             legacy_notification("notifications/cancelled",
+                                                 json_pack("{s:I, s:s}", "requestId", id,
+                                                           "reason", "changed my mind")),
+                             &status));
+    assert_int_equal(status, 202);
+}
+
+/* Stateless: notifications/cancelled ends the request of that id of the
+ * same principal (nothing more is sent, a late answer is ignored), not one
+ * of another principal's; unauthenticated clients cannot be told apart, so
+ * an id that two of their requests share cancels neither. */
+static void test_stateless_cancel(void **state)
+{
+    mcp_server_t *srv = new_server(MCP_LEGACY_STATELESS, 0, 0);
+    legacy_http_t alice, mallory, anon;
+    legacy_http_init(&alice, "2025-11-25", NULL);
+    alice.ctx.principal = "alice";
+    legacy_http_init(&mallory, "2025-11-25", NULL);
+    mallory.ctx.principal = "mallory";
+    legacy_http_init(&anon, "2025-11-25", NULL);
+
+    capture_sink_t cap;
+    start_call(srv, NULL, &alice.ctx, 1, "confirm", &cap, NULL);
+    const json_t *request = expect_server_request(&cap, 1, "elicitation/create");
+    json_t *asked = json_incref(json_object_get(request, "id"));
+    cancel_request(srv, &mallory.ctx, 1);
+    sleep_ms(50);
+    assert_false(capture_released(&cap));
+    cancel_request(srv, &alice.ctx, 1);
+    assert_true(capture_wait_released(&cap, CAPTURE_PATIENCE_MS));
+    capture_assert_done(&cap);
+    answer(srv, NULL, &alice.ctx, legacy_result(asked, accepted(true)));
+    assert_int_equal(capture_count(&cap), 1); /* the request only */
+    json_decref(asked);
+    capture_cleanup(&cap);
+
+    /* Two unauthenticated requests of id 7: which one? Neither. */
+    capture_sink_t one, two;
+    start_call(srv, NULL, &anon.ctx, 7, "confirm", &one, NULL);
+    start_call(srv, NULL, &anon.ctx, 7, "confirm", &two, NULL);
+    const json_t *first = expect_server_request(&one, 1, "elicitation/create");
+    const json_t *second = expect_server_request(&two, 1, "elicitation/create");
+    cancel_request(srv, &anon.ctx, 7);
+    sleep_ms(50);
+    assert_false(capture_released(&one));
+    assert_false(capture_released(&two));
+    answer(srv, NULL, &anon.ctx, legacy_result(json_object_get(first, "id"), accepted(true)));
+    assert_string_equal(result_text(finish_call(&one)), "accept yes round 1");
+    /* Alone now: the cancellation finds it. */
+    cancel_request(srv, &anon.ctx, 7);
+    assert_true(capture_wait_released(&two, CAPTURE_PATIENCE_MS));
+    capture_assert_done(&two);
+    assert_null(capture_response(&two, NULL));
+    (void)second;
+    capture_cleanup(&one);
+    capture_cleanup(&two);
+    mcp_server_free(srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -847,6 +911,7 @@ int main(void)
         cmocka_unit_test(test_answers_belong_to_their_session),
         cmocka_unit_test(test_answers_belong_to_their_principal),
         cmocka_unit_test(test_json_only_post_is_not_asked),
+        cmocka_unit_test(test_stateless_cancel),
         cmocka_unit_test(test_stateless_asks_optimistically),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
