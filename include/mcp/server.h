@@ -164,7 +164,9 @@ typedef struct mcp_server_options {
     /* Lifetime of a sealed state (0 picks 10 minutes). */
     int64_t state_ttl_ms;
     /* Each state opens at most once (an in-memory replay store; for several
-     * instances, bring a shared store through mcp_server_set_codec). */
+     * instances, bring a shared store through mcp_server_set_codec). A
+     * retry refused for an invalid inputResponse does not spend it (with
+     * the built-in codec): the corrected retry may follow. */
     bool state_single_use;
 
     /* Tasks (the io.modelcontextprotocol/tasks extension, see

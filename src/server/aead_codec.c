@@ -12,7 +12,9 @@
  *
  * Opening checks, in this order, each failure with its own message:
  * base64url, format version, framing, key id, GCM tag, plaintext shape,
- * expiry, principal, method, params digest, single use. A rejected state is
+ * expiry, principal, method, params digest, single use (which the server
+ * core defers, through mcp_codec_open_deferred(), until it has accepted
+ * the rest of the request). A rejected state is
  * MCP_EINVAL with JSON-RPC code -32602; a failure of our own (memory, the
  * replay store) keeps its code with -32603.
  */
@@ -24,6 +26,7 @@
 #include "protocol/base64.h"
 #include "server/aead_codec.h"
 #include "server/aes_gcm.h"
+#include "server/codec_internal.h"
 #include "server/keyring.h"
 #include "server/replay_store.h"
 #include "server/secrets.h"
@@ -294,9 +297,26 @@ static int decrypt_state(const aead_codec_t *codec, const char *state, json_t **
     return rc;
 }
 
-/* The binding checks, in the documented order. */
+/* Records the single use of state `id` (a no-op without a replay store). */
+static int redeem(const aead_codec_t *codec, const uint8_t id[MCP_STATE_ID_BYTES],
+                  int64_t expires_ms, mcp_error_t *err)
+{
+    if (!codec->replay_store)
+        return MCP_OK;
+    int rc = mcp_replay_store_redeem(codec->replay_store, id, expires_ms,
+                                     codec->now_ms(codec->clock_user));
+    if (rc == MCP_EEXIST)
+        return rejected(err, "was already used");
+    if (rc != MCP_OK)
+        return internal_failure(err, rc, "the replay store failed");
+    return MCP_OK;
+}
+
+/* The binding checks, in the documented order; the last, single use, is
+ * left to the caller when `ticket` is not NULL. */
 static int check_binding(const aead_codec_t *codec, const sealed_binding_t *sealed,
-                         const mcp_state_binding_t *binding, mcp_error_t *err)
+                         const mcp_state_binding_t *binding, mcp_state_ticket_t *ticket,
+                         mcp_error_t *err)
 {
     int64_t now = codec->now_ms(codec->clock_user);
     if (now >= sealed->expires_ms)
@@ -323,21 +343,18 @@ static int check_binding(const aead_codec_t *codec, const sealed_binding_t *seal
     if (!mcp_secret_equal(digest, sealed->params_digest, DIGEST_BYTES))
         return rejected(err, "was issued for different params");
 
-    if (codec->replay_store) {
-        rc = mcp_replay_store_redeem(codec->replay_store, sealed->state_id, sealed->expires_ms,
-                                     now);
-        if (rc == MCP_EEXIST)
-            return rejected(err, "was already used");
-        if (rc != MCP_OK)
-            return internal_failure(err, rc, "the replay store failed");
+    if (ticket) {
+        memcpy(ticket->id, sealed->state_id, MCP_STATE_ID_BYTES);
+        ticket->expires_ms = sealed->expires_ms;
+        return MCP_OK;
     }
-    return MCP_OK;
+    return redeem(codec, sealed->state_id, sealed->expires_ms, err);
 }
 
-static int aead_open(void *ctx, const char *state, const mcp_state_binding_t *binding,
-                     json_t **payload_out, mcp_error_t *err)
+static int open_state(const aead_codec_t *codec, const char *state,
+                      const mcp_state_binding_t *binding, json_t **payload_out,
+                      mcp_state_ticket_t *ticket, mcp_error_t *err)
 {
-    const aead_codec_t *codec = ctx;
     json_t *plain = NULL;
     int rc = decrypt_state(codec, state, &plain, err);
     if (rc != MCP_OK)
@@ -345,10 +362,44 @@ static int aead_open(void *ctx, const char *state, const mcp_state_binding_t *bi
     sealed_binding_t sealed;
     if (!read_binding(plain, &sealed))
         rc = rejected(err, "holds a malformed plaintext");
-    else if ((rc = check_binding(codec, &sealed, binding, err)) == MCP_OK)
+    else if ((rc = check_binding(codec, &sealed, binding, ticket, err)) == MCP_OK)
         *payload_out = json_incref(sealed.payload);
     json_decref(plain);
     return rc;
+}
+
+static int aead_open(void *ctx, const char *state, const mcp_state_binding_t *binding,
+                     json_t **payload_out, mcp_error_t *err)
+{
+    return open_state(ctx, state, binding, payload_out, NULL, err);
+}
+
+int mcp_codec_open_deferred(mcp_codec_t *codec, const char *state,
+                            const mcp_state_binding_t *binding, json_t **payload_out,
+                            mcp_state_ticket_t *ticket, mcp_error_t *err)
+{
+    memset(ticket, 0, sizeof *ticket);
+    if (!codec || codec->ops.open != aead_open || !state || !binding || !binding->method ||
+        !payload_out)
+        return mcp_codec_open(codec, state, binding, payload_out, err); /* spends it */
+    *payload_out = NULL;
+    int rc = open_state(codec->ctx, state, binding, payload_out, ticket, err);
+    if (rc != MCP_OK) {
+        json_decref(*payload_out); /* never a payload out of a failed open */
+        *payload_out = NULL;
+        memset(ticket, 0, sizeof *ticket);
+        return rc;
+    }
+    if (((const aead_codec_t *)codec->ctx)->replay_store)
+        ticket->codec = codec;
+    return MCP_OK;
+}
+
+int mcp_codec_redeem(const mcp_state_ticket_t *ticket, mcp_error_t *err)
+{
+    if (!ticket || !ticket->codec)
+        return MCP_OK;
+    return redeem(ticket->codec->ctx, ticket->id, ticket->expires_ms, err);
 }
 
 /* ---- lifetime ------------------------------------------------------------ */

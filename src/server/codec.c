@@ -9,11 +9,7 @@
 
 #include "mcp/errors.h"
 #include "mcp/request_state.h"
-
-struct mcp_codec {
-    mcp_codec_ops_t ops;
-    void *ctx;
-};
+#include "server/codec_internal.h"
 
 mcp_codec_t *mcp_codec_new(const mcp_codec_ops_t *ops, void *ctx)
 {

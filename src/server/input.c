@@ -12,6 +12,7 @@
  */
 #include <string.h>
 
+#include "server/aead_codec.h"
 #include "server/server_internal.h"
 
 /* ------------------------------------------------------------------------
@@ -89,76 +90,102 @@ bool input_answer_valid(const char *method, const json_t *response)
     return false;
 }
 
+/* A requestState that does not open (or cannot be spent): the reason
+ * goes to the log, not to the (possibly hostile) client. */
+static int state_rejected(mcp_exchange_t *ex, mcp_error_t *why, mcp_error_t *err)
+{
+    server_log(ex->srv, MCP_LOG_WARNING, "rejected requestState for %s: %s", ex->msg.method,
+               why->message);
+    mcp_error_clear(why);
+    return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                         "Invalid requestState: it was altered, has expired, or "
+                         "belongs to another request");
+}
+
+static int check_responses(mcp_exchange_t *ex, const json_t *responses, const json_t *asked,
+                           mcp_error_t *err);
+
 int input_prepare(mcp_exchange_t *ex, mcp_error_t *err)
 {
     const json_t *params = ex->msg.params;
     const json_t *state = json_object_get(params, "requestState");
     const json_t *responses = json_object_get(params, "inputResponses");
     json_t *asked = NULL;
+    codec_ref_t *codec = NULL;
+    /* With single use on, the state is spent only once the retry is
+     * accepted: a retry refused for an invalid inputResponse keeps it, so
+     * that the corrected retry the error asks for can still be made. */
+    mcp_state_ticket_t ticket = {0};
 
     if (state) {
         if (!json_is_string(state))
             return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
                                  "requestState must be a string");
-        codec_ref_t *codec = server_codec_get(ex->srv);
+        codec = server_codec_get(ex->srv);
         mcp_state_binding_t binding = {
             .principal = ex->principal, .method = ex->msg.method, .params = params};
         json_t *payload = NULL;
         mcp_error_t why = {0};
-        int opened = codec ? mcp_codec_open(codec->codec, json_string_value(state), &binding,
-                                            &payload, &why)
+        int opened = codec ? mcp_codec_open_deferred(codec->codec, json_string_value(state),
+                                                     &binding, &payload, &ticket, &why)
                            : MCP_ENOMEM;
-        codec_put(codec);
         if (opened != MCP_OK) {
-            /* The reason goes to the log, not to the (possibly hostile) client. */
-            server_log(ex->srv, MCP_LOG_WARNING, "rejected requestState for %s: %s",
-                       ex->msg.method, why.message);
-            mcp_error_clear(&why);
-            return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
-                                 "Invalid requestState: it was altered, has expired, or "
-                                 "belongs to another request");
+            codec_put(codec);
+            return state_rejected(ex, &why, err);
         }
         json_t *round = json_object_get(payload, "r");
         ex->round = json_is_integer(round) ? (int)json_integer_value(round) : 0;
         ex->state = json_incref(json_object_get(payload, "s"));
         asked = json_incref(json_object_get(payload, "k"));
         json_decref(payload);
-        /* Only a state minted under a higher limit can be past it. */
-        if (ex->round > ex->srv->max_input_rounds) {
-            json_decref(asked);
-            return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
-                                 "Too many input rounds (%d) for one request", ex->round);
-        }
     }
 
-    if (responses) {
-        if (!json_is_object(responses)) {
-            json_decref(asked);
-            return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
-                                 "inputResponses must be an object");
-        }
-        json_t *kept = json_object();
-        const char *key;
-        json_t *response;
-        json_object_foreach((json_t *)responses, key, response) {
-            const char *method = json_string_value(json_object_get(asked, key));
-            if (asked && !method)
-                continue; /* an answer to a question we never asked: ignored */
-            if (!input_answer_valid(method, response)) {
-                /* `method` lives in `asked`: format the error first. */
-                mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
-                              json_pack("{s:s}", "key", key),
-                              "inputResponses.%s is not a valid %s result", key,
-                              method ? method : "input");
-                json_decref(kept);
-                json_decref(asked);
-                return MCP_EINVAL;
-            }
-            json_object_set(kept, key, response);
-        }
-        ex->input_responses = kept;
+    int rc = MCP_OK;
+    mcp_error_t why = {0};
+    if (state && ex->round > ex->srv->max_input_rounds) {
+        /* Only a state minted under a higher limit can be past it. */
+        rc = mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                           "Too many input rounds (%d) for one request", ex->round);
+    } else if (responses) {
+        rc = check_responses(ex, responses, asked, err);
     }
+    if (rc == MCP_OK && mcp_codec_redeem(&ticket, &why) != MCP_OK) {
+        /* A concurrent retry spent it first (or the store failed). */
+        json_decref(ex->input_responses);
+        ex->input_responses = NULL;
+        rc = state_rejected(ex, &why, err);
+    }
+    codec_put(codec); /* after the redemption, which uses it */
     json_decref(asked);
+    return rc;
+}
+
+/* Keeps the answers to what was `asked` (NULL: no state, any of the three
+ * shapes) in ex->input_responses; -32602 for one that is not the result
+ * its question asks for. */
+static int check_responses(mcp_exchange_t *ex, const json_t *responses, const json_t *asked,
+                           mcp_error_t *err)
+{
+    if (!json_is_object(responses))
+        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                             "inputResponses must be an object");
+    json_t *kept = json_object();
+    const char *key;
+    json_t *response;
+    json_object_foreach((json_t *)responses, key, response) {
+        const char *method = json_string_value(json_object_get(asked, key));
+        if (asked && !method)
+            continue; /* an answer to a question we never asked: ignored */
+        if (!input_answer_valid(method, response)) {
+            json_decref(kept);
+            return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS,
+                                 json_pack("{s:s}", "key", key),
+                                 "inputResponses.%s is not a valid %s result", key,
+                                 method ? method : "input");
+        }
+        json_object_set(kept, key, response);
+    }
+    ex->input_responses = kept;
     return MCP_OK;
 }
 

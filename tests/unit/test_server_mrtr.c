@@ -567,6 +567,29 @@ static void test_replayed_state(void **state)
     mcp_server_free(srv);
 }
 
+/* Single use spends a state only on a retry that is accepted: one refused
+ * for an invalid inputResponse (-32602 naming it) keeps it, so the
+ * corrected retry the error asks for goes through -- and spends it. */
+static void test_refused_retry_keeps_single_use_state(void **state)
+{
+    mcp_server_t *srv = new_server(0, true);
+    add_everything(srv);
+    json_t *request = call_request(1, "confirm", NULL, "{\"elicitation\":{}}");
+    char *sealed = first_state(srv, request, NULL);
+    json_t *bad = json_pack("{s:{s:s}}", "confirm", "action", "maybe");
+    json_t *response = serve(srv, modern_retry(request, 2, bad, sealed), NULL);
+    const json_t *error = expect_error(response, MCP_INVALID_PARAMS);
+    assert_non_null(strstr(json_string_value(json_object_get(error, "message")), "inputResponses"));
+    json_decref(response);
+    response = serve(srv, modern_retry(request, 3, accept_confirm(true), sealed), NULL);
+    assert_string_equal(first_text(response), "accept+ok");
+    json_decref(response);
+    expect_state_refused(srv, modern_retry(request, 4, accept_confirm(true), sealed), NULL);
+    free(sealed);
+    json_decref(request);
+    mcp_server_free(srv);
+}
+
 /* A state opens only for the request it was minted for: same method, same
  * salient params, same principal. */
 static void test_state_of_another_request(void **state)
@@ -893,6 +916,7 @@ int main(void)
         cmocka_unit_test(test_tampered_state),
         cmocka_unit_test(test_expired_state),
         cmocka_unit_test(test_replayed_state),
+        cmocka_unit_test(test_refused_retry_keeps_single_use_state),
         cmocka_unit_test(test_state_of_another_request),
         cmocka_unit_test(test_default_codec),
         cmocka_unit_test(test_codec_replaced_while_serving),
