@@ -34,7 +34,9 @@ MCP_API void mcp_shape_legacy_result(const char *method, json_t *result, const c
 /*
  * Reshapes an error object (modified in place) for a legacy client: the
  * "resource not found" of resources/read (-32602 with data.uri) becomes
- * -32002, the code legacy clients know.
+ * -32002, the code legacy clients know; the 2026-07-28 "missing client
+ * capability" (-32021) becomes -32602 (Invalid params), its message and
+ * data kept.
  */
 MCP_API void mcp_shape_legacy_error(const char *method, json_t *error_obj);
 

@@ -48,9 +48,17 @@ void mcp_shape_legacy_result(const char *method, json_t *result, const char *ver
 
 void mcp_shape_legacy_error(const char *method, json_t *error_obj)
 {
+    json_t *code = json_object_get(error_obj, "code");
+    if (json_integer_value(code) == MCP_MISSING_CLIENT_CAPABILITY) {
+        /* -32021 is a 2026-07-28 code that 2025 clients do not know: to
+         * them a request the server cannot serve with what they declared
+         * is invalid params. The message and data.requiredCapabilities
+         * still say what is missing. */
+        json_object_set_new(error_obj, "code", json_integer(MCP_INVALID_PARAMS));
+        return;
+    }
     if (!method || strcmp(method, "resources/read") != 0)
         return;
-    json_t *code = json_object_get(error_obj, "code");
     json_t *data = json_object_get(error_obj, "data");
     if (json_integer_value(code) == MCP_INVALID_PARAMS && json_is_string(json_object_get(data, "uri")))
         json_object_set_new(error_obj, "code", json_integer(MCP_LEGACY_RESOURCE_NOT_FOUND));

@@ -264,7 +264,8 @@ static void test_cancel_a_bridged_request(void **state)
 }
 
 /* A client that declared no elicitation cannot be asked: the tool that
- * needs it fails with -32021 and nothing is sent to the client. */
+ * needs it fails with -32602 (-32021 is a 2026-07-28 code) and nothing is
+ * sent to the client. */
 static void test_undeclared_capability(void **state)
 {
     stdio_child_t child;
@@ -274,7 +275,7 @@ static void test_undeclared_capability(void **state)
         roundtrip(&child, tool_call(1, "delete_note", json_pack("{s:s}", "name", "welcome")), NULL);
     assert_int_equal(
         json_integer_value(json_object_get(json_object_get(response, "error"), "code")),
-        MCP_MISSING_CLIENT_CAPABILITY);
+        MCP_INVALID_PARAMS);
     json_decref(response);
     finish(&child);
 }

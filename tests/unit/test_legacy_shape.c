@@ -76,6 +76,17 @@ static void test_error_shape(void **state)
     mcp_shape_legacy_error("resources/read", e);
     assert_int_equal(json_integer_value(json_object_get(e, "code")), -32602);
     json_decref(e);
+    /* -32021 is a 2026-07-28 code: a legacy client gets -32602, with the
+     * message and the required capabilities kept, whatever the method. */
+    static const char *const methods[] = {"tools/call", "resources/read", "prompts/get", NULL};
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+        e = parse("{\"code\":-32021,\"message\":\"needs elicitation\","
+                  "\"data\":{\"requiredCapabilities\":{\"elicitation\":{}}}}");
+        mcp_shape_legacy_error(methods[i], e);
+        assert_json(e, "{\"code\":-32602,\"message\":\"needs elicitation\","
+                       "\"data\":{\"requiredCapabilities\":{\"elicitation\":{}}}}");
+        json_decref(e);
+    }
 }
 
 static void test_capabilities(void **state)

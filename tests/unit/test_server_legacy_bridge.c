@@ -519,21 +519,23 @@ static void test_unknown_answers_are_ignored(void **state)
 }
 
 /* Capability checks use what initialize declared: without it a handler
- * that needs the input fails with -32021 and nothing is sent. */
+ * that needs the input fails and nothing is sent -- with -32602, not the
+ * 2026-07-28 -32021 a legacy client does not know, the missing capability
+ * still named in data.requiredCapabilities. */
 static void test_capabilities_of_initialize(void **state)
 {
     mcp_server_t *srv = new_server(MCP_LEGACY_SESSIONS, 0, 0);
     mcp_conn_t *conn = initialized_conn(srv, "2025-11-25", "{\"elicitation\":{}}");
     capture_sink_t cap;
     start_call(srv, conn, NULL, 1, "sample", &cap, NULL);
-    const json_t *error = expect_error(finish_call(&cap), MCP_MISSING_CLIENT_CAPABILITY);
+    const json_t *error = expect_error(finish_call(&cap), MCP_INVALID_PARAMS);
     assert_non_null(json_object_get(json_object_get(error, "data"), "requiredCapabilities"));
     assert_int_equal(capture_count(&cap), 1);
     capture_cleanup(&cap);
 
     /* A bare "elicitation": {} is form only: url mode needs declaring. */
     start_call(srv, conn, NULL, 2, "url", &cap, NULL);
-    expect_error(finish_call(&cap), MCP_MISSING_CLIENT_CAPABILITY);
+    expect_error(finish_call(&cap), MCP_INVALID_PARAMS);
     capture_cleanup(&cap);
     mcp_conn_free(conn);
     mcp_server_free(srv);

@@ -407,7 +407,13 @@ static void test_legacy_clients_get_no_task(void **state)
         srv, conn, NULL,
         legacy_request(2, "tools/call", json_pack("{s:s, s:{}}", "name", "sleeper", "arguments")),
         NULL);
-    assert_needs_extension(response);
+    /* -32602 rather than -32021, a 2026-07-28 code legacy clients do not
+     * know; the capability is still named. */
+    const json_t *error = expect_error(response, MCP_INVALID_PARAMS);
+    assert_non_null(json_object_get(
+        json_object_get(json_object_get(json_object_get(error, "data"), "requiredCapabilities"),
+                        "extensions"),
+        MCP_EXTENSION_TASKS));
     json_decref(response);
     mcp_conn_free(conn);
     conn = mcp_conn_new(srv, MCP_TRANSPORT_STDIO);

@@ -114,10 +114,11 @@ int cli_fail(const cli_options_t *opt, int status, const mcp_error_t *rpc, const
 }
 
 /* What to do when the server needs a capability mcp declares only on
- * request (-32021 names them in data.requiredCapabilities). */
+ * request (-32021 names them in data.requiredCapabilities; a legacy
+ * server, which cannot send -32021, names them with -32602). */
 static const char *capability_hint(const mcp_error_t *err)
 {
-    if (!err || err->code != MCP_MISSING_CLIENT_CAPABILITY)
+    if (!err || (err->code != MCP_MISSING_CLIENT_CAPABILITY && err->code != MCP_INVALID_PARAMS))
         return "";
     const json_t *needed = json_object_get(err->data, "requiredCapabilities");
     if (json_object_get(needed, "sampling"))
