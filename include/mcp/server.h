@@ -195,7 +195,11 @@ typedef struct mcp_server_options {
     /* How long a legacy client may take to answer a request the server
      * sent it on a handler's behalf (elicitation, sampling, roots); 0 picks
      * 10 minutes. The handler's request fails with -32603 when it passes
-     * (and with -32602 when an answer is not a valid result). */
+     * (and with -32602 when an answer is not a valid result). Whenever the
+     * server stops waiting for an answer (this timeout, the request
+     * cancelled, the session deleted, the server stopping), it sends the
+     * client notifications/cancelled for that request on the stream it
+     * went out on, while that stream is open. */
     int64_t legacy_input_timeout_ms;
 
     /* Where the library's diagnostics go (NULL: nowhere). */

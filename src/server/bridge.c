@@ -19,7 +19,10 @@
  * legacy_input_timeout_ms, when an answer is not the result its request
  * asks for, or when the client refuses a sampling or roots request (the
  * handler cannot go on without it; a refused elicitation is answered as
- * "cancel", which handlers know).
+ * "cancel", which handlers know). Requests still unanswered when the
+ * server stops waiting are cancelled for the client
+ * (notifications/cancelled, on their stream while it is open), as the
+ * lifecycle's timeouts section asks of a sender that gives up.
  *
  * A round is reference-counted: the exchange holds one from the start
  * until it is freed (its cancellation may come at any time, even after the
@@ -54,6 +57,7 @@ typedef struct round {
     bool over;              /* resumed, failed or cancelled: nothing more */
     mcp_error_t error;      /* why the round failed, when it did */
     struct task *task;      /* a legacy task's questions (reference), or NULL */
+    atomic_bool sent;       /* its requests go out (so a cancellation can follow) */
 } round_t;
 
 /* A request sent to a client, awaiting its answer. */
@@ -117,8 +121,13 @@ static void pending_free(pending_t *p)
  * Ending a round
  * ------------------------------------------------------------------------ */
 
-/* Drops the pending requests of `r` (their answers no longer matter). */
-static void forget_round(bridge_t *b, round_t *r)
+/* Drops the pending requests of `r` (their answers no longer matter).
+ * With a `reason`, the client is told that the server gave up on each of
+ * them (notifications/cancelled, on the stream they went out on), so that
+ * it can close a dialog or stop a sampling nobody waits for any more: the
+ * caller then guarantees that r->ex is alive. NULL: say nothing (the
+ * caller cannot tell, or someone else ending the round says it). */
+static void forget_round(bridge_t *b, round_t *r, const char *reason)
 {
     pthread_mutex_lock(&b->lock);
     pending_t **link = &b->pending;
@@ -136,10 +145,22 @@ static void forget_round(bridge_t *b, round_t *r)
     pthread_mutex_unlock(&b->lock);
     while (gone) {
         pending_t *next = gone->next;
+        if (reason && atomic_load(&r->sent)) {
+            json_t *cancelled = mcp_jsonrpc_notification(
+                "notifications/cancelled",
+                json_pack("{s:s, s:s}", "requestId", gone->id, "reason", reason));
+            if (cancelled)
+                exchange_notify_late(r->ex, cancelled); /* a stream gone: nothing to tell */
+            json_decref(cancelled);
+        }
         pending_free(gone);
         gone = next;
     }
 }
+
+#define GAVE_UP_TIMEOUT "The server stopped waiting for an answer"
+#define GAVE_UP_CANCELLED "The request it was sent for has ended"
+
 
 static void resume_job(void *arg)
 {
@@ -165,10 +186,12 @@ static void resume_job(void *arg)
 }
 
 /* Ends the round: resume the handler, or fail the request; a task's
- * round hands the answers to the task. */
+ * round hands the answers to the task. Requests still unanswered (the
+ * round timed out) are cancelled for the client. The caller ended the
+ * round, so r->ex, which the round holds until here, is alive. */
 static void finish_round(bridge_t *b, round_t *r)
 {
-    forget_round(b, r);
+    forget_round(b, r, GAVE_UP_TIMEOUT);
     if (r->task) {
         legacy_task_input_answered(r->task, r->ex, r->answers, &r->error);
         round_unref(r); /* the task round's own */
@@ -199,7 +222,8 @@ static void round_cancelled(mcp_exchange_t *ex)
     r->over = true;
     pthread_mutex_unlock(&r->lock);
     if (mine) {
-        forget_round(ex->srv->bridge, r);
+        /* Before the release: the stream may still carry the news. */
+        forget_round(ex->srv->bridge, r, GAVE_UP_CANCELLED);
         exchange_release_sink(ex);
         exchange_unref(ex); /* the core's: the exchange keeps the round until it goes */
     }
@@ -276,7 +300,7 @@ static void *reaper_main(void *arg)
             if (mine)
                 finish_round(b, late);
             else
-                forget_round(b, late);
+                forget_round(b, late, NULL); /* its exchange may be gone */
             round_unref(late);
             pthread_mutex_lock(&b->lock);
             continue;
@@ -467,6 +491,7 @@ void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
         return;
     }
     atomic_init(&r->refs, 1); /* the exchange's */
+    atomic_init(&r->sent, false);
     r->ex = ex;
     /* The round owns the core's reference from here and may end (time
      * out, be cancelled) before this function returns: hold one of our
@@ -495,8 +520,11 @@ void bridge_start(mcp_exchange_t *ex, mcp_call_t *call)
      * after a cancellation that came first had ended the round. */
     if (atomic_load(&ex->cancelled)) {
         round_cancelled(ex);
-        forget_round(b, r);
+        forget_round(b, r, NULL); /* none was sent */
     } else {
+        /* Set first: an answer or a cancellation may end the round while
+         * the requests go out, and the cancellation must cover them. */
+        atomic_store(&r->sent, true);
         send_requests(ex, requests);
     }
     json_decref(requests);
@@ -519,6 +547,7 @@ void bridge_ask_for_task(mcp_exchange_t *ex, struct task *t, json_t *input_reque
      * cancelled, the server freed) may end the round on another thread
      * and drop the round's own while we still look at it. */
     atomic_init(&r->refs, 2);
+    atomic_init(&r->sent, false);
     exchange_ref(ex);
     r->ex = ex;
     /* The round may end (answered, timed out) while we still send: hold
@@ -554,6 +583,9 @@ void bridge_ask_for_task(mcp_exchange_t *ex, struct task *t, json_t *input_reque
          * were registered: forget them now (it ends the round). */
         bridge_forget_exchange(b, ex);
     } else {
+        /* Set first: an answer or a cancellation may end the round while
+         * the requests go out, and the cancellation must cover them. */
+        atomic_store(&r->sent, true);
         send_requests(ex, requests);
     }
     json_decref(requests);
@@ -584,7 +616,7 @@ bool bridge_forget_exchange(bridge_t *b, mcp_exchange_t *ex)
         bool mine = !r->over;
         r->over = true;
         pthread_mutex_unlock(&r->lock);
-        forget_round(b, r);
+        forget_round(b, r, GAVE_UP_CANCELLED); /* `ex` is the caller's */
         if (mine)
             round_unref(r); /* the round's own: it ends unanswered */
         round_unref(r);

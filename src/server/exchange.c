@@ -226,6 +226,20 @@ int exchange_request(mcp_exchange_t *ex, json_t *request_new)
     return rc;
 }
 
+int exchange_notify_late(mcp_exchange_t *ex, const json_t *msg)
+{
+    int rc = MCP_ECLOSED;
+    pthread_mutex_lock(&ex->send_lock);
+    /* Cancelled or not: only a released sink is gone for good. A failed
+     * send means the stream is gone, which the request's own path (or its
+     * cancellation, already under way) handles. */
+    if (!atomic_load(&ex->released) &&
+        ex->sink->send(ex->sink, MCP_OUT_NOTIFICATION, msg, 0) == 0)
+        rc = MCP_OK;
+    pthread_mutex_unlock(&ex->send_lock);
+    return rc;
+}
+
 int exchange_send_event(mcp_exchange_t *ex, const json_t *msg, const char *event_id)
 {
     int rc = MCP_ECANCELED;

@@ -335,6 +335,10 @@ void exchange_unref(mcp_exchange_t *ex);
 int exchange_notify(mcp_exchange_t *ex, json_t *notification_new);
 /* Sends a server-to-client request on the exchange's stream (legacy). */
 int exchange_request(mcp_exchange_t *ex, json_t *request_new);
+/* Sends a notification (borrowed) on the exchange's stream even after a
+ * cancellation, as long as its sink is not released: the legacy bridge
+ * tells the client which of the server's requests it gave up on. */
+int exchange_notify_late(mcp_exchange_t *ex, const json_t *msg);
 /* Sends a message of a resumable stream with its event id. */
 int exchange_send_event(mcp_exchange_t *ex, const json_t *msg, const char *event_id);
 /* Sends the final response (unless cancelled), then releases the sink. */

@@ -235,8 +235,9 @@ static void test_legacy_session(void **state)
     finish(&child);
 }
 
-/* Cancelled while the server waits for the answer: nothing more comes for
- * that request, a late answer is ignored, the session goes on. */
+/* Cancelled while the server waits for the answer: the server cancels its
+ * own request in turn, nothing more comes for the call, a late answer is
+ * ignored, the session goes on. */
 static void test_cancel_a_bridged_request(void **state)
 {
     stdio_child_t child;
@@ -250,11 +251,20 @@ static void test_cancel_a_bridged_request(void **state)
     json_t *late = legacy_result(json_object_get(ask, "id"), json_pack("{s:s}", "action", "accept"));
     stdio_child_send(&child, late);
     json_decref(late);
-    json_decref(ask);
-    /* The next thing the server writes answers the ping, not tools/call 1. */
-    json_t *response = roundtrip(&child, legacy_request(2, "ping", NULL), NULL);
+    /* The server cancels its own request in turn; the next response it
+     * writes answers the ping, not tools/call 1. */
+    json_t *before = json_array();
+    json_t *response = roundtrip(&child, legacy_request(2, "ping", NULL), before);
     expect_legacy_result(response);
     json_decref(response);
+    assert_int_equal(json_array_size(before), 1);
+    const json_t *note = json_array_get(before, 0);
+    assert_string_equal(json_string_value(json_object_get(note, "method")),
+                        "notifications/cancelled");
+    assert_true(json_equal(json_object_get(json_object_get(note, "params"), "requestId"),
+                           json_object_get(ask, "id")));
+    json_decref(before);
+    json_decref(ask);
     response = roundtrip(&child, legacy_request(3, "resources/read",
                                                 json_pack("{s:s}", "uri", "note://welcome")),
                          NULL);

@@ -659,7 +659,21 @@ static void test_bridged_elicitation(void **state)
     stop(f);
 }
 
-/* No answer within legacy_input_timeout_ms: the call fails on its stream. */
+/* Asserts that event `i` of `s` is the server's notifications/cancelled
+ * for its request `ask`. */
+static void expect_cancellation(stream_t *s, size_t i, const json_t *ask)
+{
+    json_t *msg = stream_msg(s, i);
+    MCP_ASSERT_SCHEMA_VALID(msg, NULL, LEGACY);
+    assert_string_equal(json_string_value(json_object_get(msg, "method")),
+                        "notifications/cancelled");
+    assert_true(json_equal(json_object_get(json_object_get(msg, "params"), "requestId"),
+                           json_object_get(ask, "id")));
+    json_decref(msg);
+}
+
+/* No answer within legacy_input_timeout_ms: the call fails on its stream,
+ * after the server cancelled the request it gave up on. */
 static void test_bridge_timeout(void **state)
 {
     fixture_t *f = start((fixture_options_t){.input_timeout_ms = 300});
@@ -667,7 +681,8 @@ static void test_bridge_timeout(void **state)
     initialize(f, "{\"elicitation\":{}}", id);
     stream_t call;
     json_t *ask = start_confirm(f, &call, id, 8, 0);
-    assert_true(stream_wait(&call, 2));
+    assert_true(stream_wait(&call, 3));
+    expect_cancellation(&call, 1, ask);
     json_t *response = call_response(&call);
     MCP_ASSERT_SCHEMA_VALID(response, NULL, LEGACY);
     const json_t *error = json_object_get(response, "error");
@@ -681,8 +696,9 @@ static void test_bridge_timeout(void **state)
     stop(f);
 }
 
-/* The client cancels while the server waits for its answer: the handler
- * never runs again, and the late answer is ignored. */
+/* The client cancels while the server waits for its answer: the server
+ * cancels its own request in turn, the handler never runs again, and the
+ * late answer is ignored. */
 static void test_bridge_cancellation(void **state)
 {
     fixture_t *f = start((fixture_options_t){0});
@@ -700,7 +716,8 @@ static void test_bridge_cancellation(void **state)
     assert_int_equal(resp.status, 202);
     http_response_free(&resp);
     assert_true(stream_wait_done(&call)); /* the server ended the stream */
-    assert_int_equal(stream_count(&call), 1);
+    assert_int_equal(stream_count(&call), 2);
+    expect_cancellation(&call, 1, ask);
     stream_join(&call);
     post_answer(f, id, accept_answer(ask));
     json_decref(ask);

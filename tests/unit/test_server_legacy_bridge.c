@@ -243,6 +243,21 @@ static json_t *accepted(bool ok)
     return json_pack("{s:s, s:{s:b}}", "action", "accept", "content", "ok", ok);
 }
 
+/* Asserts that the n-th message of `cap` (1-based) is the server's
+ * notifications/cancelled for its request of id `id`. */
+static void expect_cancellation(capture_sink_t *cap, size_t n, const json_t *id)
+{
+    assert_true(capture_count(cap) >= n);
+    capture_item_t item = capture_item(cap, n - 1);
+    assert_int_equal(item.kind, MCP_OUT_NOTIFICATION);
+    MCP_ASSERT_SCHEMA_VALID(item.msg, NULL, LEGACY_SCHEMA);
+    assert_string_equal(json_string_value(json_object_get(item.msg, "method")),
+                        "notifications/cancelled");
+    const json_t *params = json_object_get(item.msg, "params");
+    assert_true(json_equal(json_object_get(params, "requestId"), id));
+    assert_true(json_is_string(json_object_get(params, "reason")));
+}
+
 /* Waits for the call's response; asserts the sink contract and the
  * schema. Returns the response (borrowed from cap). */
 static const json_t *finish_call(capture_sink_t *cap)
@@ -546,7 +561,9 @@ static void test_capabilities_of_initialize(void **state)
 /* ------------------------------------------------------------------ */
 
 /* A client that never answers: the request fails after
- * legacy_input_timeout_ms; an answer after that changes nothing. */
+ * legacy_input_timeout_ms, and the client is told first that its answer is
+ * no longer awaited (notifications/cancelled); an answer after that
+ * changes nothing. */
 static void test_timeout(void **state)
 {
     mcp_server_t *srv = new_server(MCP_LEGACY_SESSIONS, 100, 0);
@@ -557,8 +574,9 @@ static void test_timeout(void **state)
     json_t *id = json_incref(json_object_get(request, "id"));
     const json_t *error = expect_error(finish_call(&cap), MCP_INTERNAL_ERROR);
     assert_non_null(strstr(json_string_value(json_object_get(error, "message")), "in time"));
+    expect_cancellation(&cap, 2, id);
     answer(srv, conn, NULL, legacy_result(id, accepted(true)));
-    assert_int_equal(capture_count(&cap), 2);
+    assert_int_equal(capture_count(&cap), 3);
     json_decref(id);
     capture_cleanup(&cap);
     mcp_conn_free(conn);
@@ -588,8 +606,10 @@ static void sleep_ms(long ms)
 }
 
 /* The client cancels the request while the server waits for its answer:
- * nothing more is sent, and a late answer is ignored. Both ways: by
- * notifications/cancelled and by the transport (its client went away). */
+ * the server cancels its own request in turn (notifications/cancelled on
+ * the stream, while there is one), sends nothing else, and ignores a late
+ * answer. Both ways: by notifications/cancelled and by the transport (its
+ * client went away). */
 static void test_cancel_while_waiting(void **state)
 {
     mcp_server_t *srv = new_server(MCP_LEGACY_SESSIONS, 0, 0);
@@ -611,9 +631,10 @@ static void test_cancel_while_waiting(void **state)
         }
         assert_true(capture_wait_released(&cap, CAPTURE_PATIENCE_MS));
         capture_assert_done(&cap);
+        expect_cancellation(&cap, 2, id);
         answer(srv, conn, NULL, legacy_result(id, accepted(true)));
         sleep_ms(50);
-        assert_int_equal(capture_count(&cap), 1); /* the request only */
+        assert_int_equal(capture_count(&cap), 2); /* the request and its cancellation */
         json_decref(id);
         mcp_exchange_release(handle);
         capture_cleanup(&cap);
@@ -659,7 +680,8 @@ static void test_cancel_after_the_answers(void **state)
     mcp_server_free(srv);
 }
 
-/* A server freed while a round waits: the request ends without an answer. */
+/* A server freed while a round waits: the request ends without an answer,
+ * each of the server's requests cancelled. */
 static void test_free_while_waiting(void **state)
 {
     mcp_server_t *srv = new_server(MCP_LEGACY_SESSIONS, 0, 0);
@@ -671,7 +693,9 @@ static void test_free_while_waiting(void **state)
     mcp_server_free(srv);
     assert_true(capture_released(&cap));
     capture_assert_done(&cap);
-    assert_int_equal(capture_count(&cap), 3);
+    assert_int_equal(capture_count(&cap), 6);
+    for (size_t i = 0; i < 3; i++)
+        expect_cancellation(&cap, 4 + i, json_object_get(capture_item(&cap, i).msg, "id"));
     capture_cleanup(&cap);
 }
 
@@ -863,8 +887,9 @@ static void test_stateless_cancel(void **state)
     cancel_request(srv, &alice.ctx, 1);
     assert_true(capture_wait_released(&cap, CAPTURE_PATIENCE_MS));
     capture_assert_done(&cap);
+    expect_cancellation(&cap, 2, asked);
     answer(srv, NULL, &alice.ctx, legacy_result(asked, accepted(true)));
-    assert_int_equal(capture_count(&cap), 1); /* the request only */
+    assert_int_equal(capture_count(&cap), 2); /* the request and its cancellation */
     json_decref(asked);
     capture_cleanup(&cap);
 

@@ -1004,8 +1004,8 @@ static void expect_expired(capture_sink_t *cap, const char *id)
 
 /* A tasks/result waits for its task's end; when the task's time to live
  * runs out first, every waiting tasks/result ends with -32602 at once
- * (the one that carried the task's questions, and one that waited behind
- * it), without any other request coming to look at the store. So does one
+ * (the one that carried the task's questions, after cancelling them, and
+ * one that waited behind it), without any other request coming to look at the store. So does one
  * waiting for a task whose handler runs; the handler is cancelled. */
 static void test_legacy_task_result_ends_when_task_expires(void **state)
 {
@@ -1034,6 +1034,16 @@ static void test_legacy_task_result_ends_when_task_expires(void **state)
     assert_int_equal(capture_submit(srv, conn, msg, NULL, &behind, NULL), MCP_OK);
     json_decref(msg);
     expect_expired(&asked, id);
+    /* The questions nobody waits for any more are cancelled first. */
+    assert_int_equal(capture_count(&asked), 5);
+    for (size_t i = 0; i < 2; i++) {
+        capture_item_t note = capture_item(&asked, 2 + i);
+        assert_int_equal(note.kind, MCP_OUT_NOTIFICATION);
+        assert_string_equal(json_string_value(json_object_get(note.msg, "method")),
+                            "notifications/cancelled");
+        assert_true(json_equal(json_object_get(json_object_get(note.msg, "params"), "requestId"),
+                               json_object_get(capture_item(&asked, i).msg, "id")));
+    }
     expect_expired(&behind, id);
     assert_int_equal(capture_count(&behind), 1); /* its answer only: no questions */
     json_t *response = legacy_serve(
