@@ -24,12 +24,13 @@ int64_t mcp_clock_coarse_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-struct timespec mcp_clock_deadline(int64_t ms)
+/* The instant `ms` (< 0: 0) milliseconds from now on `clock`. */
+static struct timespec later_on(clockid_t clock, int64_t ms)
 {
     if (ms < 0)
         ms = 0;
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     ts.tv_sec += (time_t)(ms / 1000);
     ts.tv_nsec += (long)(ms % 1000) * 1000000L;
     if (ts.tv_nsec >= 1000000000L) {
@@ -37,6 +38,16 @@ struct timespec mcp_clock_deadline(int64_t ms)
         ts.tv_nsec -= 1000000000L;
     }
     return ts;
+}
+
+struct timespec mcp_clock_deadline(int64_t ms)
+{
+    return later_on(CLOCK_MONOTONIC, ms);
+}
+
+struct timespec mcp_clock_wall_deadline(int64_t ms)
+{
+    return later_on(CLOCK_REALTIME, ms);
 }
 
 void mcp_clock_cond_init(pthread_cond_t *cond)

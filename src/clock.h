@@ -31,6 +31,11 @@ int64_t mcp_clock_coarse_ms(void);
  * `ms` is taken as 0. */
 struct timespec mcp_clock_deadline(int64_t ms);
 
+/* The same instant on the wall clock (CLOCK_REALTIME), for the waits that
+ * count on it, such as pthread_mutex_timedlock(): a wall clock stepped
+ * during the wait stretches or shortens it. */
+struct timespec mcp_clock_wall_deadline(int64_t ms);
+
 /* Initialises `cond` to time its waits on the monotonic clock, as
  * mcp_clock_deadline() needs. (Linux cannot fail this.) */
 void mcp_clock_cond_init(pthread_cond_t *cond);

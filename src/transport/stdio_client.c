@@ -188,14 +188,7 @@ static bool lock_by(pthread_mutex_t *lock, int64_t deadline)
     int64_t left = deadline - mcp_clock_ms();
     if (left <= 0)
         return false;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += (time_t)(left / 1000);
-    until.tv_nsec += (long)(left % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = mcp_clock_wall_deadline(left);
     return pthread_mutex_timedlock(lock, &until) == 0;
 }
 
