@@ -420,7 +420,11 @@ static const struct {
     {"https://a", "https://a", true},
     {"https://a//", "https://a", true}, /* an empty path is "/" */
     {"https://a//", "https://a/", true},
-    {"https://a//", "https://a/x", false},
+    /* ... and so is "//", like "/": it covers "/", which covers "/x", and
+     * coverage is transitive (fuzz_oauth_url found it was not). */
+    {"https://a//", "https://a/x", true},
+    {"https://a/mcp//", "https://a/mcp/x", true},
+    {"https://a/mcp//", "https://a/mcpx", false},
     /* Same origin only. */
     {"https://a/mcp", "https://b/mcp", false},
     {"https://a/mcp", "https://ab/mcp", false},

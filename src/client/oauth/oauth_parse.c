@@ -476,11 +476,17 @@ static bool parse_url(const char *text, url_t *u)
     return *p == '\0' || part_is_valid(p + 1, strlen(p + 1), "/?");
 }
 
-/* The path without one trailing "/": "" for "/", "/a" for "/a/". */
+/* The path without its trailing "/"s: "" for "/" and "//", "/a" for
+ * "/a/". All of them, not one: with one, "https://a//" would cover
+ * "https://a/" but not "https://a/x", which "https://a/" covers, and
+ * coverage must be transitive (a token for a resource is good for what
+ * it covers, and for what that covers). */
 static size_t path_len_trimmed(const url_t *u)
 {
     size_t len = u->path_len;
-    return len > 0 && u->path[len - 1] == '/' ? len - 1 : len;
+    while (len > 0 && u->path[len - 1] == '/')
+        len--;
+    return len;
 }
 
 /* A formatted, malloc'd string, or NULL. */
@@ -607,9 +613,8 @@ bool oauth_resource_allows(const char *resource, const char *server_url)
             return false;
 
     /* Below the resource on a "/" boundary: "/mcp" covers "/mcp" and
-     * "/mcp/x", not "/mcpx"; the root ("" once trimmed) covers all. An
-     * empty path is "/" (RFC 9110 §4.2.3), so "https://a//" covers
-     * "https://a". */
+     * "/mcp/x", not "/mcpx"; the root ("" once trimmed, as "//" is)
+     * covers all. An empty path is "/" (RFC 9110 §4.2.3). */
     size_t len = path_len_trimmed(&r);
     const char *path = s.path_len > 0 ? s.path : "/";
     size_t path_len = s.path_len > 0 ? s.path_len : 1;
