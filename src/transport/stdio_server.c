@@ -575,6 +575,16 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
                 used = 0;
             }
         }
+        if (cap > READ_CHUNK && used <= READ_CHUNK / 2) {
+            /* A long line grew the buffer (up to max_line, 16 MiB by
+             * default); give that back once what is left fits the usual
+             * size, rather than hold it for the rest of the run. */
+            char *smaller = realloc(buf, READ_CHUNK);
+            if (smaller) {
+                buf = smaller;
+                cap = READ_CHUNK;
+            }
+        }
     }
 
     /* Listen streams end now: gracefully when the server stops (the client

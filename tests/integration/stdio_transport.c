@@ -213,6 +213,37 @@ static void test_unbounded_line_limit(void **state)
     finish(&child);
 }
 
+/* A long line grows the reader's buffer, which shrinks back once the line
+ * is served: lines after it, short and long, in one write with it or
+ * after, are still read whole. */
+static void test_long_lines_then_short(void **state)
+{
+    stdio_child_t child;
+    start(&child, NULL, NULL);
+    for (int round = 0; round < 2; round++) {
+        char *long_line = echo_line_of_size(10 * round + 1, 200000);
+        char *short_line = echo_line_of_size(10 * round + 2, 300);
+        size_t total = strlen(long_line) + strlen(short_line);
+        char *both = malloc(total + 1);
+        snprintf(both, total + 1, "%s%s", long_line, short_line);
+        send_string(&child, both);
+        free(both);
+        free(long_line);
+        free(short_line);
+        size_t lengths[2] = {0, 0};
+        for (int i = 0; i < 2; i++) {
+            json_t *response = next_response(&child);
+            json_int_t id = json_integer_value(json_object_get(response, "id"));
+            assert_true(id == 10 * round + 1 || id == 10 * round + 2);
+            lengths[id - 10 * round - 1] = strlen(first_text(response));
+            json_decref(response);
+        }
+        assert_true(lengths[0] > 199000);
+        assert_true(lengths[1] < 300);
+    }
+    finish(&child);
+}
+
 static void test_line_endings(void **state)
 {
     stdio_child_t child;
@@ -367,6 +398,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_line_limit),
         cmocka_unit_test(test_unbounded_line_limit),
+        cmocka_unit_test(test_long_lines_then_short),
         cmocka_unit_test(test_line_endings),
         cmocka_unit_test(test_requests_run_concurrently),
         cmocka_unit_test(test_responses_leave_in_completion_order),
