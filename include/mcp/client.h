@@ -336,7 +336,9 @@ typedef struct mcp_stdio_target {
      * foreground group), then reach the application only, which can cancel
      * the calls in flight and stop the server in order (mcp_client_free:
      * its stdin closed, then SIGTERM and SIGKILL to its group) instead of
-     * the server dying first. The application takes over what the
+     * the server dying first. Once the server has exited, by itself or
+     * not, what is left of its group (a wrapper shell's background job,
+     * what npx started) gets SIGTERM. The application takes over what the
      * terminal did: it must stop the server on every way out, and one that
      * must exit at once calls mcp_stdio_servers_kill() first; otherwise a
      * server that ignores the end of its stdin outlives it. */

@@ -79,9 +79,10 @@
  * What a wrapper command started besides the server (sh -c 'helper &
  * exec server') gets no signal from the host: a helper that ignores the
  * server's exit outlives it until a Ctrl-C. A process group of the
- * server's own would not change that, as the stop signals the group only
- * when the server itself outlives its stdin, and it would keep Ctrl-C
- * from every server and helper: the host does not use one.
+ * server's own (which the client signals once its server has exited)
+ * would stop such helpers, but it would also keep Ctrl-C from every
+ * server and helper, which applications that leave SIGINT's default
+ * action count on: the host does not use one.
  */
 #ifndef MCP_HOST_H
 #define MCP_HOST_H

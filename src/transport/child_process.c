@@ -220,6 +220,16 @@ static bool reaped(const child_process_t *cp, int *status)
 {
     if (cp->own_group)
         pthread_mutex_lock(&groups_lock);
+    if (cp->own_group) {
+        /* A server of its own group that exited may leave what it started
+         * running (a shell's background job, what npx spawned): the group
+         * stops with it. Signalled before the reaping, while the exited
+         * leader still holds the group's id, so that it names no other. */
+        siginfo_t info = {0};
+        if (waitid(P_PID, (id_t)cp->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            info.si_pid == cp->pid)
+            kill(-cp->pid, SIGTERM);
+    }
     pid_t r = waitpid(cp->pid, status, WNOHANG);
     bool done = r == cp->pid || (r < 0 && errno != EINTR);
     if (done && cp->own_group)

@@ -335,6 +335,17 @@ static void test_own_process_group(void **state)
     assert_false(alive(shell));
     heard_destroy(&h);
 
+    /* A server that ends at the end of its stdin by itself, leaving a
+     * background job: the job stops with it. */
+    heard_init(&h);
+    t = spawn_shell("sleep 60 & echo $$ $! > \"$PIDS.new\"; mv \"$PIDS.new\" \"$PIDS\"; "
+                    "cat >/dev/null",
+                    true, &h, &shell, &child, dir);
+    destroy(t);
+    assert_false(alive(shell));
+    assert_true(dies(child));
+    heard_destroy(&h);
+
     heard_init(&h);
     t = spawn_shell("echo $$ $$ > \"$PIDS.new\"; mv \"$PIDS.new\" \"$PIDS\"; cat >/dev/null",
                     false, &h, &shell, &child, dir);
