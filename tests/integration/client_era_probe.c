@@ -15,8 +15,6 @@
  *     re-initialize, DELETE on close).
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,13 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "mcp/client.h"
 #include "mcp/mcp.h"
+#include "scripted_http.h"
 
 /* client.h: transient failures are tried three times. */
 #define CLIENT_PROBE_ATTEMPTS_EXPECTED 3
@@ -278,9 +276,7 @@ static void test_legacy_calls(void **state)
  * ------------------------------------------------------------------------ */
 
 typedef struct endpoint {
-    int fd;
-    int port;
-    pthread_t thread;
+    scripted_http_t http;
     /* What to answer server/discover. */
     int discover_status;
     const char *discover_body;
@@ -299,13 +295,15 @@ typedef struct endpoint {
 
 static void respond(int fd, int status, const char *headers, const char *body)
 {
-    char head[1024];
-    int n = snprintf(head, sizeof head,
-                     "HTTP/1.1 %d X\r\nContent-Length: %zu\r\nConnection: close\r\n%s%s\r\n",
-                     status, strlen(body), body[0] ? "Content-Type: application/json\r\n" : "",
-                     headers ? headers : "");
-    if (write(fd, head, (size_t)n) < 0 || write(fd, body, strlen(body)) < 0)
+    if (body[0]) {
+        scripted_respond_json(fd, status, headers, body);
         return;
+    }
+    char head[512];
+    snprintf(head, sizeof head,
+             "HTTP/1.1 %d X\r\nContent-Length: 0\r\nConnection: close\r\n%s\r\n", status,
+             headers ? headers : "");
+    scripted_send_text(fd, head);
 }
 
 static bool has_header(const char *req, const char *line)
@@ -313,27 +311,10 @@ static bool has_header(const char *req, const char *line)
     return strcasestr(req, line) != NULL;
 }
 
-static void serve_one(endpoint_t *e, int fd)
+/* The script, for each request (one per connection). */
+static void serve(void *owner, int fd, const char *req, const char *body)
 {
-    char req[16384];
-    size_t len = 0;
-    ssize_t n;
-    const char *body = NULL;
-    while (len < sizeof req - 1 && (n = read(fd, req + len, sizeof req - 1 - len)) > 0) {
-        len += (size_t)n;
-        req[len] = '\0';
-        char *end = strstr(req, "\r\n\r\n");
-        if (!end)
-            continue;
-        const char *cl = strcasestr(req, "Content-Length:");
-        size_t want = cl ? strtoul(cl + 15, NULL, 10) : 0;
-        if (len - (size_t)(end + 4 - req) >= want) {
-            body = end + 4;
-            break;
-        }
-    }
-    if (!body)
-        return;
+    endpoint_t *e = owner;
     pthread_mutex_lock(&e->lock);
     if (strncmp(req, "GET", 3) == 0) {
         e->gets++;
@@ -400,35 +381,16 @@ static void serve_one(endpoint_t *e, int fd)
     }
 }
 
-static void *serve(void *arg)
-{
-    endpoint_t *e = arg;
-    int fd;
-    while ((fd = accept(e->fd, NULL, NULL)) >= 0) {
-        serve_one(e, fd);
-        close(fd);
-    }
-    return NULL;
-}
-
 static void endpoint_start(endpoint_t *e)
 {
     pthread_mutex_init(&e->lock, NULL);
-    e->fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t alen = sizeof a;
-    assert_int_equal(bind(e->fd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(listen(e->fd, 16), 0);
-    getsockname(e->fd, (struct sockaddr *)&a, &alen);
-    e->port = ntohs(a.sin_port);
-    pthread_create(&e->thread, NULL, serve, e);
+    scripted_http_start(&e->http, serve, e);
 }
 
+/* After the client is freed (which closes its connections). */
 static void endpoint_stop(endpoint_t *e)
 {
-    shutdown(e->fd, SHUT_RDWR);
-    close(e->fd);
-    pthread_join(e->thread, NULL);
+    scripted_http_stop(&e->http);
     pthread_mutex_destroy(&e->lock);
 }
 
@@ -436,7 +398,7 @@ static int connect_http(mcp_client_t *c, endpoint_t *e, mcp_token_fn token, void
                         mcp_error_t *err)
 {
     char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", e->port);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", e->http.port);
     return mcp_client_connect_http(c, &(mcp_http_target_t){.url = url, .token = token,
                                                            .token_user = user}, err);
 }
