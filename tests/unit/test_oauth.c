@@ -298,32 +298,47 @@ static int user_gives_up(void *user, const char *url, char **redirect_out)
     return MCP_ECANCELED;
 }
 
-/* Credentials never travel over plain HTTP beyond this machine: an
- * authorization server with such an endpoint is refused before the user
- * is sent anywhere -- unless `insecure` says otherwise. */
-static void test_plain_http_endpoint_refused(void **state)
+/* A sign-in against an authorization server whose token endpoint is
+ * `token_endpoint`, by a user who gives up when asked: what
+ * mcp_oauth_token() returned, how often the user was asked, and the
+ * token source's last error in *err. */
+static int sign_in_at(const char *token_endpoint, bool insecure, int *authorizations,
+                      mcp_error_t *err)
 {
-    (void)state;
     metadata_server_t m = {0};
-    metadata_start(&m, "http://192.0.2.1/token"); /* TEST-NET-1: never reached */
+    metadata_start(&m, token_endpoint);
     char url[64], challenge[160];
     snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", m.port);
     snprintf(challenge, sizeof challenge,
              "Bearer resource_metadata=\"http://127.0.0.1:%u/.well-known/"
              "oauth-protected-resource/mcp\"",
              m.port);
+    *authorizations = 0;
+    mcp_oauth_t *o = mcp_oauth_new(&(mcp_oauth_options_t){
+        .redirect_uri = "http://127.0.0.1:9/cb", .authorize = user_gives_up,
+        .authorize_user = authorizations, .client_id = "pre-registered",
+        .insecure = insecure}, err);
+    assert_non_null(o);
+    char *token = NULL;
+    int rc = mcp_oauth_token(o, url, challenge, &token);
+    assert_null(token);
+    mcp_oauth_last_error(o, err);
+    mcp_oauth_free(o);
+    metadata_stop(&m);
+    return rc;
+}
+
+/* Credentials never travel over plain HTTP beyond this machine: an
+ * authorization server with such an endpoint is refused before the user
+ * is sent anywhere -- unless `insecure` says otherwise. */
+static void test_plain_http_endpoint_refused(void **state)
+{
+    (void)state;
     for (int insecure = 0; insecure <= 1; insecure++) {
-        int authorizations = 0;
+        int authorizations;
         mcp_error_t err = {0};
-        mcp_oauth_t *o = mcp_oauth_new(&(mcp_oauth_options_t){
-            .redirect_uri = "http://127.0.0.1:9/cb", .authorize = user_gives_up,
-            .authorize_user = &authorizations, .client_id = "pre-registered",
-            .insecure = insecure}, &err);
-        assert_non_null(o);
-        char *token = NULL;
-        int rc = mcp_oauth_token(o, url, challenge, &token);
-        assert_null(token);
-        mcp_oauth_last_error(o, &err);
+        /* TEST-NET-1: never reached */
+        int rc = sign_in_at("http://192.0.2.1/token", insecure, &authorizations, &err);
         if (!insecure) {
             assert_int_equal(rc, MCP_EAUTH);
             assert_int_equal(authorizations, 0);
@@ -334,38 +349,22 @@ static void test_plain_http_endpoint_refused(void **state)
             assert_int_equal(authorizations, 1);
         }
         mcp_error_clear(&err);
-        mcp_oauth_free(o);
     }
-    metadata_stop(&m);
 
     /* Credentials (user@) before the host make a URL whose host only a
      * careless reading takes for this machine's: refused, even when
      * `insecure` allows plain HTTP. */
-    metadata_start(&m, "http://127.0.0.1:80@192.0.2.1/token");
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/mcp", m.port);
-    snprintf(challenge, sizeof challenge,
-             "Bearer resource_metadata=\"http://127.0.0.1:%u/.well-known/"
-             "oauth-protected-resource/mcp\"",
-             m.port);
     for (int insecure = 0; insecure <= 1; insecure++) {
-        int authorizations = 0;
+        int authorizations;
         mcp_error_t err = {0};
-        mcp_oauth_t *o = mcp_oauth_new(&(mcp_oauth_options_t){
-            .redirect_uri = "http://127.0.0.1:9/cb", .authorize = user_gives_up,
-            .authorize_user = &authorizations, .client_id = "pre-registered",
-            .insecure = insecure}, &err);
-        assert_non_null(o);
-        char *token = NULL;
-        assert_int_equal(mcp_oauth_token(o, url, challenge, &token), MCP_EAUTH);
-        assert_null(token);
+        assert_int_equal(sign_in_at("http://127.0.0.1:80@192.0.2.1/token", insecure,
+                                    &authorizations, &err),
+                         MCP_EAUTH);
         assert_int_equal(authorizations, 0);
-        mcp_oauth_last_error(o, &err);
         if (!strstr(err.message, "@192.0.2.1"))
             fail_msg("%s", err.message);
         mcp_error_clear(&err);
-        mcp_oauth_free(o);
     }
-    metadata_stop(&m);
 }
 
 /* ---- keeping the state between runs ---- */
