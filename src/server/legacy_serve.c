@@ -635,35 +635,53 @@ static void stateless_cancel_id(mcp_server_t *srv, const char *principal, const 
 
 /* The session a message belongs to. Returns false after answering when
  * the message cannot be served (no session where one is required). */
-static bool find_session(mcp_server_t *srv, mcp_conn_t *conn, const mcp_message_t *msg,
-                         const mcp_request_context_t *ctx, mcp_sink_t *sink,
-                         mcp_session_t **out)
+/* The session a message from `ctx` speaks in (a new reference, or NULL):
+ * on a connection (stdio) the connection's; over HTTP with sessions the
+ * one its Mcp-Session-Id names, for its principal (*named tells whether
+ * the header was there). Over HTTP without sessions, none. */
+static mcp_session_t *session_of(mcp_server_t *srv, mcp_conn_t *conn,
+                                 const mcp_request_context_t *ctx, bool *named)
 {
-    *out = NULL;
+    *named = false;
+    mcp_session_t *s = NULL;
     if (ctx->transport != MCP_TRANSPORT_HTTP) {
         if (!conn) /* an embedder that gave no connection: serve statelessly */
-            return true;
+            return NULL;
         pthread_mutex_lock(&conn->lock);
-        *out = conn->session;
-        if (*out)
-            session_ref(*out);
+        s = conn->session;
+        if (s)
+            session_ref(s);
         pthread_mutex_unlock(&conn->lock);
-        return true;
+        return s;
     }
     if (srv->legacy_mode != MCP_LEGACY_SESSIONS)
-        return true;
+        return NULL;
     const char *raw = mcp_headers_get(ctx->headers, MCP_HEADER_SESSION_ID);
     const char *id;
     size_t len;
     mcp_header_trim(raw, &id, &len);
-    if (!raw || len == 0) {
+    if (!raw || len == 0)
+        return NULL;
+    *named = true;
+    char *copy = strndup(id, len);
+    s = copy ? session_lookup(srv, copy, ctx->principal) : NULL;
+    free(copy);
+    return s;
+}
+
+static bool find_session(mcp_server_t *srv, mcp_conn_t *conn, const mcp_message_t *msg,
+                         const mcp_request_context_t *ctx, mcp_sink_t *sink,
+                         mcp_session_t **out)
+{
+    bool named;
+    *out = session_of(srv, conn, ctx, &named);
+    if (ctx->transport != MCP_TRANSPORT_HTTP || srv->legacy_mode != MCP_LEGACY_SESSIONS)
+        return true;
+    if (!named) {
         answer_error(sink, msg, 400, MCP_INVALID_REQUEST,
                      "Bad Request: Mcp-Session-Id header is required");
         return false;
     }
-    char *copy = strndup(id, len);
-    *out = copy ? session_lookup(srv, copy, ctx->principal) : NULL;
-    free(copy);
     if (!*out) {
         answer_error(sink, msg, 404, MCP_INVALID_REQUEST, "Session not found");
         return false;
@@ -766,28 +784,13 @@ bool legacy_batch_allowed(mcp_server_t *srv, mcp_conn_t *conn, const mcp_request
 {
     if (srv->legacy_mode == MCP_LEGACY_REJECT)
         return false;
-    bool allowed = false;
-    if (ctx->transport != MCP_TRANSPORT_HTTP) {
-        if (!conn)
-            return false;
-        pthread_mutex_lock(&conn->lock);
-        allowed = conn->session &&
-                  strcmp(conn->session->protocol_version, MCP_PROTOCOL_2025_03_26) == 0;
-        pthread_mutex_unlock(&conn->lock);
-        return allowed;
-    }
-    if (srv->legacy_mode != MCP_LEGACY_SESSIONS)
+    if (ctx->transport == MCP_TRANSPORT_HTTP && srv->legacy_mode != MCP_LEGACY_SESSIONS)
         return strcmp(stateless_version(ctx), MCP_PROTOCOL_2025_03_26) == 0;
-    const char *raw = mcp_headers_get(ctx->headers, MCP_HEADER_SESSION_ID);
-    const char *id;
-    size_t len;
-    mcp_header_trim(raw, &id, &len);
-    char *copy = raw && len > 0 ? strndup(id, len) : NULL;
     /* A session of another principal is unknown here too: its batch is
      * refused whole, as the session's requests would be one by one. */
-    mcp_session_t *s = copy ? session_lookup(srv, copy, ctx->principal) : NULL;
-    free(copy);
-    allowed = s && strcmp(s->protocol_version, MCP_PROTOCOL_2025_03_26) == 0;
+    bool named;
+    mcp_session_t *s = session_of(srv, conn, ctx, &named);
+    bool allowed = s && strcmp(s->protocol_version, MCP_PROTOCOL_2025_03_26) == 0;
     session_unref(s);
     return allowed;
 }
