@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "mcp/jsonrpc.h"
+#include "test_clock.h"
 
 /* Records the first breach of the sink contract (lock held). */
 static void breach(capture_sink_t *cap, const char *what)
@@ -142,15 +143,7 @@ void capture_reset(capture_sink_t *cap)
 
 static struct timespec deadline_in(int ms)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
+    return time_in(CLOCK_MONOTONIC, ms);
 }
 
 /* Waits (lock held) until done(cap) or the deadline. */

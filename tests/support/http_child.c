@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 
 #include "http_child.h"
+#include "test_clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -96,14 +97,7 @@ int http_child_start(http_child_t *child, const char *const argv[], int timeout_
     pthread_cond_init(&child->cond, NULL);
     pthread_create(&child->relay, NULL, relay, child);
 
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = time_in(CLOCK_REALTIME, timeout_ms);
     pthread_mutex_lock(&child->lock);
     while (!child->url[0] && !child->ended &&
            pthread_cond_timedwait(&child->cond, &child->lock, &deadline) == 0)

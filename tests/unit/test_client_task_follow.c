@@ -306,14 +306,7 @@ static void tap_log(void *user, mcp_log_level_t level, const char *msg)
 
 static bool tap_wait(log_tap_t *tap, const char *phrase, int ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = time_in(CLOCK_REALTIME, ms);
     pthread_mutex_lock(&tap->lock);
     while (!strstr(tap->lines, phrase) &&
            pthread_cond_timedwait(&tap->cond, &tap->lock, &until) == 0)

@@ -57,15 +57,7 @@ static json_t *call_request(json_int_t id, const char *name)
 
 static struct timespec deadline_in(int ms)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
+    return time_in(CLOCK_REALTIME, ms);
 }
 
 /* ------------------------------------------------------------------ */

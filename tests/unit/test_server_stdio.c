@@ -28,6 +28,7 @@
 
 #include "modern_request.h"
 #include "schema_check.h"
+#include "test_clock.h"
 
 typedef struct run {
     mcp_server_t *srv;
@@ -296,14 +297,7 @@ static char *big_text(size_t n, char fill)
 /* Waits up to `ms` for the run to end; false if it still runs. */
 static bool run_ends_within(run_t *r, int ms)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += ms / 1000;
-    deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    struct timespec deadline = time_in(CLOCK_REALTIME, ms);
     if (pthread_timedjoin_np(r->thread, NULL, &deadline) != 0)
         return false;
     r->running = false;
