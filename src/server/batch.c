@@ -132,17 +132,14 @@ static int member_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg,
     return rc;
 }
 
+/* The core hands send_text() final responses only (mcp_sink_t). */
 static int member_send_text(mcp_sink_t *sink, mcp_out_kind_t kind, const char *text, size_t len,
                             int status)
 {
-    if (kind == MCP_OUT_RESPONSE) {
-        add_answer(((batch_member_t *)sink)->batch, text, len);
-        return 0;
-    }
-    json_t *msg = json_loadb(text, len, 0, NULL);
-    int rc = msg ? member_send(sink, kind, msg, status) : 0;
-    json_decref(msg);
-    return rc;
+    (void)kind;
+    (void)status;
+    add_answer(((batch_member_t *)sink)->batch, text, len);
+    return 0;
 }
 
 static void member_release(mcp_sink_t *sink)
