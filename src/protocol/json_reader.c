@@ -502,14 +502,19 @@ int mcp_real_from_text(const char *s, size_t n, double *out)
     return MCP_OK;
 }
 
-static bool convert_real(struct reader *r, const char *s, size_t n, double *out)
+/* Reads the real number text [s, s + n) as the current token: a real,
+ * or null when it overflows and the read asked for that. */
+static void convert_real(struct reader *r, const char *s, size_t n)
 {
-    int rc = mcp_real_from_text(s, n, out);
-    if (rc == MCP_ENOMEM)
+    int rc = mcp_real_from_text(s, n, &r->real);
+    if (rc == MCP_OK)
+        r->token = TOKEN_REAL;
+    else if (rc == MCP_ENOMEM)
         fail_out_of_memory(r);
-    else if (rc != MCP_OK)
+    else if (r->out_of_range_is_null)
+        r->token = TOKEN_NULL;
+    else
         fail_here(r, json_error_numeric_overflow, "real number overflow");
-    return rc == MCP_OK;
 }
 
 /*
@@ -568,11 +573,7 @@ static void scan_number(struct reader *r)
         return;
     r->p = p;
     if (is_real) {
-        if (r->out_of_range_is_null && mcp_real_from_text(s, (size_t)(p - s), &r->real) ==
-                                           MCP_ELIMIT)
-            r->token = TOKEN_NULL;
-        else if (convert_real(r, s, (size_t)(p - s), &r->real))
-            r->token = TOKEN_REAL;
+        convert_real(r, s, (size_t)(p - s));
     } else if (too_big && r->out_of_range_is_null) {
         r->token = TOKEN_NULL;
     } else if (too_big) {
