@@ -713,6 +713,23 @@ static void http_initialize(mcp_server_t *srv, const char *caps, char id[128])
     json_decref(response);
 }
 
+/* A call asks `asked` for confirmation; `other` answers first and is
+ * ignored (the call goes on waiting), then `asked` answers and the call
+ * ends with that answer. */
+static void only_the_asked_answers(mcp_server_t *srv, const mcp_request_context_t *asked,
+                                   const mcp_request_context_t *other)
+{
+    capture_sink_t cap;
+    start_call(srv, NULL, asked, 1, "confirm", &cap, NULL);
+    const json_t *request = expect_server_request(&cap, 1, "elicitation/create");
+    answer(srv, NULL, other, legacy_result(json_object_get(request, "id"), accepted(false)));
+    sleep_ms(50);
+    assert_false(capture_released(&cap));
+    answer(srv, NULL, asked, legacy_result(json_object_get(request, "id"), accepted(true)));
+    assert_string_equal(result_text(finish_call(&cap)), "accept yes round 1");
+    capture_cleanup(&cap);
+}
+
 /* Over HTTP the request goes out on the POST's own stream and the answer
  * comes back as a POST of the same session. An answer POSTed in another
  * session does not count: only the session that was asked may answer. */
@@ -726,16 +743,7 @@ static void test_answers_belong_to_their_session(void **state)
     legacy_http_t in_a, in_b;
     legacy_http_init(&in_a, "2025-11-25", a);
     legacy_http_init(&in_b, "2025-11-25", b);
-
-    capture_sink_t cap;
-    start_call(srv, NULL, &in_a.ctx, 1, "confirm", &cap, NULL);
-    const json_t *request = expect_server_request(&cap, 1, "elicitation/create");
-    answer(srv, NULL, &in_b.ctx, legacy_result(json_object_get(request, "id"), accepted(false)));
-    sleep_ms(50);
-    assert_false(capture_released(&cap));
-    answer(srv, NULL, &in_a.ctx, legacy_result(json_object_get(request, "id"), accepted(true)));
-    assert_string_equal(result_text(finish_call(&cap)), "accept yes round 1");
-    capture_cleanup(&cap);
+    only_the_asked_answers(srv, &in_a.ctx, &in_b.ctx);
     mcp_server_free(srv);
 }
 
@@ -779,14 +787,7 @@ static void test_answers_belong_to_their_principal(void **state)
     alice.ctx.principal = "alice";
     legacy_http_init(&mallory, "2025-11-25", NULL);
     mallory.ctx.principal = "mallory";
-    start_call(srv, NULL, &alice.ctx, 1, "confirm", &cap, NULL);
-    request = expect_server_request(&cap, 1, "elicitation/create");
-    answer(srv, NULL, &mallory.ctx, legacy_result(json_object_get(request, "id"), accepted(false)));
-    sleep_ms(50);
-    assert_false(capture_released(&cap));
-    answer(srv, NULL, &alice.ctx, legacy_result(json_object_get(request, "id"), accepted(true)));
-    assert_string_equal(result_text(finish_call(&cap)), "accept yes round 1");
-    capture_cleanup(&cap);
+    only_the_asked_answers(srv, &alice.ctx, &mallory.ctx);
     mcp_server_free(srv);
 }
 
