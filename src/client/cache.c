@@ -27,6 +27,7 @@ struct client_cache {
     entry_t *head;
     size_t count;
     size_t max;
+    uint64_t epoch; /* bumped by every invalidation */
 };
 
 client_cache_t *client_cache_new(size_t max_entries)
@@ -209,6 +210,7 @@ static bool is_of_method(const entry_t *e, const void *method)
 
 void client_cache_invalidate_method(client_cache_t *cache, const char *method)
 {
+    cache->epoch++;
     remove_if(cache, is_of_method, method);
 }
 
@@ -230,6 +232,7 @@ static bool is_about_uri(const entry_t *e, const void *uri)
 
 void client_cache_invalidate_uri(client_cache_t *cache, const char *uri)
 {
+    cache->epoch++;
     remove_if(cache, is_about_uri, uri);
 }
 
@@ -241,6 +244,11 @@ static bool is_private_elsewhere(const entry_t *e, const void *auth_context)
 void client_cache_drop_private(client_cache_t *cache, uint64_t auth_context)
 {
     remove_if(cache, is_private_elsewhere, &auth_context);
+}
+
+uint64_t client_cache_epoch(const client_cache_t *cache)
+{
+    return cache->epoch;
 }
 
 size_t client_cache_count(const client_cache_t *cache)

@@ -66,6 +66,12 @@ void client_cache_invalidate_uri(client_cache_t *cache, const char *uri);
  * be served again). Public entries stay. */
 void client_cache_drop_private(client_cache_t *cache, uint64_t auth_context);
 
+/* A number that changes with every invalidation. A result fetched while it
+ * changed may predate the change the invalidation announced: the caller
+ * reads the epoch before sending and stores the answer only if it is
+ * still the same. */
+uint64_t client_cache_epoch(const client_cache_t *cache);
+
 /* Number of entries (fresh or not) held. */
 size_t client_cache_count(const client_cache_t *cache);
 

@@ -250,20 +250,30 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
 
     char *key = NULL;
     uint64_t auth_context = 0; /* with a key: the context the request is sent in */
+    uint64_t cache_epoch = 0;  /* with a key: the cache's epoch when it was sent */
     if (mcp_method_is_cacheable(method) && !c->disable_cache) {
         if (!(key = client_cache_key(method, params)))
             return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
         auth_context = client_auth_context(c);
-        if (!o.bypass_cache) {
-            pthread_mutex_lock(&c->lock);
-            json_t *hit = client_cache_get(c->cache, key, auth_context, mcp_clock_ms());
-            pthread_mutex_unlock(&c->lock);
-            if (hit) {
-                free(key);
-                *result_out = hit;
-                return MCP_OK;
-            }
+        pthread_mutex_lock(&c->lock);
+        json_t *hit = o.bypass_cache
+                          ? NULL
+                          : client_cache_get(c->cache, key, auth_context, mcp_clock_ms());
+        cache_epoch = client_cache_epoch(c->cache);
+        pthread_mutex_unlock(&c->lock);
+        if (hit) {
+            free(key);
+            *result_out = hit;
+            return MCP_OK;
         }
+    }
+    /* A tools/list page is merged into the known tools only if no
+     * list_changed cleared them while it was on the wire. */
+    uint64_t tools_generation = 0;
+    if (strcmp(method, "tools/list") == 0) {
+        pthread_mutex_lock(&c->lock);
+        tools_generation = c->tools.generation;
+        pthread_mutex_unlock(&c->lock);
     }
 
     bool param_headers = c->kind == MCP_TRANSPORT_HTTP && !c->legacy &&
@@ -348,7 +358,8 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
         client_tools_t page = {0};
         rc = client_tools_accept_page(&page, *result_out, c->log, c->log_user);
         pthread_mutex_lock(&c->lock);
-        client_tools_merge(&c->tools, &page);
+        if (c->tools.generation == tools_generation)
+            client_tools_merge(&c->tools, &page);
         pthread_mutex_unlock(&c->lock);
         client_tools_clear(&page);
         if (rc != MCP_OK)
@@ -357,14 +368,16 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
     /* Results reached through input rounds are never stored; nor is one
      * whose credentials changed while it was on the wire (a 401 answered
      * with a new token, or another thread's): which of them fetched it is
-     * not known. */
+     * not known. Nor one that a notification invalidated while it was on
+     * the wire: the server may have computed it before the change. */
     if (rc == MCP_OK && key && rounds == 0 && client_auth_context(c) == auth_context) {
         const char *uri = strcmp(method, "resources/read") == 0
                               ? json_string_value(json_object_get(params, "uri"))
                               : NULL;
         pthread_mutex_lock(&c->lock);
-        client_cache_put(c->cache, key, method, uri, auth_context, *result_out,
-                         mcp_clock_ms());
+        if (client_cache_epoch(c->cache) == cache_epoch)
+            client_cache_put(c->cache, key, method, uri, auth_context, *result_out,
+                             mcp_clock_ms());
         pthread_mutex_unlock(&c->lock);
     }
     if (rc != MCP_OK) {

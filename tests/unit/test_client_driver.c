@@ -34,6 +34,8 @@ typedef struct server {
     int version_refusals;   /* -32022 to send first */
     bool hang;              /* leave tools/call in flight */
     bool listen_ack;        /* acknowledge subscriptions/listen */
+    mcp_client_t *changes;  /* tools/list: the list changes (this client is
+                               told so) while the answer is on its way */
 } server_t;
 
 static json_t *respond(void *user, fake_transport_t *ft, const json_t *req)
@@ -48,6 +50,8 @@ static json_t *respond(void *user, fake_transport_t *ft, const json_t *req)
     }
     if (strcmp(m, "server/discover") == 0)
         return fake_result(req, fake_discover_result());
+    if (strcmp(m, "tools/list") == 0 && s->changes)
+        client_invalidate_for(s->changes, "notifications/tools/list_changed", NULL);
     if (strcmp(m, "tools/list") == 0)
         return fake_result(req, json_pack("{s:s, s:o, s:I, s:s}", "resultType", "complete",
                                           "tools", s->tools ? json_incref(s->tools) : json_array(),
@@ -651,6 +655,36 @@ static void test_cache_ttl_zero_and_disabled(void **state)
     assert_int_equal(count_method(f, "tools/list"), 2);
 }
 
+/* A list_changed that arrives while tools/list is on the wire: the answer
+ * may predate the change, so it is returned but neither cached nor taken as
+ * the tools the client knows. */
+static void test_answer_older_than_a_change_not_kept(void **state)
+{
+    fixture_t *f = *state;
+    json_t *r = NULL;
+    f->server.changes = f->c;
+    assert_int_equal(mcp_client_list_tools(f->c, NULL, NULL, &r, NULL), MCP_OK);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(
+                            json_object_get(r, "tools"), 0), "name")),
+                        "weather");
+    json_decref(r);
+    pthread_mutex_lock(&f->c->lock);
+    assert_null(client_tools_find(&f->c->tools, "weather"));
+    pthread_mutex_unlock(&f->c->lock);
+
+    f->server.changes = NULL;
+    assert_int_equal(mcp_client_list_tools(f->c, NULL, NULL, &r, NULL), MCP_OK);
+    json_decref(r);
+    assert_int_equal(count_method(f, "tools/list"), 2);
+    pthread_mutex_lock(&f->c->lock);
+    assert_non_null(client_tools_find(&f->c->tools, "weather"));
+    pthread_mutex_unlock(&f->c->lock);
+    /* Without a change in between, the second answer is kept. */
+    assert_int_equal(mcp_client_list_tools(f->c, NULL, NULL, &r, NULL), MCP_OK);
+    json_decref(r);
+    assert_int_equal(count_method(f, "tools/list"), 2);
+}
+
 /* ------------------------------------------------------------------------
  * Timeouts, cancellation, closing, progress, logs
  * ------------------------------------------------------------------------ */
@@ -1242,6 +1276,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_invalid_annotations_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_reuse_and_bypass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_ttl_zero_and_disabled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_answer_older_than_a_change_not_kept, setup_http,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_timeout_cancels_the_exchange, setup, teardown),
         cmocka_unit_test(test_answers_whatever_the_active_wait),
         cmocka_unit_test_setup_teardown(test_cancel_from_another_thread, setup, teardown),
