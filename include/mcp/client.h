@@ -245,6 +245,13 @@ typedef struct mcp_client_options {
      * credentials\":{}}". NULL: none. Declaring an extension promises the
      * server that the application handles what it adds. */
     const char *extensions;
+    /* The resultType values that those extensions add, which the
+     * application interprets itself: a NULL-terminated list, copied by
+     * mcp_client_new(). A result of one of them is returned as it came
+     * (never cached); a value that is neither one of them nor core
+     * ("complete", "input_required", and "task" with `tasks`) fails the
+     * call with MCP_EPROTO, as the protocol requires. NULL: none. */
+    const char *const *extension_result_types;
     /* Ask servers for log messages at or above this level ("debug" ...
      * "emergency"), delivered to on_log. NULL: no logs. */
     const char *log_level;

@@ -115,6 +115,30 @@ static int client_extensions(const mcp_client_options_t *opts, json_t **out, mcp
     return MCP_OK;
 }
 
+/* The options' extension_result_types as a new array (*out; an empty one
+ * for none). MCP_EINVAL for an empty string or a core value. */
+static int client_result_types(const mcp_client_options_t *opts, json_t **out,
+                               mcp_error_t *err)
+{
+    static const char *const core[] = {"complete", "input_required", "task"};
+    json_t *types = *out = json_array();
+    if (!types)
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+    for (const char *const *t = opts->extension_result_types; t && *t; t++) {
+        bool is_core = false;
+        for (size_t i = 0; i < sizeof core / sizeof core[0]; i++)
+            is_core = is_core || strcmp(*t, core[i]) == 0;
+        if (!**t || is_core)
+            return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                                 "extension_result_types: \"%s\" is %s", *t,
+                                 **t ? "a core resultType" : "empty");
+        if (json_array_append_new(types, json_string(*t)) != 0)
+            return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                                 "extension_result_types: not UTF-8 (or out of memory)");
+    }
+    return MCP_OK;
+}
+
 mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
 {
     if (!opts || !opts->name || !opts->version) {
@@ -176,6 +200,10 @@ mcp_client_t *mcp_client_new(const mcp_client_options_t *opts, mcp_error_t *err)
     c->spin_us = mcp_spin_budget_us(opts->spin_us);
     c->disable_cache = opts->disable_cache;
     c->tasks = opts->tasks;
+    if (client_result_types(opts, &c->extension_result_types, err) != MCP_OK) {
+        mcp_client_free(c);
+        return NULL;
+    }
     c->on_log = opts->on_log;
     c->on_log_user = opts->on_log_user;
     c->on_closed = opts->on_closed;
@@ -243,6 +271,7 @@ void mcp_client_free(mcp_client_t *client)
     json_decref(client->client_info);
     json_decref(client->capabilities);
     json_decref(client->legacy_capabilities);
+    json_decref(client->extension_result_types);
     json_decref(client->server_info);
     json_decref(client->server_caps);
     free(client->instructions);

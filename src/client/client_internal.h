@@ -397,6 +397,7 @@ struct mcp_client {
     int spin_us;                 /* active wait for an answer; 0: none (spin.h) */
     bool disable_cache;
     bool tasks;                  /* modern requests declare the Tasks extension */
+    json_t *extension_result_types; /* array of strings the application takes */
     /* HTTP with a token callback: a request refused with 401/403 is sent
      * once more, with the token the callback gives for the challenge. Set
      * before connecting, then fixed. */

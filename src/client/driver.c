@@ -232,6 +232,18 @@ uint64_t client_auth_context(mcp_client_t *c)
     return context;
 }
 
+/* Is `type` a resultType the application declared it takes? */
+static bool is_extension_result_type(const mcp_client_t *c, const char *type)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(c->extension_result_types, i, t) {
+        if (strcmp(json_string_value(t), type) == 0)
+            return true;
+    }
+    return false;
+}
+
 int client_call(mcp_client_t *c, const char *method, const json_t *params,
                 const mcp_request_options_t *opts, json_t **result_out, mcp_error_t *err)
 {
@@ -284,6 +296,7 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
     json_t *round_params = params ? json_incref((json_t *)params) : NULL;
     bool version_retried = false, headers_retried = false;
     int rounds = 0;
+    bool storable = true; /* a core result: may be cached, tools/list merged */
     int rc;
     for (;;) {
         json_t *response = NULL;
@@ -344,6 +357,9 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
             continue;
         } else if (strcmp(json_string_value(type), "task") == 0) {
             rc = client_task_answered(c, method, result, opts, result_out, err);
+        } else if (is_extension_result_type(c, json_string_value(type))) {
+            *result_out = json_incref(result);
+            storable = false;
         } else {
             rc = mcp_error_set(err, MCP_EPROTO, 0, NULL, "unknown resultType \"%s\"",
                                json_string_value(type));
@@ -353,7 +369,7 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
     }
     json_decref(round_params);
 
-    if (rc == MCP_OK && strcmp(method, "tools/list") == 0) {
+    if (rc == MCP_OK && storable && strcmp(method, "tools/list") == 0) {
         /* Checked outside the lock (the log callback may run), then merged. */
         client_tools_t page = {0};
         rc = client_tools_accept_page(&page, *result_out, c->log, c->log_user);
@@ -370,7 +386,8 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
      * with a new token, or another thread's): which of them fetched it is
      * not known. Nor one that a notification invalidated while it was on
      * the wire: the server may have computed it before the change. */
-    if (rc == MCP_OK && key && rounds == 0 && client_auth_context(c) == auth_context) {
+    if (rc == MCP_OK && key && storable && rounds == 0 &&
+        client_auth_context(c) == auth_context) {
         const char *uri = strcmp(method, "resources/read") == 0
                               ? json_string_value(json_object_get(params, "uri"))
                               : NULL;

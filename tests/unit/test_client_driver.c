@@ -36,6 +36,7 @@ typedef struct server {
     bool listen_ack;        /* acknowledge subscriptions/listen */
     mcp_client_t *changes;  /* tools/list: the list changes (this client is
                                told so) while the answer is on its way */
+    const char *list_type;  /* tools/list's resultType (NULL: "complete") */
 } server_t;
 
 static json_t *respond(void *user, fake_transport_t *ft, const json_t *req)
@@ -53,7 +54,8 @@ static json_t *respond(void *user, fake_transport_t *ft, const json_t *req)
     if (strcmp(m, "tools/list") == 0 && s->changes)
         client_invalidate_for(s->changes, "notifications/tools/list_changed", NULL);
     if (strcmp(m, "tools/list") == 0)
-        return fake_result(req, json_pack("{s:s, s:o, s:I, s:s}", "resultType", "complete",
+        return fake_result(req, json_pack("{s:s, s:o, s:I, s:s}", "resultType",
+                                          s->list_type ? s->list_type : "complete",
                                           "tools", s->tools ? json_incref(s->tools) : json_array(),
                                           "ttlMs",
                                           s->ttl, "cacheScope", "private"));
@@ -356,6 +358,52 @@ static void test_result_types(void **state)
         json_decref(scripted_result);
         mcp_error_clear(&err);
     }
+}
+
+/* A resultType of an extension is taken only when the application says it
+ * handles it; then the result comes back as it came, and is not cached. */
+static void test_extension_result_types(void **state)
+{
+    fixture_t *f = *state;
+    static const char *const core[] = {"complete", NULL};
+    static const char *const empty[] = {"", NULL};
+    mcp_error_t err = {0};
+    assert_null(mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1",
+                                                       .extension_result_types = core},
+                               &err));
+    assert_non_null(strstr(err.message, "core"));
+    mcp_error_clear(&err);
+    assert_null(mcp_client_new(&(mcp_client_options_t){.name = "t", .version = "1",
+                                                       .extension_result_types = empty},
+                               NULL));
+
+    mcp_client_free(f->c);
+    const char *types[] = {"x-partial", NULL};
+    mcp_client_options_t o = {.name = "t", .version = "1", .extension_result_types = types};
+    connect_fixture(f, MCP_TRANSPORT_STDIO, &o);
+    types[0] = "changed after mcp_client_new"; /* the client keeps its own copy */
+    f->server.tools_call = call_returns;
+    json_t *r = NULL;
+    scripted_result = json_pack("{s:s, s:i}", "resultType", "x-partial", "done", 40);
+    assert_int_equal(mcp_client_call_tool(f->c, "t", NULL, NULL, &r, NULL), MCP_OK);
+    assert_string_equal(json_string_value(json_object_get(r, "resultType")), "x-partial");
+    assert_int_equal(json_integer_value(json_object_get(r, "done")), 40);
+    json_decref(r);
+    json_decref(scripted_result);
+    scripted_result = json_pack("{s:s}", "resultType", "x-other");
+    assert_int_equal(mcp_client_call_tool(f->c, "t", NULL, NULL, &r, NULL), MCP_EPROTO);
+    assert_null(r);
+    json_decref(scripted_result);
+
+    /* Not cached, even by a cacheable method with a ttl. */
+    f->server.tools_call = NULL;
+    f->server.list_type = "x-partial";
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(mcp_client_list_tools(f->c, NULL, NULL, &r, NULL), MCP_OK);
+        assert_string_equal(json_string_value(json_object_get(r, "resultType")), "x-partial");
+        json_decref(r);
+    }
+    assert_int_equal(count_method(f, "tools/list"), 2);
 }
 
 static json_t *two_rounds(server_t *s, fake_transport_t *ft, const json_t *req)
@@ -1263,6 +1311,7 @@ int main(void)
         cmocka_unit_test(test_connect_failures),
         cmocka_unit_test(test_options_validated),
         cmocka_unit_test_setup_teardown(test_result_types, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_extension_result_types, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mrtr_rounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mrtr_round_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mrtr_undeclared_sampling_abandons, setup, teardown),
