@@ -69,22 +69,29 @@ MCP_API const char *mcp_strerror(int rc);
 MCP_API const char *mcp_lib_version(void);
 
 /*
- * The JSON-RPC shape of a failure. Zero-initialise it (`mcp_error_t e = {0};`)
- * before first use and release it with mcp_error_clear(). `code` is 0 when
- * no JSON-RPC error is attached (for example a local I/O failure; then
- * `message` still describes it).
+ * A failure, described. Zero-initialise it (`mcp_error_t e = {0};`) before
+ * first use and release it with mcp_error_clear().
+ *
+ * `rc` is the MCP_E* code of the failure, the value the function that
+ * filled it returned; it is the only way to learn it from a constructor
+ * that returns NULL (mcp_server_new(), mcp_client_new() ...). MCP_ERPC
+ * means the peer answered with a JSON-RPC error, found in `code`.
+ * `code` is that JSON-RPC error code, or 0 when no JSON-RPC error is
+ * attached: a local failure (bad options, I/O, memory), which `message`
+ * still describes.
  */
 #define MCP_ERROR_MESSAGE_MAX 256
 typedef struct mcp_error {
+    int rc;                              /* MCP_E* code; MCP_OK when unset */
     int code;                            /* JSON-RPC error code, or 0 */
     char message[MCP_ERROR_MESSAGE_MAX]; /* NUL-terminated, may be truncated */
     json_t *data;                        /* owned; NULL when absent */
 } mcp_error_t;
 
 /*
- * Fills *err (if err is not NULL): releases any previous data, stores code,
- * the formatted message and data_new (stolen, may be NULL). Returns `rc`, so
- * that `return mcp_error_set(err, MCP_EINVAL, -32602, NULL, "bad uri");`
+ * Fills *err (if err is not NULL): releases any previous data, stores rc,
+ * code, the formatted message and data_new (stolen, may be NULL). Returns
+ * `rc`, so that `return mcp_error_set(err, MCP_EINVAL, 0, NULL, "bad uri");`
  * reads naturally. Thread safety: touches only *err.
  */
 MCP_API int mcp_error_set(mcp_error_t *err, int rc, int code, json_t *data_new,

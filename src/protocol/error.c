@@ -73,6 +73,7 @@ int mcp_error_setv(mcp_error_t *err, int rc, int code, json_t *data_new, const c
     }
     json_t *old_data = err->data;
     memcpy(err->message, message, sizeof message);
+    err->rc = rc;
     err->code = code;
     err->data = data_new;
     json_decref(old_data);

@@ -319,12 +319,12 @@ static int set_json_field(json_t *def, const char *key, const char *text, json_t
     json_error_t jerr;
     json_t *v = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
     if (!v)
-        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "%s is not valid JSON: %s (line %d, column %d)", what, jerr.text,
                              jerr.line, jerr.column);
     if (json_typeof(v) != want) {
         json_decref(v);
-        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL, "%s must be a JSON %s",
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "%s must be a JSON %s",
                              what, want == JSON_ARRAY ? "array" : "object");
     }
     json_object_set_new(def, key, v);
@@ -338,7 +338,7 @@ static int set_string_field(json_t *def, const char *key, const char *value, con
         return MCP_OK;
     json_t *v = json_string(value);
     if (!v)
-        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "%s is not valid UTF-8", what);
     json_object_set_new(def, key, v);
     return MCP_OK;
@@ -448,7 +448,7 @@ static int add_tool_def(mcp_server_t *srv, json_t *def, json_t *required_caps, m
 int mcp_server_add_tool(mcp_server_t *srv, const mcp_tool_t *tool, mcp_error_t *err)
 {
     if (!srv || !tool || !tool->name)
-        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "a tool needs a name");
     json_t *def = json_object();
     json_t *caps = NULL;
@@ -493,7 +493,7 @@ int mcp_server_add_tool_json(mcp_server_t *srv, const json_t *tool, mcp_tool_fn 
                              void *user, mcp_error_t *err)
 {
     if (!srv || !json_is_object(tool))
-        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "a tool definition must be a JSON object");
     return add_tool_def(srv, json_deep_copy(tool), NULL, handler, user, false, MCP_TASKS_NONE,
                         err);
@@ -512,7 +512,7 @@ static int set_resource_fields(json_t *def, const char *name, const char *title,
 {
     int rc;
     if (!name)
-        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "a resource needs a name");
     if ((rc = set_string_field(def, "name", name, "resource name", err)) ||
         (rc = set_string_field(def, "title", title, "resource title", err)) ||
@@ -543,7 +543,7 @@ static int add_entry(mcp_server_t *srv, entry_t *e, const char *what, mcp_error_
 int mcp_server_add_resource(mcp_server_t *srv, const mcp_resource_t *res, mcp_error_t *err)
 {
     if (!srv || !res || !res->uri || !res->uri[0] || !res->handler)
-        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "a resource needs a uri and a handler");
     json_t *def = json_object();
     int rc = set_string_field(def, "uri", res->uri, "resource uri", err);
@@ -573,7 +573,7 @@ int mcp_server_add_resource_template(mcp_server_t *srv, const mcp_resource_templ
                                      mcp_error_t *err)
 {
     if (!srv || !tpl || !tpl->uri_template || !tpl->handler)
-        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "a resource template needs a uri_template and a handler");
     struct mcp_uri_template *parsed = mcp_uri_template_new(tpl->uri_template, err);
     if (!parsed)
@@ -608,7 +608,7 @@ int mcp_server_remove_resource_template(mcp_server_t *srv, const char *uri_templ
 int mcp_server_add_prompt(mcp_server_t *srv, const mcp_prompt_t *prompt, mcp_error_t *err)
 {
     if (!srv || !prompt || !prompt->name || !prompt->name[0] || !prompt->handler)
-        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "a prompt needs a name and a handler");
     json_t *def = json_object();
     json_t *required = json_array();
@@ -628,7 +628,7 @@ int mcp_server_add_prompt(mcp_server_t *srv, const mcp_prompt_t *prompt, mcp_err
             json_t *arg = json_object();
             json_array_append_new(args, arg);
             if (!a->name || !a->name[0]) {
-                rc = mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+                rc = mcp_error_set(err, MCP_EINVAL, 0, NULL,
                                    "prompt %s: argument %zu has no name", prompt->name, i);
                 goto fail;
             }

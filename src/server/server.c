@@ -35,7 +35,7 @@ static json_t *build_implementation(const mcp_server_options_t *o, mcp_error_t *
 {
     json_t *impl = json_pack("{s:s, s:s}", "name", o->name, "version", o->version);
     if (!impl) {
-        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        mcp_error_set(err, MCP_EINVAL, 0, NULL,
                       "server name and version must be valid UTF-8");
         return NULL;
     }
@@ -47,7 +47,7 @@ static json_t *build_implementation(const mcp_server_options_t *o, mcp_error_t *
         json_t *v = json_string(optional[i].value);
         if (!v) {
             json_decref(impl);
-            mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+            mcp_error_set(err, MCP_EINVAL, 0, NULL,
                           "server %s is not valid UTF-8", optional[i].key);
             return NULL;
         }
@@ -59,7 +59,7 @@ static json_t *build_implementation(const mcp_server_options_t *o, mcp_error_t *
         if (!json_is_array(icons)) {
             json_decref(icons);
             json_decref(impl);
-            mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+            mcp_error_set(err, MCP_EINVAL, 0, NULL,
                           "server icons must be a JSON array of Icon objects");
             return NULL;
         }
@@ -83,7 +83,7 @@ static int parse_extensions(const char *text, json_t **out, mcp_error_t *err)
     }
     if (!ok) {
         json_decref(ext);
-        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "server extensions must be a JSON object of objects, "
                              "{\"<extension id>\": {...}}");
     }
@@ -144,19 +144,25 @@ static int configure_state_keys(mcp_server_t *srv, const mcp_server_options_t *o
 mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
 {
     if (!opts || !opts->name || !opts->name[0] || !opts->version || !opts->version[0]) {
-        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        mcp_error_set(err, MCP_EINVAL, 0, NULL,
                       "a server needs a name and a version");
         return NULL;
     }
     if (opts->cache_scope && strcmp(opts->cache_scope, MCP_CACHE_PRIVATE) != 0 &&
         strcmp(opts->cache_scope, MCP_CACHE_PUBLIC) != 0) {
-        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        mcp_error_set(err, MCP_EINVAL, 0, NULL,
                       "cache_scope must be \"private\" or \"public\"");
+        return NULL;
+    }
+    if (opts->state_ttl_ms < 0) {
+        /* Caught here rather than when the first state is sealed, which
+         * would fail every round trip that asks the user. */
+        mcp_error_set(err, MCP_EINVAL, 0, NULL, "state_ttl_ms must not be negative");
         return NULL;
     }
     mcp_server_t *srv = calloc(1, sizeof *srv);
     if (!srv) {
-        mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
+        mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
         return NULL;
     }
     srv->impl = build_implementation(opts, err);

@@ -87,17 +87,17 @@ mcp_http_endpoint_t *http_endpoint_new(mcp_server_t *srv, const mcp_http_endpoin
     if (!opts)
         opts = &defaults;
     if (!srv) {
-        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL, "an endpoint needs a server");
+        mcp_error_set(err, MCP_EINVAL, 0, NULL, "an endpoint needs a server");
         return NULL;
     }
     if (opts->path && opts->path[0] != '/') {
-        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        mcp_error_set(err, MCP_EINVAL, 0, NULL,
                       "the endpoint path must start with '/'");
         return NULL;
     }
     if (opts->request_timeout_ms < 0 || opts->max_request_timeout_ms < 0 ||
         opts->keepalive_ms < 0) {
-        mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        mcp_error_set(err, MCP_EINVAL, 0, NULL,
                       "request timeouts and the keep-alive interval must not be negative");
         return NULL;
     }

@@ -309,6 +309,8 @@ static void test_options_validated(void **state)
                                                        .protocol_version = "2025-11-25"}, &err));
     assert_null(mcp_client_new(&(mcp_client_options_t){.name = "x", .version = "1",
                                                        .elicit_modes = 8}, &err));
+    assert_int_equal(err.rc, MCP_EINVAL); /* what a constructor's NULL meant */
+    assert_int_equal(err.code, 0);
     mcp_error_clear(&err);
     mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
         .name = "x", .version = "1", .protocol_version = "2026-07-28"}, &err);

@@ -135,12 +135,14 @@ static void test_set(void **state)
     assert_int_equal(mcp_error_set(&err, MCP_EINVAL, MCP_INVALID_PARAMS, json_integer(1),
                                    "bad %s #%d", "uri", 3),
                      MCP_EINVAL);
+    assert_int_equal(err.rc, MCP_EINVAL);
     assert_int_equal(err.code, MCP_INVALID_PARAMS);
     assert_string_equal(err.message, "bad uri #3");
     assert_json_equals(err.data, "1");
 
     /* Setting again releases the old data (LeakSanitizer checks). */
     assert_int_equal(mcp_error_set(&err, MCP_EIO, 0, NULL, "io"), MCP_EIO);
+    assert_int_equal(err.rc, MCP_EIO);
     assert_int_equal(err.code, 0);
     assert_null(err.data);
     mcp_error_clear(&err);

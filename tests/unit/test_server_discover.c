@@ -285,7 +285,8 @@ static void test_discover_extensions_option(void **state)
         mcp_error_t err = {0};
         assert_null(mcp_server_new(
             &(mcp_server_options_t){.name = "n", .version = "1", .extensions = bad[i]}, &err));
-        assert_int_equal(err.code, MCP_INVALID_PARAMS);
+        assert_int_equal(err.rc, MCP_EINVAL);
+        assert_int_equal(err.code, 0); /* a local mistake: no JSON-RPC error */
         mcp_error_clear(&err);
     }
 }
@@ -298,7 +299,8 @@ static void test_server_new_checks_options(void **state)
     assert_null(mcp_server_new(&(mcp_server_options_t){.version = "1"}, &err));
     assert_null(
         mcp_server_new(&(mcp_server_options_t){.name = "n", .version = "1", .icons = "{}"}, &err));
-    assert_int_equal(err.code, MCP_INVALID_PARAMS);
+    assert_int_equal(err.rc, MCP_EINVAL);
+    assert_int_equal(err.code, 0);
     mcp_error_clear(&err);
 
     mcp_server_t *srv = mcp_server_new(
