@@ -3,6 +3,7 @@
 #define MCP_MCP_H
 
 #include "mcp/protocol.h"
+#include "mcp/request_state.h"
 #include "mcp/server.h"
 #include "mcp/server_core.h"
 #include "mcp/server_http.h"

@@ -161,7 +161,8 @@ typedef struct mcp_server_options {
      */
     const char *state_keys_file;
     const char *state_keys_env;
-    /* Lifetime of a sealed state (0 picks 10 minutes). */
+    /* Lifetime of a sealed state (0 picks 10 minutes; negative is
+     * MCP_EINVAL from mcp_server_new). */
     int64_t state_ttl_ms;
     /* Each state opens at most once (an in-memory replay store; for several
      * instances, bring a shared store through mcp_server_set_codec). A
@@ -664,7 +665,9 @@ MCP_API int mcp_call_progress(mcp_call_t *call, double progress, double total,
 MCP_API int mcp_call_log(mcp_call_t *call, const char *level, const char *logger,
                          json_t *data_new);
 
-/* mcp_call_log with a printf-formatted string as data. */
+/* mcp_call_log with a printf-formatted string as data, of any length.
+ * MCP_EINVAL when the formatted text is not UTF-8, MCP_ENOMEM when it
+ * cannot be formatted. */
 MCP_API int mcp_call_logf(mcp_call_t *call, const char *level, const char *fmt, ...)
     MCP_PRINTF(3, 4);
 

@@ -204,12 +204,15 @@ int mcp_call_log(mcp_call_t *call, const char *level, const char *logger, json_t
 
 int mcp_call_logf(mcp_call_t *call, const char *level, const char *fmt, ...)
 {
-    char text[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    char *text = NULL;
+    int n = vasprintf(&text, fmt, ap);
     va_end(ap);
-    json_t *data = json_string(text);
+    if (n < 0)
+        return MCP_ENOMEM;
+    json_t *data = json_stringn(text, (size_t)n);
+    free(text);
     if (!data)
         return MCP_EINVAL;
     return mcp_call_log(call, level, NULL, data);

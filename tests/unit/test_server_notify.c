@@ -259,6 +259,35 @@ static int log_everything(mcp_call_t *call, void *user)
     return mcp_call_add_text(call, "logged");
 }
 
+/* A long formatted log line arrives whole, even where a fixed buffer would
+ * have cut a character in two. */
+static int log_long_line(mcp_call_t *call, void *user)
+{
+    char text[3001];
+    for (size_t i = 0; i < 3000; i += 2)
+        memcpy(text + i, "\xc3\xa9", 2); /* U+00E9, two bytes */
+    text[3000] = '\0';
+    HANDLER_CHECK(call, mcp_call_logf(call, "info", "%s", text) == MCP_OK);
+    HANDLER_CHECK(call, mcp_call_logf(call, "info", "bad %s", "\xff") == MCP_EINVAL);
+    return mcp_call_add_text(call, "logged");
+}
+
+static void test_logf_keeps_long_lines(void **state)
+{
+    mcp_server_t *srv = new_server();
+    add(srv, "log", log_long_line, NULL);
+    capture_sink_t cap;
+    json_t *request = call_request(1, "log");
+    json_object_set_new(modern_meta(request), MCP_META_LOG_LEVEL, json_string("debug"));
+    run(srv, request, &cap);
+    expect_complete(capture_response(&cap, NULL));
+    assert_int_equal(capture_notification_count(&cap), 1);
+    const json_t *params = json_object_get(capture_item(&cap, 0).msg, "params");
+    assert_int_equal(json_string_length(json_object_get(params, "data")), 3000);
+    capture_cleanup(&cap);
+    mcp_server_free(srv);
+}
+
 static void test_logging_threshold(void **state)
 {
     mcp_server_t *srv = new_server();
@@ -565,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_progress_only_with_a_token),
         cmocka_unit_test(test_progress_token_of_wrong_type),
         cmocka_unit_test(test_progress_must_increase),
+        cmocka_unit_test(test_logf_keeps_long_lines),
         cmocka_unit_test(test_logging_threshold),
         cmocka_unit_test(test_cancel_through_the_exchange_handle),
         cmocka_unit_test(test_cancel_notification),
