@@ -302,6 +302,11 @@ static void test_server_new_checks_options(void **state)
     assert_int_equal(err.rc, MCP_EINVAL);
     assert_int_equal(err.code, 0);
     mcp_error_clear(&err);
+    assert_null(mcp_server_new(
+        &(mcp_server_options_t){.name = "n", .version = "1", .state_ttl_ms = -1}, &err));
+    assert_int_equal(err.rc, MCP_EINVAL);
+    assert_non_null(strstr(err.message, "state_ttl_ms"));
+    mcp_error_clear(&err);
 
     mcp_server_t *srv = mcp_server_new(
         &(mcp_server_options_t){.name = "n", .version = "1",
