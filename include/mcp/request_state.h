@@ -221,6 +221,9 @@ MCP_API void mcp_codec_free(mcp_codec_t *codec);
  * The digest a state is bound to: SHA-256 of the RFC 8785 canonical JSON of
  * `params` without _meta, inputResponses and requestState (NULL params
  * digest as {}; params that are not an object are digested as they are).
+ * Params that hold an integer beyond +-2^53, which RFC 8785 would round
+ * (so that two amounts digest alike), digest a newline and jansson's
+ * compact, key-sorted text of the same params after the canonical JSON.
  * Exposed so other implementations can check interoperability. Returns
  * MCP_OK and fills out[32]; MCP_EINVAL when out is NULL, MCP_ENOMEM.
  * Thread-safe.

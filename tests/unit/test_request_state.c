@@ -838,6 +838,19 @@ static void test_params_digest(void **state)
     digest_of("{\"\\uff5e\":0,\"b\":1.0,\"\\ud83d\\ude00\":0,\"a\":1e21,\"_meta\":{}}", d);
     assert_hex(d, "c994fb939bc962d6a9e85eee5f09f5da13600d2e7a8ce7f5376b6e73a165aaee");
     assert_int_equal(mcp_state_params_digest(NULL, NULL), MCP_EINVAL);
+
+    /* Integers that one double stands for digest apart; within +-2^53
+     * nothing changes. */
+    uint8_t a[32], b[32];
+    digest_of("{\"amount\":9007199254740992}", a);
+    digest_of("{\"amount\":9007199254740993}", b);
+    assert_memory_not_equal(a, b, 32);
+    digest_of("{\"x\":[-9007199254740993]}", a);
+    digest_of("{\"x\":[-9007199254740992]}", b);
+    assert_memory_not_equal(a, b, 32);
+    digest_of("{\"amount\":9007199254740992}", b);
+    digest_of("{\"amount\":9007199254740992.0}", a);
+    assert_memory_equal(a, b, 32);
 }
 
 /* ---- the pluggable wrapper ---------------------------------------------------------- */
