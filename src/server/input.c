@@ -91,12 +91,19 @@ bool input_answer_valid(const char *method, const json_t *response)
 }
 
 /* A requestState that does not open (or cannot be spent): the reason
- * goes to the log, not to the (possibly hostile) client. */
+ * goes to the log, not to the (possibly hostile) client. A failure of the
+ * server's own (out of memory, a full or failing replay store: the codec
+ * says -32603) is reported as one, so that nobody looks for tampering. */
 static int state_rejected(mcp_exchange_t *ex, mcp_error_t *why, mcp_error_t *err)
 {
-    server_log(ex->srv, MCP_LOG_WARNING, "rejected requestState for %s: %s", ex->msg.method,
-               why->message);
+    bool ours = why->code == MCP_INTERNAL_ERROR || why->rc == MCP_ENOMEM;
+    server_log(ex->srv, ours ? MCP_LOG_ERROR : MCP_LOG_WARNING, "%s requestState for %s: %s",
+               ours ? "could not check the" : "rejected", ex->msg.method, why->message);
+    int rc = ours && why->rc != MCP_OK ? why->rc : MCP_EINVAL;
     mcp_error_clear(why);
+    if (ours)
+        return mcp_error_set(err, rc, MCP_INTERNAL_ERROR, NULL,
+                             "Internal error: the requestState could not be checked");
     return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
                          "Invalid requestState: it was altered, has expired, or "
                          "belongs to another request");
@@ -128,7 +135,8 @@ int input_prepare(mcp_exchange_t *ex, mcp_error_t *err)
         mcp_error_t why = {0};
         int opened = codec ? mcp_codec_open_deferred(codec->codec, json_string_value(state),
                                                      &binding, &payload, &ticket, &why)
-                           : MCP_ENOMEM;
+                           : mcp_error_set(&why, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL,
+                                           "no codec (out of memory)");
         if (opened != MCP_OK) {
             codec_put(codec);
             return state_rejected(ex, &why, err);

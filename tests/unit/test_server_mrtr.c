@@ -590,6 +590,34 @@ static void test_refused_retry_keeps_single_use_state(void **state)
     mcp_server_free(srv);
 }
 
+/* A full replay store is the server's failure, not the client's: -32603,
+ * not the -32602 that tells a client its state was altered. */
+static void test_full_replay_store_is_internal(void **state)
+{
+    mcp_server_t *srv = new_server(0, false);
+    mcp_keyring_t *ring = mcp_keyring_new();
+    assert_int_equal(mcp_keyring_generate(ring, "small-store"), MCP_OK);
+    mcp_codec_t *codec = mcp_codec_aead_new(
+        ring, &(mcp_aead_options_t){.replay_store = mcp_replay_store_memory_new(1)}, NULL);
+    assert_non_null(codec);
+    assert_int_equal(mcp_server_set_codec(srv, codec), MCP_OK);
+    add_everything(srv);
+    json_t *request = call_request(1, "confirm", NULL, "{\"elicitation\":{}}");
+    char *first = first_state(srv, request, NULL);
+    char *second = first_state(srv, request, NULL);
+    json_t *response = serve(srv, modern_retry(request, 2, accept_confirm(true), first), NULL);
+    assert_string_equal(first_text(response), "accept+ok");
+    json_decref(response);
+    response = serve(srv, modern_retry(request, 3, accept_confirm(true), second), NULL);
+    const json_t *error = expect_error(response, MCP_INTERNAL_ERROR);
+    assert_null(strstr(json_string_value(json_object_get(error, "message")), "altered"));
+    json_decref(response);
+    free(first);
+    free(second);
+    json_decref(request);
+    mcp_server_free(srv);
+}
+
 /* A state opens only for the request it was minted for: same method, same
  * salient params, same principal. */
 static void test_state_of_another_request(void **state)
@@ -917,6 +945,7 @@ int main(void)
         cmocka_unit_test(test_expired_state),
         cmocka_unit_test(test_replayed_state),
         cmocka_unit_test(test_refused_retry_keeps_single_use_state),
+        cmocka_unit_test(test_full_replay_store_is_internal),
         cmocka_unit_test(test_state_of_another_request),
         cmocka_unit_test(test_default_codec),
         cmocka_unit_test(test_codec_replaced_while_serving),
