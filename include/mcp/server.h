@@ -807,6 +807,14 @@ enum {
  * The client's answer to the input request `key` from the previous round
  * (borrowed): an ElicitResult, CreateMessageResult or ListRootsResult. NULL
  * when the client has not answered it (first round, or it left it out).
+ *
+ * After a round that asked, only answers to the keys asked are kept. A
+ * client may also send inputResponses with its first request, without a
+ * requestState (the protocol allows flows that keep no state); those
+ * answers are kept too, as the answers of a question never asked. Where
+ * the question itself matters (a confirmation, a URL flow, single use),
+ * act only when mcp_call_round() is above 0: the answer then provably
+ * follows a round of this server's.
  */
 MCP_API const json_t *mcp_call_input(const mcp_call_t *call, const char *key);
 
