@@ -232,12 +232,33 @@ static json_t *result_with_items(const char *key, json_t **items)
     json_t *array = *items ? *items : json_array();
     *items = NULL;
     json_t *result = json_object();
-    if (!result || !array || json_object_set_new_nocheck(result, key, array) != 0) {
+    if (!result || !array) {
         json_decref(result);
         json_decref(array);
         return NULL;
     }
+    /* set_new takes the array even when it fails. */
+    if (json_object_set_new_nocheck(result, key, array) != 0) {
+        json_decref(result);
+        return NULL;
+    }
     return result;
+}
+
+/*
+ * result[key] = value_new (stolen, may be NULL); NULL, with the result
+ * freed, when either is missing or the member cannot be added: a result
+ * without a member the handler set (isError, structuredContent, _meta)
+ * would be a wrong answer, not a smaller one.
+ */
+static json_t *with_member(json_t *result, const char *key, json_t *value_new)
+{
+    if (result && json_object_set_new_nocheck(result, key, value_new) == 0)
+        return result;
+    if (!result)
+        json_decref(value_new);
+    json_decref(result);
+    return NULL;
 }
 
 static json_t *tool_result(mcp_call_t *call)
@@ -250,23 +271,24 @@ static json_t *tool_result(mcp_call_t *call)
         free(text);
         if (block && !call->content)
             call->content = json_array();
-        json_array_append_new(call->content, block);
+        if (json_array_append_new(call->content, block) != 0)
+            return NULL;
     }
     json_t *result = result_with_items("content", &call->content);
-    if (result && call->structured)
-        json_object_set(result, "structuredContent", call->structured);
-    if (result && call->is_error)
-        json_object_set_new(result, "isError", json_true());
+    if (call->structured)
+        result = with_member(result, "structuredContent", json_incref(call->structured));
+    if (call->is_error)
+        result = with_member(result, "isError", json_true());
     return result;
 }
 
 static json_t *complete_result(mcp_call_t *call)
 {
     json_t *completion = result_with_items("values", &call->values);
-    if (completion && call->total >= 0)
-        json_object_set_new(completion, "total", json_integer(call->total));
-    if (completion && call->has_more)
-        json_object_set_new(completion, "hasMore", json_true());
+    if (call->total >= 0)
+        completion = with_member(completion, "total", json_integer(call->total));
+    if (call->has_more)
+        completion = with_member(completion, "hasMore", json_true());
     return completion ? json_pack("{s:o}", "completion", completion) : NULL;
 }
 
@@ -295,17 +317,17 @@ json_t *method_complete_result(mcp_call_t *call, mcp_error_t *err)
             return NULL;
         }
         result = result_with_items("contents", &call->contents);
-        if (result && is_retry(call->ex))
-            json_object_set_new(result, "ttlMs", json_integer(0));
-        else if (result && call->cache_ttl_ms >= 0)
-            json_object_set_new(result, "ttlMs", json_integer(call->cache_ttl_ms));
-        if (result && call->cache_scope)
-            json_object_set_new(result, "cacheScope", json_string(call->cache_scope));
+        if (is_retry(call->ex))
+            result = with_member(result, "ttlMs", json_integer(0));
+        else if (call->cache_ttl_ms >= 0)
+            result = with_member(result, "ttlMs", json_integer(call->cache_ttl_ms));
+        if (call->cache_scope)
+            result = with_member(result, "cacheScope", json_string(call->cache_scope));
         break;
     case METHOD_PROMPTS_GET:
         result = result_with_items("messages", &call->messages);
-        if (result && call->description)
-            json_object_set_new(result, "description", json_string(call->description));
+        if (call->description)
+            result = with_member(result, "description", json_string(call->description));
         break;
     case METHOD_COMPLETE:
         result = complete_result(call);
@@ -318,7 +340,9 @@ json_t *method_complete_result(mcp_call_t *call, mcp_error_t *err)
         return NULL;
     }
     if (call->result_meta)
-        json_object_set(result, "_meta", call->result_meta);
+        result = with_member(result, "_meta", json_incref(call->result_meta));
+    if (!result)
+        mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "could not build the result");
     return result;
 }
 
