@@ -324,6 +324,8 @@ static bool is_task_method(method_id_t m)
 static json_t *rejection(const json_t *id, mcp_error_t *err, mcp_era_t era)
 {
     json_t *response = mcp_jsonrpc_error_from(id, err);
+    if (!response)
+        return response_out_of_memory(id);
     if (era == MCP_ERA_MODERN)
         mcp_shape_modern_error(json_object_get(response, "error"));
     return response;

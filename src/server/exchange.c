@@ -258,20 +258,32 @@ int exchange_send_event(mcp_exchange_t *ex, const json_t *msg, const char *event
     return rc;
 }
 
-/* Sends the final response, as a tree or as its text (NULL: none), unless
- * cancelled, then releases the sink. The response and the closing of
- * sends in one hold of the lock: an event for a listen stream must not
- * slip in after its result. */
+json_t *response_out_of_memory(const json_t *id)
+{
+    return mcp_jsonrpc_error(id, MCP_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+}
+
+/* Sends the final response, as a tree or as its text, unless cancelled,
+ * then releases the sink. The response and the closing of sends in one
+ * hold of the lock: an event for a listen stream must not slip in after
+ * its result. With neither (the response could not be built), the
+ * request still gets an answer: the out-of-memory error. */
 static void finish_with(mcp_exchange_t *ex, const json_t *response, const char *text,
                         size_t len, int http_status)
 {
     pthread_mutex_lock(&ex->send_lock);
     bool first = close_sends_locked(ex);
     if (first && !atomic_load(&ex->cancelled)) {
-        if (text)
+        if (text) {
             ex->sink->send_text(ex->sink, MCP_OUT_RESPONSE, text, len, http_status);
-        else if (response)
+        } else if (response) {
             ex->sink->send(ex->sink, MCP_OUT_RESPONSE, response, http_status);
+        } else {
+            json_t *oom = response_out_of_memory(ex->msg.id);
+            if (oom)
+                ex->sink->send(ex->sink, MCP_OUT_RESPONSE, oom, 500);
+            json_decref(oom);
+        }
     }
     pthread_mutex_unlock(&ex->send_lock);
     if (first)
@@ -332,7 +344,11 @@ void exchange_fail(mcp_exchange_t *ex, const mcp_error_t *err, bool before_dispa
 void sink_answer_result(mcp_sink_t *sink, const json_t *id, json_t *result_new)
 {
     if (!sink->send_text) {
-        sink_answer(sink, mcp_jsonrpc_result(id, result_new), 200);
+        json_t *response = mcp_jsonrpc_result(id, result_new);
+        if (response)
+            sink_answer(sink, response, 200);
+        else
+            sink_answer(sink, response_out_of_memory(id), 500);
         return;
     }
     size_t len = 0;
@@ -343,7 +359,8 @@ void sink_answer_result(mcp_sink_t *sink, const json_t *id, json_t *result_new)
         free(text);
         sink->release(sink);
     } else {
-        sink_answer(sink, mcp_jsonrpc_error_from(id, &err), 500);
+        json_t *response = mcp_jsonrpc_error_from(id, &err);
+        sink_answer(sink, response ? response : response_out_of_memory(id), 500);
         mcp_error_clear(&err);
     }
 }

@@ -354,6 +354,10 @@ void exchange_release_sink(mcp_exchange_t *ex);
 /* Sets cancelled and wakes sleepers. */
 void exchange_cancel(mcp_exchange_t *ex);
 
+/* The answer to request `id` when its response cannot be built: -32603
+ * without data, the smallest error there is (NULL when even that fails).
+ * Without an answer a client would wait for one that never comes. */
+json_t *response_out_of_memory(const json_t *id);
 /* Answers a message at once, without an exchange: one response, release. */
 void sink_answer(mcp_sink_t *sink, json_t *response_new, int http_status);
 /* The same with the result `result_new` (taken; an object) of the request
