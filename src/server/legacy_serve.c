@@ -355,14 +355,22 @@ static void answer_result(mcp_sink_t *sink, const mcp_message_t *msg, json_t *re
 static json_t *initialize_result(mcp_server_t *srv, const char *version, bool can_list_tasks)
 {
     json_t *caps = server_capabilities(srv);
-    json_t *legacy_caps = mcp_legacy_server_capabilities(caps);
+    json_t *legacy_caps = caps ? mcp_legacy_server_capabilities(caps) : NULL;
     json_decref(caps);
-    if (legacy_caps && legacy_tasks_served(srv, version))
-        json_object_set_new(legacy_caps, "tasks", legacy_tasks_capability(can_list_tasks));
+    /* Out of memory, the whole result fails: a capability or the
+     * instructions left out would be a wrong answer, not a smaller one. */
+    if (legacy_caps && legacy_tasks_served(srv, version) &&
+        json_object_set_new(legacy_caps, "tasks", legacy_tasks_capability(can_list_tasks)) != 0) {
+        json_decref(legacy_caps);
+        return NULL;
+    }
     json_t *result = json_pack("{s:s, s:o, s:O}", "protocolVersion", version, "capabilities",
                                legacy_caps, "serverInfo", srv->impl);
-    if (result && srv->instructions)
-        json_object_set_new(result, "instructions", json_string(srv->instructions));
+    if (result && srv->instructions &&
+        json_object_set_new(result, "instructions", json_string(srv->instructions)) != 0) {
+        json_decref(result);
+        return NULL;
+    }
     return result;
 }
 

@@ -20,23 +20,37 @@ static json_t *discover_result(mcp_server_t *srv)
 {
     size_t n;
     const char *const *modern = mcp_protocol_versions_modern(&n);
+    /* Every failure below is out of memory, and is the whole result's: a
+     * version, extension or instructions left out would be a wrong
+     * answer, not a smaller one. */
     json_t *versions = json_array();
+    int bad = !versions;
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(versions, json_string(modern[i]));
+        bad |= json_array_append_new(versions, json_string(modern[i]));
     json_t *caps = server_capabilities(srv);
     /* Extensions are a 2026-07-28 notion: only discover speaks of them. */
     json_t *extensions = srv->extensions ? json_deep_copy(srv->extensions) : json_object();
-    if (extensions && atomic_load(&srv->tasks_offered))
-        json_object_set_new(extensions, MCP_EXTENSION_TASKS, json_object());
-    if (extensions && skills_offered(srv))
-        json_object_set_new(extensions, MCP_EXTENSION_SKILLS, skills_extension_settings());
-    if (caps && json_object_size(extensions) > 0)
-        json_object_set(caps, "extensions", extensions);
+    bad |= !extensions;
+    if (atomic_load(&srv->tasks_offered))
+        bad |= json_object_set_new(extensions, MCP_EXTENSION_TASKS, json_object());
+    if (skills_offered(srv))
+        bad |= json_object_set_new(extensions, MCP_EXTENSION_SKILLS,
+                                   skills_extension_settings());
+    if (json_object_size(extensions) > 0)
+        bad |= json_object_set(caps, "extensions", extensions);
     json_decref(extensions);
+    if (bad) {
+        json_decref(versions);
+        json_decref(caps);
+        return NULL;
+    }
     json_t *result = json_pack("{s:o, s:o}", "supportedVersions", versions, "capabilities",
                                caps);
-    if (result && srv->instructions)
-        json_object_set_new(result, "instructions", json_string(srv->instructions));
+    if (result && srv->instructions &&
+        json_object_set_new(result, "instructions", json_string(srv->instructions)) != 0) {
+        json_decref(result);
+        return NULL;
+    }
     return result;
 }
 
@@ -51,8 +65,11 @@ static json_t *list_result(mcp_server_t *srv, entry_kind_t kind, const char *mem
     registry_page(srv, kind, after, &items, &next);
     free(after);
     json_t *result = json_pack("{s:o}", member, items);
-    if (result && next)
-        json_object_set_new(result, "nextCursor", json_string(next));
+    /* A page without its nextCursor would end the listing early. */
+    if (result && next && json_object_set_new(result, "nextCursor", json_string(next)) != 0) {
+        json_decref(result);
+        result = NULL;
+    }
     free(next);
     return result;
 }

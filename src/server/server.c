@@ -398,18 +398,25 @@ json_t *server_capabilities(mcp_server_t *srv)
     pthread_rwlock_unlock(&srv->lock);
 
     /* Every change of these lists, and every resource update, reaches the
-     * subscriptions/listen streams that ask for it. */
+     * subscriptions/listen streams that ask for it. set_new takes its value
+     * even when it fails, so one check at the end covers every member: a
+     * capability left out would tell clients the server lacks it. */
+    int bad = 0;
     if (tools)
-        json_object_set_new(caps, "tools", json_pack("{s:b}", "listChanged", 1));
+        bad |= json_object_set_new(caps, "tools", json_pack("{s:b}", "listChanged", 1));
     if (prompts)
-        json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 1));
+        bad |= json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 1));
     if (resources)
-        json_object_set_new(caps, "resources",
-                            json_pack("{s:b, s:b}", "listChanged", 1, "subscribe", 1));
+        bad |= json_object_set_new(caps, "resources",
+                                   json_pack("{s:b, s:b}", "listChanged", 1, "subscribe", 1));
     if (completions)
-        json_object_set_new(caps, "completions", json_object());
+        bad |= json_object_set_new(caps, "completions", json_object());
     /* Handlers may log (only to clients that opt in per request). */
-    json_object_set_new(caps, "logging", json_object());
+    bad |= json_object_set_new(caps, "logging", json_object());
+    if (bad) {
+        json_decref(caps);
+        return NULL;
+    }
     return caps;
 }
 

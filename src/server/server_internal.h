@@ -166,7 +166,7 @@ void server_log(mcp_server_t *srv, mcp_log_level_t level, const char *fmt, ...)
 void server_publish(mcp_server_t *srv, server_event_kind_t kind, const char *uri);
 
 /* The ServerCapabilities object derived from what is registered now (new
- * reference). */
+ * reference; NULL when out of memory). */
 json_t *server_capabilities(mcp_server_t *srv);
 
 /* Submits a job to the worker pool (starting it on first use). */
