@@ -161,8 +161,12 @@ static int resolve_resource(mcp_exchange_t *ex, const char **target, mcp_error_t
     if (!uri)
         return MCP_EINVAL;
     ex->entry = registry_find(ex->srv, ENTRY_RESOURCE, uri);
+    bool out_of_memory = false;
     if (!ex->entry)
-        ex->entry = registry_match_template(ex->srv, uri, &ex->uri_vars);
+        ex->entry = registry_match_template(ex->srv, uri, &ex->uri_vars, &out_of_memory);
+    if (out_of_memory)
+        return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL,
+                             "Internal error: out of memory");
     if (!ex->entry)
         return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, resource_not_found_data(uri),
                              "Resource not found: %s", uri);

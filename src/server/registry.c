@@ -157,8 +157,9 @@ bool registry_resource_known(mcp_server_t *srv, const char *uri)
 {
     /* The pointer is only compared after the unref, never followed. */
     entry_t *e = registry_find(srv, ENTRY_RESOURCE, uri);
+    bool out_of_memory;
     if (!e)
-        e = registry_match_template(srv, uri, NULL);
+        e = registry_match_template(srv, uri, NULL, &out_of_memory);
     entry_unref(e);
     return e != NULL;
 }
@@ -179,22 +180,33 @@ entry_t *registry_find(mcp_server_t *srv, entry_kind_t kind, const char *key)
     return found;
 }
 
-entry_t *registry_match_template(mcp_server_t *srv, const char *uri, json_t **vars_out)
+entry_t *registry_match_template(mcp_server_t *srv, const char *uri, json_t **vars_out,
+                                 bool *out_of_memory)
 {
     registry_t *r = &srv->reg[ENTRY_TEMPLATE];
     entry_t *best = NULL;
     json_t *best_vars = NULL;
+    *out_of_memory = false;
     pthread_rwlock_rdlock(&srv->lock);
-    for (size_t i = 0; i < r->count; i++) {
+    for (size_t i = 0; i < r->count && !*out_of_memory; i++) {
         entry_t *e = r->items[i];
         if (best && e->seq > best->seq)
             continue; /* an earlier registration already matched */
         json_t *vars = NULL;
-        if (mcp_uri_template_match(e->tpl, uri, strlen(uri), &vars) == MCP_OK) {
+        int rc = mcp_uri_template_match(e->tpl, uri, strlen(uri), &vars);
+        if (rc == MCP_OK) {
             json_decref(best_vars);
             best = e;
             best_vars = vars;
         }
+        /* A template that could not be tried may be the one that matches:
+         * no answer ("not found" included) would be right. */
+        *out_of_memory = rc == MCP_ENOMEM;
+    }
+    if (*out_of_memory) {
+        best = NULL;
+        json_decref(best_vars);
+        best_vars = NULL;
     }
     if (best)
         entry_ref(best);

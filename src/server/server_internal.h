@@ -216,8 +216,9 @@ int registry_remove(mcp_server_t *srv, entry_kind_t kind, const char *key);
 entry_t *registry_find(mcp_server_t *srv, entry_kind_t kind, const char *key);
 /* The template matching `uri` with the lowest registration order; returns a
  * new reference and the variables (new object; vars_out may be NULL) or
- * NULL. */
-entry_t *registry_match_template(mcp_server_t *srv, const char *uri, json_t **vars_out);
+ * NULL, with *out_of_memory set when a template could not be tried. */
+entry_t *registry_match_template(mcp_server_t *srv, const char *uri, json_t **vars_out,
+                                 bool *out_of_memory);
 /* Whether `uri` names a resource resources/read would serve now: a
  * registered resource, or one a template matches. */
 bool registry_resource_known(mcp_server_t *srv, const char *uri);
