@@ -27,34 +27,67 @@ static bool elicitation_means_form(const char *key, const json_t *declared)
  */
 static bool covers(const json_t *declared, const json_t *required, json_t **missing);
 
+/* covers({"form":{}}, required), decided without building that object
+ * (which could fail for want of memory, and read as "not covered"): only
+ * {} and {"form":{}} are covered. */
+static bool implicit_form_covers(const json_t *required)
+{
+    const char *key;
+    json_t *want;
+    if (!json_is_object(required))
+        return false;
+    json_object_foreach((json_t *)required, key, want) {
+        if (strcmp(key, "form") != 0 || !json_is_object(want) || json_object_size(want) > 0)
+            return false;
+    }
+    return true;
+}
+
 static bool covers_object(const json_t *declared, const json_t *required, bool top_level,
                           json_t **missing)
 {
     bool covered = true;
     json_t *gap = missing ? json_object() : NULL;
+    bool out_of_memory = missing && !gap;
     const char *key;
     json_t *want;
 
     json_object_foreach((json_t *)required, key, want) {
+        if (out_of_memory)
+            break;
         const json_t *have = json_object_get(declared, key);
-        json_t *form = NULL;
         json_t *part = NULL;
-        if (top_level && elicitation_means_form(key, have))
-            have = form = json_pack("{s:{}}", "form");
-        bool ok = have && covers(have, want, gap ? &part : NULL);
-        json_decref(form);
+        bool ok;
+        if (top_level && elicitation_means_form(key, have) && !gap) {
+            ok = implicit_form_covers(want);
+        } else if (top_level && elicitation_means_form(key, have)) {
+            /* The gap is told as the required part that {"form":{}} does
+             * not cover. */
+            json_t *form = json_pack("{s:{}}", "form");
+            out_of_memory = !form;
+            ok = form && covers(form, want, &part);
+            json_decref(form);
+            if (out_of_memory)
+                break;
+        } else {
+            ok = have && covers(have, want, gap ? &part : NULL);
+        }
         if (ok)
             continue;
         covered = false;
         if (!gap)
             break;
-        json_object_set_new(gap, key, part ? part : json_deep_copy(want));
+        if (json_object_set_new(gap, key, part ? part : json_deep_copy(want)) != 0)
+            out_of_memory = true;
     }
-    if (covered || !missing)
+    /* Out of memory the gap is not told (NULL): the callers take that for
+     * the failure it is, not for a capability the client lacks. */
+    if (covered || !missing || out_of_memory) {
         json_decref(gap);
-    else
-        *missing = gap;
-    return covered;
+        return covered && !out_of_memory;
+    }
+    *missing = gap;
+    return false;
 }
 
 static bool covers(const json_t *declared, const json_t *required, json_t **missing)
