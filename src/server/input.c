@@ -94,8 +94,10 @@ bool input_answer_valid(const char *method, const json_t *response)
  * goes to the log, not to the (possibly hostile) client. A failure of the
  * server's own (out of memory, a full or failing replay store: the codec
  * says -32603) is reported as one, so that nobody looks for tampering. */
-static int state_rejected(mcp_exchange_t *ex, mcp_error_t *why, mcp_error_t *err)
+static int state_rejected(mcp_exchange_t *ex, int failed, mcp_error_t *why, mcp_error_t *err)
 {
+    if (why->rc == MCP_OK)
+        why->rc = failed; /* a codec of the application's that left *why bare */
     bool ours = why->code == MCP_INTERNAL_ERROR || why->rc == MCP_ENOMEM;
     server_log(ex->srv, ours ? MCP_LOG_ERROR : MCP_LOG_WARNING, "%s requestState for %s: %s",
                ours ? "could not check the" : "rejected", ex->msg.method, why->message);
@@ -139,7 +141,7 @@ int input_prepare(mcp_exchange_t *ex, mcp_error_t *err)
                                            "no codec (out of memory)");
         if (opened != MCP_OK) {
             codec_put(codec);
-            return state_rejected(ex, &why, err);
+            return state_rejected(ex, opened, &why, err);
         }
         json_t *round = json_object_get(payload, "r");
         ex->round = json_is_integer(round) ? (int)json_integer_value(round) : 0;
@@ -157,11 +159,12 @@ int input_prepare(mcp_exchange_t *ex, mcp_error_t *err)
     } else if (responses) {
         rc = check_responses(ex, responses, asked, err);
     }
-    if (rc == MCP_OK && mcp_codec_redeem(&ticket, &why) != MCP_OK) {
+    int redeemed;
+    if (rc == MCP_OK && (redeemed = mcp_codec_redeem(&ticket, &why)) != MCP_OK) {
         /* A concurrent retry spent it first (or the store failed). */
         json_decref(ex->input_responses);
         ex->input_responses = NULL;
-        rc = state_rejected(ex, &why, err);
+        rc = state_rejected(ex, redeemed, &why, err);
     }
     codec_put(codec); /* after the redemption, which uses it */
     json_decref(asked);
@@ -178,6 +181,9 @@ static int check_responses(mcp_exchange_t *ex, const json_t *responses, const js
         return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
                              "inputResponses must be an object");
     json_t *kept = json_object();
+    if (!kept)
+        return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL,
+                             "Internal error: out of memory");
     const char *key;
     json_t *response;
     json_object_foreach((json_t *)responses, key, response) {
@@ -191,7 +197,12 @@ static int check_responses(mcp_exchange_t *ex, const json_t *responses, const js
                                  "inputResponses.%s is not a valid %s result", key,
                                  method ? method : "input");
         }
-        json_object_set(kept, key, response);
+        /* An answer left out would have the handler ask again. */
+        if (json_object_set(kept, key, response) != 0) {
+            json_decref(kept);
+            return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL,
+                                 "Internal error: out of memory");
+        }
     }
     ex->input_responses = kept;
     return MCP_OK;
@@ -236,6 +247,10 @@ static int ask(mcp_call_t *call, const char *key, const char *method, json_t *pa
     json_t *required = NULL;
     if (!mcp_client_caps_allow(call->ex->client_caps, method, params_new, &required)) {
         json_decref(params_new);
+        /* Every request asked for here is one some capability allows:
+         * without the capabilities it needs, allocation failed. */
+        if (!required)
+            return MCP_ENOMEM;
         if (flags & MCP_INPUT_NEEDED)
             mcp_error_missing_capability(&call->error, required);
         else
@@ -339,14 +354,23 @@ json_t *input_required_result(mcp_call_t *call, mcp_error_t *err)
                       "Internal error: the handler needs input but asked for none");
         return NULL;
     }
+    /* A state without one of the keys asked, or without the handler's
+     * state, would lose answers on the retry: every failure is the
+     * whole result's. */
     json_t *asked = json_object();
+    int bad = !asked;
     const char *key;
     json_t *request;
     json_object_foreach(call->input_requests, key, request)
-        json_object_set(asked, key, json_object_get(request, "method"));
-    json_t *payload = json_pack("{s:i, s:o}", "r", ex->round + 1, "k", asked);
-    if (call->next_state)
-        json_object_set(payload, "s", call->next_state);
+        bad |= json_object_set(asked, key, json_object_get(request, "method"));
+    json_t *payload = bad ? NULL : json_pack("{s:i, s:o}", "r", ex->round + 1, "k", asked);
+    if (bad)
+        json_decref(asked);
+    if (!payload || (call->next_state && json_object_set(payload, "s", call->next_state) != 0)) {
+        json_decref(payload);
+        mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "Internal error: out of memory");
+        return NULL;
+    }
 
     codec_ref_t *codec = server_codec_get(ex->srv);
     mcp_state_binding_t binding = {
