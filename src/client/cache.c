@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "client/cache.h"
+#include "json_copy.h"
 #include "mcp/canonical_json.h"
 
 typedef struct entry {
@@ -60,7 +61,7 @@ void client_cache_free(client_cache_t *cache)
 
 char *client_cache_key(const char *method, const json_t *params)
 {
-    json_t *affecting = json_is_object(params) ? json_copy((json_t *)params) : json_object();
+    json_t *affecting = json_is_object(params) ? mcp_json_copy_object(params) : json_object();
     if (!affecting)
         return NULL;
     json_object_del(affecting, "_meta");

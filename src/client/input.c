@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "client/client_internal.h"
+#include "json_copy.h"
 #include "mcp/capabilities.h"
 
 /* One answer. Returns MCP_OK with *answer_out, or the code that abandons
@@ -95,7 +96,7 @@ int client_answer_inputs(const client_input_handlers_t *h, const json_t *input_r
 json_t *client_retry_params(const json_t *base, const json_t *responses,
                             const json_t *request_state)
 {
-    json_t *p = json_is_object(base) ? json_copy((json_t *)base) : json_object();
+    json_t *p = json_is_object(base) ? mcp_json_copy_object(base) : json_object();
     if (!p)
         return NULL;
     /* A retry answers the latest round only. */

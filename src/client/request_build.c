@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "client/client_internal.h"
+#include "json_copy.h"
 #include "mcp/header_value.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/request.h"
@@ -14,11 +15,11 @@
 json_t *client_request_build(json_int_t id, const char *method, const json_t *params,
                              const client_meta_t *meta, bool progress)
 {
-    json_t *p = json_is_object(params) ? json_copy((json_t *)params) : json_object();
+    json_t *p = json_is_object(params) ? mcp_json_copy_object(params) : json_object();
     if (!p)
         return NULL;
     json_t *given = json_object_get(p, "_meta");
-    json_t *m = json_is_object(given) ? json_copy(given) : json_object();
+    json_t *m = json_is_object(given) ? mcp_json_copy_object(given) : json_object();
     bool ok = m != NULL;
     ok = ok && json_object_set_new(m, MCP_META_PROTOCOL_VERSION,
                                    json_string(meta->protocol_version)) == 0;

@@ -17,6 +17,7 @@
 #include <nettle/sha2.h>
 
 #include "mcp/canonical_json.h"
+#include "json_copy.h"
 #include "mcp/request_state.h"
 
 static const char *const NOT_SALIENT[] = {"_meta", "inputResponses", "requestState"};
@@ -28,7 +29,8 @@ static json_t *salient_params(const json_t *params)
         return json_object();
     /* A shallow copy only touches the members' reference counts, which
      * jansson updates atomically, so borrowed params stay shareable. */
-    json_t *copy = json_copy((json_t *)params);
+    json_t *copy = json_is_object(params) ? mcp_json_copy_object(params)
+                                          : json_copy((json_t *)params);
     if (copy && json_is_object(copy))
         for (size_t i = 0; i < sizeof NOT_SALIENT / sizeof NOT_SALIENT[0]; i++)
             json_object_del(copy, NOT_SALIENT[i]);

@@ -35,6 +35,7 @@
 #include "client/client_internal.h"
 #include "client/legacy/legacy.h"
 #include "clock.h"
+#include "json_copy.h"
 
 /* Does the server take tasks for tools/call? */
 static bool server_takes_tool_tasks(const mcp_client_t *c)
@@ -115,7 +116,7 @@ int client_legacy_task_call(mcp_client_t *c, const json_t *params,
                             mcp_error_t *err)
 {
     *result_out = NULL;
-    json_t *augmented = json_copy((json_t *)params);
+    json_t *augmented = mcp_json_copy_object(params);
     if (!augmented || json_object_set_new(augmented, "task", json_object()) != 0) {
         json_decref(augmented);
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
