@@ -24,6 +24,8 @@
 
 #include "mcp/errors.h"
 #include "protocol/base64.h"
+#include "protocol/json_reader.h"
+#include "protocol/utf8.h"
 #include "server/aead_codec.h"
 #include "server/aes_gcm.h"
 #include "server/codec_internal.h"
@@ -130,6 +132,54 @@ static int internal_failure(mcp_error_t *err, int rc, const char *what)
 
 /* ---- sealing ------------------------------------------------------------- */
 
+/* The text json_dump_callback() writes, growing as it comes. jansson
+ * (2.14) goes on when writing an object key fails: out of memory,
+ * json_dumps() may return a text with a key left out, which would seal a
+ * state that never opens. This buffer remembers that a write failed. */
+typedef struct dump_buffer {
+    char *text;
+    size_t len, cap;
+    bool failed;
+} dump_buffer_t;
+
+static int dump_append(const char *bytes, size_t n, void *user)
+{
+    dump_buffer_t *b = user;
+    if (!b->failed && n >= b->cap - b->len) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (n >= cap - b->len)
+            cap *= 2;
+        char *grown = realloc(b->text, cap);
+        if (grown) {
+            b->text = grown;
+            b->cap = cap;
+        } else {
+            b->failed = true;
+        }
+    }
+    if (b->failed)
+        return -1;
+    memcpy(b->text + b->len, bytes, n);
+    b->len += n;
+    b->text[b->len] = '\0';
+    return 0;
+}
+
+/* The compact text of the plaintext, keys sorted; NULL when out of
+ * memory. */
+static char *plaintext_text(const json_t *plain)
+{
+    dump_buffer_t b = {0};
+    if (json_dump_callback(plain, dump_append, &b, JSON_COMPACT | JSON_SORT_KEYS) != 0 ||
+        b.failed || !b.text) {
+        if (b.text)
+            mcp_secret_wipe(b.text, b.len);
+        free(b.text);
+        return NULL;
+    }
+    return b.text;
+}
+
 /* Builds the plaintext object into *plain (a new reference). */
 static int plaintext_new(const json_t *payload, const mcp_state_binding_t *binding,
                          const uint8_t digest[DIGEST_BYTES],
@@ -141,6 +191,12 @@ static int plaintext_new(const json_t *payload, const mcp_state_binding_t *bindi
     if (!method || !principal) {
         json_decref(method);
         json_decref(principal);
+        /* json_string() fails for text that is not UTF-8 and when out of
+         * memory: only the first is the caller's mistake. */
+        if (mcp_utf8_valid(binding->method, strlen(binding->method)) &&
+            (!binding->principal ||
+             mcp_utf8_valid(binding->principal, strlen(binding->principal))))
+            return internal_failure(err, MCP_ENOMEM, "cannot seal requestState");
         return mcp_error_set(err, MCP_EINVAL, MCP_INTERNAL_ERROR, NULL,
                              "cannot seal requestState: the method or principal is not UTF-8");
     }
@@ -218,7 +274,7 @@ static int aead_seal(void *ctx, const json_t *payload, const mcp_state_binding_t
     rc = plaintext_new(payload, binding, digest, state_id, now + codec->ttl_ms, &plain, err);
     if (rc != MCP_OK)
         return rc;
-    char *text = json_dumps(plain, JSON_COMPACT | JSON_SORT_KEYS);
+    char *text = plaintext_text(plain);
     json_decref(plain);
     if (!text)
         return internal_failure(err, MCP_ENOMEM, "cannot serialise requestState");
@@ -281,11 +337,17 @@ static int decrypt_state(const aead_codec_t *codec, const char *state, json_t **
             rc = rc == MCP_EINVAL ? rejected(err, "failed authentication")
                                   : internal_failure(err, rc, "cannot open requestState");
         } else {
-            /* Payload strings may hold U+0000, which we sealed as \u0000. */
-            *plain = json_loadb((const char *)text, cipher_len,
-                                JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+            /* Payload strings may hold U+0000, which we sealed as \u0000.
+             * json_read tells running out of memory from a malformed
+             * text, which jansson's loader does not. */
+            json_error_t error;
+            *plain = json_read((const char *)text, cipher_len, &error);
+            bool out_of_memory = !*plain && json_error_code(&error) == json_error_out_of_memory;
             mcp_secret_wipe(text, cipher_len);
-            if (!json_is_object(*plain)) {
+            mcp_secret_wipe(&error, sizeof error); /* it may quote the plaintext */
+            if (out_of_memory) {
+                rc = internal_failure(err, MCP_ENOMEM, "cannot open requestState");
+            } else if (!json_is_object(*plain)) {
                 json_decref(*plain);
                 *plain = NULL;
                 rc = rejected(err, "holds a malformed plaintext");
