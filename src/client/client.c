@@ -353,26 +353,35 @@ client_transport_hooks_t client_transport_hooks(mcp_client_t *c)
 
 /* Replaces *slot with a copy of `v` (an object, or NULL) unless it says the
  * same: a server initialized again usually does, and then the pointers
- * handed out before stay valid. */
-static void adopt_object(json_t **slot, const json_t *v)
+ * handed out before stay valid. False, with *slot as it was, when out of
+ * memory. */
+static bool adopt_object(json_t **slot, const json_t *v)
 {
     if (!json_is_object(v))
         v = NULL;
     if ((!v && !*slot) || (v && *slot && json_equal(*slot, v)))
-        return;
+        return true;
+    json_t *copy = v ? json_deep_copy(v) : NULL;
+    if (v && !copy)
+        return false;
     json_decref(*slot);
-    *slot = v ? json_deep_copy(v) : NULL;
+    *slot = copy;
+    return true;
 }
 
-void client_adopt_server(mcp_client_t *c, const json_t *info, const json_t *caps,
-                         const char *instructions)
+int client_adopt_server(mcp_client_t *c, const json_t *info, const json_t *caps,
+                        const char *instructions)
 {
-    adopt_object(&c->server_info, info);
-    adopt_object(&c->server_caps, caps);
+    if (!adopt_object(&c->server_info, info) || !adopt_object(&c->server_caps, caps))
+        return MCP_ENOMEM;
     if (instructions && c->instructions && strcmp(instructions, c->instructions) == 0)
-        return;
+        return MCP_OK;
+    char *copy = instructions ? strdup(instructions) : NULL;
+    if (instructions && !copy)
+        return MCP_ENOMEM;
     free(c->instructions);
-    c->instructions = instructions ? strdup(instructions) : NULL;
+    c->instructions = copy;
+    return MCP_OK;
 }
 
 /* ------------------------------------------------------------------------

@@ -482,7 +482,7 @@ client_transport_hooks_t client_transport_hooks(mcp_client_t *c);
 
 /* Keeps what an Implementation/capabilities/instructions triple says about
  * the server (each borrowed, may be NULL). */
-void client_adopt_server(mcp_client_t *c, const json_t *info, const json_t *caps,
+int client_adopt_server(mcp_client_t *c, const json_t *info, const json_t *caps,
                          const char *instructions);
 
 /* What connecting needs beyond the transport (era.c). Both constructors

@@ -148,9 +148,13 @@ static int adopt_discover_result(mcp_client_t *c, const json_t *result, mcp_erro
     const json_t *info = json_object_get(json_object_get(result, "_meta"), MCP_META_SERVER_INFO);
     if (!json_is_object(info))
         info = json_object_get(result, "serverInfo");
-    client_adopt_server(c, json_is_object(info) ? info : NULL,
-                        json_object_get(result, "capabilities"),
-                        json_string_value(json_object_get(result, "instructions")));
+    /* A connection that forgot what the server said would be no better
+     * than none. */
+    if (client_adopt_server(c, json_is_object(info) ? info : NULL,
+                            json_object_get(result, "capabilities"),
+                            json_string_value(json_object_get(result, "instructions"))) !=
+        MCP_OK)
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     pthread_mutex_lock(&c->lock);
     c->version = version;
     c->era = MCP_ERA_MODERN;

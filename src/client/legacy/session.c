@@ -132,10 +132,12 @@ static int handshake(mcp_client_t *c, client_wire_t *wire, mcp_error_t *err)
                            "the server answered initialize with version \"%s\", which this "
                            "client does not speak",
                            json_string_value(json_object_get(result, "protocolVersion")));
+    } else if (client_adopt_server(c, json_object_get(result, "serverInfo"),
+                                   json_object_get(result, "capabilities"),
+                                   json_string_value(json_object_get(result, "instructions"))) !=
+               MCP_OK) {
+        rc = mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     } else {
-        client_adopt_server(c, json_object_get(result, "serverInfo"),
-                            json_object_get(result, "capabilities"),
-                            json_string_value(json_object_get(result, "instructions")));
         pthread_mutex_lock(&c->lock);
         c->version = version;
         c->era = MCP_ERA_LEGACY;
