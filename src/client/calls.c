@@ -7,6 +7,7 @@
 
 #include "client/client_internal.h"
 #include "mcp/errors.h"
+#include "protocol/utf8.h"
 
 /* Checks the common arguments of every call. */
 #define CHECK_CALL(c, result_out, err)                                                   \
@@ -206,6 +207,16 @@ int mcp_client_list_prompts_all(mcp_client_t *client, const mcp_request_options_
 }
 
 /* {"<name_key>": name, "arguments": arguments?} */
+/* Why params holding `a` and `b` (either may be NULL) could not be built:
+ * json_pack() fails for text that is not UTF-8, the caller's mistake, and
+ * when out of memory, which is not. */
+static int params_failure(mcp_error_t *err, const char *a, const char *b, const char *what)
+{
+    if ((a && !mcp_utf8_valid(a, strlen(a))) || (b && !mcp_utf8_valid(b, strlen(b))))
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "%s not UTF-8", what);
+    return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
+}
+
 static int named_call(mcp_client_t *c, const char *method, const char *name,
                       const json_t *arguments, const mcp_request_options_t *opts,
                       json_t **result_out, mcp_error_t *err)
@@ -221,7 +232,7 @@ static int named_call(mcp_client_t *c, const char *method, const char *name,
         params = NULL;
     }
     if (!params)
-        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the name is not UTF-8 (or out of memory)");
+        return params_failure(err, name, NULL, "the name is");
     int rc = client_call(c, method, params, opts, result_out, err);
     json_decref(params);
     return rc;
@@ -246,9 +257,11 @@ int mcp_client_read_resource(mcp_client_t *client, const char *uri,
                              mcp_error_t *err)
 {
     CHECK_CALL(client, result_out, err);
-    json_t *params = uri ? json_pack("{s:s}", "uri", uri) : NULL;
+    if (!uri)
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the uri is missing");
+    json_t *params = json_pack("{s:s}", "uri", uri);
     if (!params)
-        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "the uri is missing or not UTF-8");
+        return params_failure(err, uri, NULL, "the uri is");
     int rc = client_call(client, "resources/read", params, opts, result_out, err);
     json_decref(params);
     return rc;
@@ -271,7 +284,7 @@ int mcp_client_complete(mcp_client_t *client, const json_t *ref, const char *arg
         params = NULL;
     }
     if (!params)
-        return mcp_error_set(err, MCP_EINVAL, 0, NULL, "argument or value not UTF-8 (or out of memory)");
+        return params_failure(err, argument, value, "argument or value");
     int rc = client_call(client, "completion/complete", params, opts, result_out, err);
     json_decref(params);
     return rc;

@@ -22,7 +22,18 @@ static int answer_one(const client_input_handlers_t *h, const char *key, const c
 
     /* The server may only ask for what this request's capabilities declared
      * (the same check servers run). */
-    if (!mcp_client_caps_allow(h->capabilities, method, params, NULL)) {
+    json_t *required = NULL;
+    if (!mcp_client_caps_allow(h->capabilities, method, params, &required)) {
+        /* Only an elicitation of an unknown mode needs no capability:
+         * for anything else, none told means allocation failed, and
+         * declining for the user would answer in their name. */
+        const json_t *mode = json_object_get(params, "mode");
+        const char *m = mode ? json_string_value(mode) : "form";
+        bool known = !elicitation || (m && (strcmp(m, "form") == 0 || strcmp(m, "url") == 0));
+        bool out_of_memory = !required && known;
+        json_decref(required);
+        if (out_of_memory)
+            return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
         if (elicitation) {
             *answer_out = json_pack("{s:s}", "action", "decline");
             return *answer_out ? MCP_OK : mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
