@@ -32,6 +32,7 @@
 #include "client/oauth/oauth_internal.h"
 #include "client/oauth/oauth_jwt.h"
 #include "client/oauth/oauth_parse.h"
+#include "mcp/jsonrpc.h"
 #include "protocol/base64.h"
 
 /* RFC 7636: a verifier of 43 to 128 characters; 64 is plenty. */
@@ -196,7 +197,9 @@ static int register_client(mcp_oauth_t *o)
                                 o->client_name, "redirect_uris", o->redirect_uri, "grant_types",
                                 "authorization_code", "refresh_token", "response_types", "code",
                                 "application_type", o->application_type);
-    char *body = request ? json_dumps(request, JSON_COMPACT) : NULL;
+    /* mcp_json_dump, not json_dumps: out of memory, jansson may write a
+     * text with a key left out rather than fail. */
+    char *body = mcp_json_dump(request, NULL);
     json_decref(request);
     if (!body)
         return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");

@@ -23,6 +23,7 @@
 #include "client/oauth/oauth_parse.h"
 #include "client/sha256.h"
 #include "lazy_library.h"
+#include "mcp/jsonrpc.h"
 #include "protocol/base64.h"
 #include "random.h"
 
@@ -144,7 +145,9 @@ static char *base64url(const void *bytes, size_t n)
 /* base64url of a JSON value's compact text, malloc'd; `value` is taken. */
 static char *base64url_json(json_t *value)
 {
-    char *text = value ? json_dumps(value, JSON_COMPACT) : NULL;
+    /* mcp_json_dump, not json_dumps: out of memory, jansson may write a
+     * text with a key left out rather than fail, and it would be signed. */
+    char *text = mcp_json_dump(value, NULL);
     json_decref(value);
     char *out = text ? base64url(text, strlen(text)) : NULL;
     free(text);
