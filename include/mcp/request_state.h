@@ -81,18 +81,25 @@ MCP_API int mcp_keyring_add(mcp_keyring_t *ring, const char *key_id,
  * is the text's only key. MCP_EINVAL with *err naming the line on any
  * malformed line or an id already in the ring, and when the text holds no
  * key at all; MCP_EINVAL also for a NULL ring or text; MCP_ENOMEM. Nothing
- * is added on any failure. Messages never quote a key. err->code is 0
+ * is added on any failure. A key of one byte repeated (all zeros, say) is
+ * refused as a placeholder. Messages never quote a key. err->code is 0
  * (these are local configuration errors).
  */
 MCP_API int mcp_keyring_load_text(mcp_keyring_t *ring, const char *text, mcp_error_t *err);
 
 /* mcp_keyring_load_text on a file's contents. MCP_EIO when unreadable;
- * MCP_EINVAL for a file over 1 MiB or holding a NUL byte. */
+ * MCP_EINVAL for a file over 1 MiB or holding a NUL byte, and (as ssh does
+ * for private keys) for a regular file that its group or others may read,
+ * write or run (chmod 600 it), or that belongs to another user than the
+ * process's effective one or root. */
 MCP_API int mcp_keyring_load_file(mcp_keyring_t *ring, const char *path, mcp_error_t *err);
 
 /* mcp_keyring_load_text on an environment variable's value. MCP_ENOTFOUND
  * when the variable is unset or empty. Uses getenv(): call it at start-up,
- * not while another thread may change the environment. */
+ * not while another thread may change the environment. The variable stays
+ * set, and every program the process starts inherits it: where handlers
+ * run other programs, unset it once the keys are loaded (or prefer a
+ * file). */
 MCP_API int mcp_keyring_load_env(mcp_keyring_t *ring, const char *var, mcp_error_t *err);
 
 /* Adds a fresh random key with id `key_id` (from the OS CSPRNG). Returns as

@@ -11,9 +11,12 @@
  * into the caller's ring only when every line is good. Error messages name
  * the line but never echo it, since it may hold a key.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "protocol/base64.h"
 #include "server/keyring.h"
@@ -31,7 +34,21 @@ static int is_blank(char c)
     return c == ' ' || c == '\t' || c == '\r';
 }
 
-/* Decodes a key in either alphabet, with or without its '=' into out[32]. */
+/* decode_key's answer for a key that decodes but cannot be random. */
+#define KEY_CONSTANT 1
+
+/* Is every byte of the key the same (all zeros, "AAAA...")? A placeholder,
+ * never a generated key: anyone could forge states with it. */
+static bool is_constant(const uint8_t key[MCP_STATE_KEY_BYTES])
+{
+    for (size_t i = 1; i < MCP_STATE_KEY_BYTES; i++)
+        if (key[i] != key[0])
+            return false;
+    return true;
+}
+
+/* Decodes a key in either alphabet, with or without its '=' into out[32];
+ * KEY_CONSTANT (after wiping out) for a constant key. */
 static int decode_key(const char *text, size_t len, uint8_t out[MCP_STATE_KEY_BYTES])
 {
     if (len == KEY_TEXT_LEN + 1 && text[KEY_TEXT_LEN] == '=')
@@ -50,6 +67,8 @@ static int decode_key(const char *text, size_t len, uint8_t out[MCP_STATE_KEY_BY
         memcpy(out, bytes, MCP_STATE_KEY_BYTES);
     else
         rc = MCP_EINVAL;
+    if (rc == MCP_OK && is_constant(out))
+        rc = KEY_CONSTANT;
     mcp_secret_wipe(url, sizeof url);
     mcp_secret_wipe(bytes, sizeof bytes);
     return rc;
@@ -115,7 +134,16 @@ static int load_line(mcp_keyring_t *ring, mcp_keyring_t *scratch, const line_wor
                              "keyring line %u: key id \"%s\" is already in the keyring", line,
                              id);
     uint8_t key[MCP_STATE_KEY_BYTES];
-    if (decode_key(key_text, key_len, key) != MCP_OK)
+    int decoded = decode_key(key_text, key_len, key);
+    if (decoded == KEY_CONSTANT) {
+        mcp_secret_wipe(key, sizeof key);
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                             "keyring line %u: the key is one byte repeated, a placeholder "
+                             "rather than a random key (make one with "
+                             "`head -c 32 /dev/urandom | base64`)",
+                             line);
+    }
+    if (decoded != MCP_OK)
         return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "keyring line %u: the key is not 32 bytes of base64 or base64url",
                              line);
@@ -179,6 +207,28 @@ int mcp_keyring_load_file(mcp_keyring_t *ring, const char *path, mcp_error_t *er
     FILE *f = fopen(path, "rb");
     if (!f)
         return mcp_error_set(err, MCP_EIO, 0, NULL, "cannot open keyring file \"%s\"", path);
+    /* Whoever can read the keys can forge any state for any principal, and
+     * whoever can write them can plant their own: like ssh with a private
+     * key, refuse a file that others may read or write, or that belongs to
+     * someone else (root aside). */
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0) {
+        fclose(f);
+        return mcp_error_set(err, MCP_EIO, 0, NULL, "cannot stat keyring file \"%s\"", path);
+    }
+    if (S_ISREG(st.st_mode) && (st.st_mode & (S_IRWXG | S_IRWXO))) {
+        fclose(f);
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                             "keyring file \"%s\" is open to others (mode %03o): "
+                             "chmod 600 it",
+                             path, (unsigned)(st.st_mode & 0777));
+    }
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        fclose(f);
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
+                             "keyring file \"%s\" belongs to another user (uid %u)", path,
+                             (unsigned)st.st_uid);
+    }
     char *text = malloc(KEYRING_FILE_MAX + 1);
     if (!text) {
         fclose(f);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -201,6 +202,10 @@ static void test_load_text_rejects_bad_lines(void **state)
         {KEY_A_STD "\n" KEY_B_STD "\n", "line 2: duplicate key id \"0\""},
         {"", "holds no key"},
         {"# only a comment\n\n", "holds no key"},
+        /* Placeholders: 32 zero bytes, 32 bytes of 0xff. */
+        {"k1 AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n", "line 1: the key is one byte"},
+        {"k1 " KEY_A_STD "\nk2 __________________________________________8\n",
+         "line 2: the key is one byte"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint8_t k[32] = {0};
@@ -285,7 +290,22 @@ static void test_load_file(void **state)
     unlink(path);
     free(path);
 
-    assert_int_equal(mcp_keyring_count(ring), 2);
+    /* Keys others may read (or write) are refused, as ssh refuses them. */
+    const char fine[] = "k5 " KEY_A_STD "\n";
+    path = write_temp(fine, sizeof fine - 1);
+    static const mode_t open_modes[] = {0644, 0640, 0602, 0610};
+    for (size_t i = 0; i < sizeof open_modes / sizeof open_modes[0]; i++) {
+        assert_int_equal(chmod(path, open_modes[i]), 0);
+        assert_int_equal(mcp_keyring_load_file(ring, path, &err), MCP_EINVAL);
+        assert_non_null(strstr(err.message, "chmod 600"));
+    }
+    assert_int_equal(chmod(path, 0400), 0);
+    assert_int_equal(mcp_keyring_load_file(ring, path, &err), MCP_OK);
+    assert_int_equal(mcp_keyring_count(ring), 3);
+    unlink(path);
+    free(path);
+
+    assert_int_equal(mcp_keyring_count(ring), 3);
     mcp_error_clear(&err);
     mcp_keyring_free(ring);
 }
