@@ -204,8 +204,12 @@ typedef struct mcp_client_options {
      * (mcp_client_verdict()), copied: in the auto era the client acts on it
      * without probing (MODERN: server/discover; LEGACY or RECONNECT_LEGACY:
      * initialize, over HTTP+SSE when http_sse). A verdict that no longer
-     * fits the server makes connecting fail; it is never corrected
-     * silently. NULL: probe. Ignored unless era is AUTO. */
+     * fits the server (its era's first request is answered with an error,
+     * or a body of the other era) is followed by a probe, as the protocol
+     * asks, and logged; mcp_client_verdict() then tells the new verdict,
+     * which is worth saving in place of the old. An HTTP+SSE verdict is not
+     * probed again (that transport has no probe): it fails the connect.
+     * NULL: probe. Ignored unless era is AUTO. */
     const mcp_client_verdict_t *previous_verdict;
     /* The modern protocol version to prefer (NULL: the newest this SDK
      * speaks). */

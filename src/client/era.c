@@ -406,6 +406,33 @@ static int probe_and_connect(mcp_client_t *c, mcp_transport_kind_t kind,
     }
 }
 
+/*
+ * A previous verdict's era was refused with an answer (a JSON-RPC error, a
+ * body of the wrong era): the server changed eras since. The digest (4.9)
+ * says to probe again then. A failure to reach the server at all says
+ * nothing about its era, and is the result.
+ */
+static bool verdict_outdated(int rc)
+{
+    return rc == MCP_ERPC || rc == MCP_EPROTO || rc == MCP_EUNSUPPORTED;
+}
+
+static int reprobe(mcp_client_t *c, mcp_transport_kind_t kind, const client_connector_t *how,
+                   mcp_error_t *err)
+{
+    client_log(c, MCP_LOG_INFO, "the previous verdict (%s) no longer fits the server (%s); "
+                                "probing", mcp_verdict_name(c->verdict.kind),
+               err ? err->message : "");
+    client_legacy_close(c);
+    client_legacy_free(c);
+    pthread_mutex_lock(&c->lock);
+    c->era = MCP_ERA_UNKNOWN;
+    pthread_mutex_unlock(&c->lock);
+    memset(&c->verdict, 0, sizeof c->verdict);
+    mcp_error_clear(err);
+    return probe_and_connect(c, kind, how, err);
+}
+
 int client_connect_with(mcp_client_t *c, client_transport_t *t, mcp_transport_kind_t kind,
                         const client_connector_t *how, mcp_error_t *err)
 {
@@ -427,10 +454,15 @@ int client_connect_with(mcp_client_t *c, client_transport_t *t, mcp_transport_ki
     } else if (prev && prev->kind == MCP_VERDICT_MODERN) {
         pin(c, MCP_VERDICT_MODERN, false, "previous verdict");
         rc = connect_modern(c, err);
+        if (verdict_outdated(rc))
+            rc = reprobe(c, kind, how, err);
     } else if (prev) {
         pin(c, prev->kind, false, "previous verdict");
         c->verdict.http_sse = prev->http_sse;
         rc = connect_legacy(c, how, prev->http_sse, err);
+        /* Over HTTP+SSE the Streamable HTTP transport is gone: no probe. */
+        if (!prev->http_sse && verdict_outdated(rc))
+            rc = reprobe(c, kind, how, err);
     } else {
         rc = probe_and_connect(c, kind, how, err);
     }

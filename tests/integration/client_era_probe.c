@@ -190,6 +190,26 @@ static void test_previous_verdict_skips_probe(void **state)
     mcp_client_free(c);
 }
 
+/* A server that changed eras since the verdict was saved: the client
+ * probes again instead of failing, and the new verdict says so. */
+static void test_outdated_verdict_probes_again(void **state)
+{
+    (void)state;
+    mcp_client_verdict_t prev = {.kind = MCP_VERDICT_MODERN};
+    mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
+        .name = "t", .version = "1", .previous_verdict = &prev}, NULL);
+    mcp_error_t err = {0};
+    if (connect_legacy_server(c, "error", 0, &err) != MCP_OK)
+        fail_msg("connect: %s", err.message);
+    assert_verdict(c, MCP_VERDICT_LEGACY, true);
+    assert_int_equal(mcp_client_era(c), MCP_ERA_LEGACY);
+    json_t *tools = NULL;
+    assert_int_equal(mcp_client_list_tools_all(c, NULL, &tools, &err), MCP_OK);
+    assert_int_equal(json_array_size(tools), 2);
+    json_decref(tools);
+    mcp_client_free(c);
+}
+
 static int sample(void *user, const json_t *params, json_t **result_out)
 {
     (void)user;
@@ -602,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_error_then_exit_on_probe),
         cmocka_unit_test(test_modern_refuses_legacy),
         cmocka_unit_test(test_previous_verdict_skips_probe),
+        cmocka_unit_test(test_outdated_verdict_probes_again),
         cmocka_unit_test(test_legacy_calls),
         cmocka_unit_test(test_http_401),
         cmocka_unit_test(test_http_transient),
