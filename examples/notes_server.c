@@ -54,7 +54,7 @@ static int echo(mcp_call_t *call, void *user)
 {
     const char *text = mcp_call_arg_string(call, "text");
     if (!text)
-        return mcp_call_fail(call, MCP_INVALID_PARAMS, "text must be a string");
+        return mcp_call_tool_error(call, "text must be a string");
     return mcp_call_add_text(call, text);
 }
 

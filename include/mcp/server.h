@@ -11,7 +11,7 @@
  *     {
  *         const char *text = mcp_call_arg_string(call, "text");
  *         if (!text)
- *             return mcp_call_fail(call, MCP_INVALID_PARAMS, "text is required");
+ *             return mcp_call_tool_error(call, "text is required");
  *         return mcp_call_add_text(call, text);
  *     }
  *
@@ -253,7 +253,11 @@ MCP_API int mcp_server_set_codec(mcp_server_t *srv, mcp_codec_t *codec);
  *   a negative MCP_E*    failure: the JSON-RPC error recorded with
  *                        mcp_call_fail() is sent, or -32603 when none was.
  * Tool-level failures the model should see (bad input values, an API that
- * failed) are results, not errors: use mcp_call_tool_error().
+ * failed) are results, not errors: use mcp_call_tool_error(). Keep
+ * mcp_call_fail() for protocol-level errors, which reach the client
+ * program rather than the model: a request that cannot be served at all
+ * (a resource that does not exist, a prompt without a required
+ * argument), never an argument value the model could correct.
  */
 typedef int (*mcp_tool_fn)(mcp_call_t *call, void *user);
 
@@ -760,6 +764,8 @@ MCP_API int mcp_call_set_cache(mcp_call_t *call, int64_t ttl_ms, const char *sco
 /*
  * Records a JSON-RPC error for this request and returns MCP_ERPC, for the
  * handler to return: `return mcp_call_fail(call, MCP_INVALID_PARAMS, "...");`.
+ * For protocol-level errors only: a tool's bad argument value is
+ * mcp_call_tool_error()'s (see mcp_tool_fn).
  * `code` is the JSON-RPC error code (0 records -32603, internal error) and
  * the printf-formatted message is the error's message. Replaces an error
  * recorded before. Never fails.

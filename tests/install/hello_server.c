@@ -11,7 +11,7 @@ static int echo(mcp_call_t *call, void *user)
     (void)user;
     const char *text = mcp_call_arg_string(call, "text");
     if (!text)
-        return mcp_call_fail(call, MCP_INVALID_PARAMS, "text is required");
+        return mcp_call_tool_error(call, "text is required");
     if (mapped("libmicrohttpd"))
         return mcp_call_fail(call, MCP_INTERNAL_ERROR, "a stdio server mapped libmicrohttpd");
     return mcp_call_add_text(call, text);
