@@ -1,5 +1,7 @@
 /*
- * Client capabilities (digest sections 1.2, 2.2.1, 3.2, 10.1).
+ * Client capabilities (the ClientCapabilities type of the 2026-07-28
+ * schema; Basic > Patterns > Multi Round-Trip Requests for what a server
+ * may ask of a client that declared them).
  *
  * A client advertises only what it can actually do: the builder derives the
  * ClientCapabilities object from which handler callbacks the user set. The

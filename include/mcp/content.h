@@ -1,7 +1,8 @@
 /*
- * Builders for MCP content blocks and resource contents (digest sections
- * 2.4 and 2.5). Servers use them for tool results, prompt messages and
- * resource reads; clients for sampling results.
+ * Builders for MCP content blocks and resource contents (the ContentBlock
+ * and ResourceContents types of the 2026-07-28 schema). Servers use them
+ * for tool results, prompt messages and resource reads; clients for
+ * sampling results.
  *
  * Every builder returns a new reference, or NULL when an argument is
  * invalid (NULL where a value is required, text that is not valid UTF-8) or

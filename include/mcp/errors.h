@@ -1,6 +1,8 @@
 /*
  * JSON-RPC and MCP error codes, and builders for the MCP errors whose `data`
- * has a defined shape (digest section 7).
+ * has a defined shape (2026-07-28 specification, Basic > Overview, "Error
+ * Codes", and the schema's HeaderMismatchError,
+ * MissingRequiredClientCapabilityError and UnsupportedProtocolVersionError).
  *
  * All functions here are pure and thread-safe.
  */

@@ -1,5 +1,6 @@
 /*
- * Values of the Mcp-Name and Mcp-Param-{Name} headers (digest section 4.6).
+ * Values of the Mcp-Name and Mcp-Param-{Name} headers (2026-07-28
+ * specification, Basic > Transports > Streamable HTTP, "Request Metadata").
  *
  * A string that is safe as a plain header value is sent as-is. A string with
  * any non-ASCII byte, any control character (TAB, CR and LF included),

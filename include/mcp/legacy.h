@@ -1,7 +1,9 @@
 /*
  * Serving legacy clients (2025-11-25, 2025-06-18, 2025-03-26) from the same
  * handlers: version negotiation for initialize, and the shapes legacy
- * clients expect (digest section 10).
+ * clients expect (2026-07-28 specification, Basic > Versioning, "Backward
+ * Compatibility with Initialization-Based Versions"; the shapes are those
+ * of each legacy revision's schema).
  *
  * All functions are pure and thread-safe.
  */

@@ -1,6 +1,8 @@
 /*
  * Era detection by a client: classify the outcome of a `server/discover`
- * probe (digest sections 4.9, 5.4 and 14.9).
+ * probe (2026-07-28 specification, Basic > Versioning, "Backward
+ * Compatibility with Initialization-Based Versions", and the Backward
+ * Compatibility sections of Basic > Transports > stdio and Streamable HTTP).
  *
  * The client sends `server/discover` with its preferred modern version and
  * feeds whatever happened into mcp_classify_probe(), which returns one of

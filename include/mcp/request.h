@@ -1,6 +1,7 @@
 /*
- * Server-side classification of an incoming message (digest sections 1.2,
- * 4.4, 4.5 and 10.4; wire-ts2.md section 0).
+ * Server-side classification of an incoming message (2026-07-28
+ * specification: Basic > Overview, "_meta"; Basic > Transports >
+ * Streamable HTTP, "Server Validation"; Basic > Versioning).
  *
  * Era: the body decides. A request whose params._meta contains
  * "io.modelcontextprotocol/protocolVersion" (the modern claim) is modern,
@@ -57,7 +58,7 @@
 extern "C" {
 #endif
 
-/* Reserved _meta keys (digest sections 1.2 and 1.3). */
+/* Reserved _meta keys (2026-07-28 specification, Basic > Overview, "_meta"). */
 #define MCP_META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
 #define MCP_META_CLIENT_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
 #define MCP_META_CLIENT_INFO "io.modelcontextprotocol/clientInfo"
@@ -79,7 +80,8 @@ extern "C" {
  * (with {"directoryRead": true} when it answers resources/directory/read). */
 #define MCP_EXTENSION_SKILLS "io.modelcontextprotocol/skills"
 
-/* HTTP header names (digest section 4.2), in their canonical spelling. */
+/* HTTP header names (2026-07-28 specification, Basic > Transports >
+ * Streamable HTTP, "Request Metadata"), in their canonical spelling. */
 #define MCP_HEADER_PROTOCOL_VERSION "MCP-Protocol-Version"
 #define MCP_HEADER_METHOD "Mcp-Method"
 #define MCP_HEADER_NAME "Mcp-Name"
@@ -103,9 +105,9 @@ MCP_API mcp_era_t mcp_request_era(const mcp_message_t *msg);
  *   - a request other than initialize could be a modern request that lost
  *     its envelope: -32602 with the rung-2 data above ("_meta" missing or
  *     not an object, else protocolVersion missing) -- the conformance
- *     suite's missing-_meta checks and wire-ts2.md 3.11;
+ *     suite's missing-_meta checks;
  *   - initialize, a notification or a response is legacy traffic with a
- *     wrong header: -32020 (wire-ts2.md 5.5), data.mismatch.expected null
+ *     wrong header: -32020, data.mismatch.expected null
  *     -- except notifications/cancelled, the one notification of
  *     2026-07-28, which needs no envelope and passes.
  * Returns MCP_OK, or MCP_EINVAL with *err filled and *http_status set.

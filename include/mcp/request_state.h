@@ -1,5 +1,6 @@
 /*
- * Sealed requestState for multi round-trip requests (digest section 3.2).
+ * Sealed requestState for multi round-trip requests (2026-07-28
+ * specification, Basic > Patterns > Multi Round-Trip Requests).
  *
  * When a handler asks the client for input, the server hands the client an
  * opaque `requestState` that comes back on the retry. It is

@@ -1,6 +1,8 @@
 /*
- * Modern result shaping and HTTP status of responses (digest sections 1.3,
- * 2.1, 3.2, 4.4 and 6).
+ * Modern result shaping and HTTP status of responses (2026-07-28
+ * specification: Basic > Overview, "ResultType" and "_meta"; Basic >
+ * Patterns > Multi Round-Trip Requests; Basic > Transports > Streamable
+ * HTTP; Server > Utilities > Caching).
  *
  * Every 2026-07-28 result gets resultType ("complete" unless the handler
  * said otherwise) and _meta["io.modelcontextprotocol/serverInfo"].

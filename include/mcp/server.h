@@ -476,10 +476,17 @@ MCP_API int mcp_server_notify_resource_updated(mcp_server_t *srv, const char *ur
  * Reads the skill in directory `dir` and serves it. Every regular file
  * below `dir` is part of the skill, except those whose name starts with a
  * dot (and everything in such directories); symbolic links are not
- * followed. The frontmatter must parse (see src/skill_md.h for the YAML
- * accepted), with a non-empty string `description` and a string `name`
- * that is a valid skill name (1-64 lowercase letters, digits and single
- * hyphens, not at either end); the name need not match the directory's.
+ * followed. The frontmatter (between a first line "---" and the next
+ * "---" line) must be UTF-8 YAML 1.2 read with the core schema: one
+ * mapping, at most 64 KiB and 32 levels deep, without duplicate keys,
+ * anchors or aliases, tags other than the core schema's (!!str, !!int
+ * ...), .inf, .nan, or numbers beyond int64 and double. Plain null, ~
+ * and empty values are null; true and false booleans; decimal, 0o
+ * (octal) and 0x (hex) integers and floats numbers; every other scalar,
+ * quoted ones included, a string. It needs a non-empty string
+ * `description` and a string `name` that is a valid skill name (1-64
+ * lowercase letters, digits and single hyphens, not at either end); the
+ * name need not match the directory's.
  *
  * Errors (with the reason in *err; nothing is served then): MCP_EINVAL
  * for a missing SKILL.md, a bad frontmatter or name; MCP_EEXIST when a

@@ -1,7 +1,8 @@
 /*
- * The Streamable HTTP transport of the server (protocol revision
- * 2026-07-28, digest section 4): one endpoint, every request POSTed and
- * answered with one JSON document or with an event stream scoped to it.
+ * The Streamable HTTP transport of the server (the 2026-07-28
+ * specification, Basic > Transports > Streamable HTTP): one endpoint,
+ * every request POSTed and answered with one JSON document or with an
+ * event stream scoped to it.
  * GET and DELETE serve only legacy sessions (see "Sessions" below).
  *
  * Two ways to serve HTTP:
@@ -80,7 +81,7 @@
  * and nothing more is sent. Timeouts: every request has an idle timeout,
  * restarted by every message sent for it, and a hard maximum counted from
  * its start; when either passes, the request is cancelled and its response
- * closed unfinished (digest section 4.7).
+ * closed unfinished (the specification's Basic > Patterns > Cancellation).
  */
 #ifndef MCP_SERVER_HTTP_H
 #define MCP_SERVER_HTTP_H

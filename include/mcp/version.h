@@ -1,5 +1,6 @@
 /*
- * Protocol revisions and eras (digest section 1).
+ * Protocol revisions and eras (2026-07-28 specification, Basic >
+ * Versioning).
  *
  * "Modern" revisions (2026-07-28 and later) carry version and capabilities
  * in every request's _meta; "legacy" revisions (2025-11-25 and earlier) use

@@ -1,5 +1,7 @@
 /*
- * `x-mcp-header` annotations in a tool's inputSchema (digest section 4.6).
+ * `x-mcp-header` annotations in a tool's inputSchema (2026-07-28
+ * specification, Basic > Transports > Streamable HTTP, "Custom Headers
+ * from Tool Parameters").
  *
  * A property schema may carry "x-mcp-header": "<Name>"; an HTTP client then
  * mirrors the argument's value into the header Mcp-Param-<Name>. A tool
