@@ -140,7 +140,8 @@ typedef struct mcp_server_options {
     size_t page_size;
     /* Cache hints for cacheable results a handler did not set itself:
      * ttlMs (0 picks 60000; MCP_CACHE_TTL_NONE sends ttlMs 0, "immediately
-     * stale") and cacheScope ("private" when NULL). */
+     * stale") and cacheScope: "private" (also when NULL) or "public";
+     * mcp_server_new refuses any other value. */
     int64_t cache_ttl_ms;
     const char *cache_scope;
     /* Do not put _meta["io.modelcontextprotocol/serverInfo"] into results. */
@@ -210,8 +211,14 @@ typedef struct mcp_server_options {
 
 /*
  * Creates a server. `opts` is copied (strings included). Returns NULL with
- * *err filled when name or version is missing, icons is not a JSON array,
- * or allocation fails. The worker pool starts on first use.
+ * *err filled when:
+ *   - name or version is missing, or an identity string is not UTF-8;
+ *   - icons is not a JSON array, or extensions not a JSON object of objects;
+ *   - cache_scope is neither "private" nor "public";
+ *   - the keys named by state_keys_file or state_keys_env cannot be read
+ *     or parsed, or the codec made from them refuses state_ttl_ms;
+ *   - allocation fails.
+ * The worker pool starts on first use.
  */
 MCP_API mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err);
 
@@ -718,7 +725,9 @@ MCP_API int mcp_call_set_structured(mcp_call_t *call, json_t *value_new);
 
 /* Marks the tool result as a tool-level error (isError: true) and appends
  * a text block with the formatted message. Returns 0: the handler should
- * return it (`return mcp_call_tool_error(call, "no such city: %s", c);`). */
+ * return it (`return mcp_call_tool_error(call, "no such city: %s", c);`).
+ * A message that is not valid UTF-8 (or cannot be formatted) is dropped:
+ * the result still has isError true, but no text explains it. */
 MCP_API int mcp_call_tool_error(mcp_call_t *call, const char *fmt, ...) MCP_PRINTF(2, 3);
 
 /* Appends resource contents (stolen; TextResourceContents or
@@ -938,8 +947,10 @@ MCP_API int mcp_call_set_task_message(mcp_call_t *call, const char *message);
  * ------------------------------------------------------------------------ */
 
 typedef struct mcp_stdio_options {
-    int in_fd;            /* default 0 (stdin); -1 also means 0 */
-    int out_fd;           /* default 1 (stdout); -1 also means 1 */
+    int in_fd;            /* default 0 (stdin); any negative value also means 0 */
+    /* Default 1 (stdout); 0 and any negative value also mean 1, so fd 0
+     * cannot be the output (for a socket on fd 0, dup() it first). */
+    int out_fd;
     size_t max_line;      /* longest accepted line in bytes; 0 picks 16 MiB */
     int shutdown_grace_ms;/* on EOF, how long in-flight work may finish; 0 picks 5000 */
 } mcp_stdio_options_t;
