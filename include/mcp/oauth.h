@@ -161,7 +161,7 @@ MCP_API int mcp_oauth_assertion_from_file(void *path, const char *audience,
                                           char **assertion_out);
 
 /* How the token source gets its tokens. */
-typedef enum {
+typedef enum mcp_oauth_grant {
     /* A user authorizes in a browser (the authorization code grant). */
     MCP_OAUTH_AUTHORIZATION_CODE = 0,
     /* The client asks in its own name (the client credentials grant):
@@ -321,7 +321,13 @@ MCP_API int mcp_oauth_proof(void *oauth, const char *method, const char *url, co
 
 /*
  * Copies why the last flow failed into *err (message, and MCP_OK if the
- * last flow succeeded). Returns that flow's result code.
+ * last flow succeeded). Returns that flow's result code. The last flow is
+ * the mcp_oauth_token() call on this token source that finished last,
+ * whichever connection or thread made it (calls run one at a time), a
+ * call that only handed out a held token included. With several
+ * connections sharing the source, another connection's call may have
+ * replaced the one you are asking about: give each its own mcp_oauth_t
+ * when you need to know which failed. MCP_EINVAL for a NULL oauth.
  */
 MCP_API int mcp_oauth_last_error(mcp_oauth_t *oauth, mcp_error_t *err);
 
