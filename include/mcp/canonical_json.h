@@ -9,6 +9,10 @@
  * can reproduce it.
  *
  * Pure and thread-safe.
+ *
+ * For transport authors and other advanced use: a program written against
+ * mcp/server.h, mcp/client.h or mcp/host.h never needs to call these
+ * functions, since the libraries apply these rules themselves.
  */
 #ifndef MCP_CANONICAL_JSON_H
 #define MCP_CANONICAL_JSON_H

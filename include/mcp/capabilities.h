@@ -9,6 +9,10 @@
  * input request (MRTR) to a client that declared a given set.
  *
  * All functions are pure and thread-safe.
+ *
+ * For transport authors and other advanced use: a program written against
+ * mcp/server.h, mcp/client.h or mcp/host.h never needs to call these
+ * functions, since the libraries apply these rules themselves.
  */
 #ifndef MCP_CAPABILITIES_H
 #define MCP_CAPABILITIES_H

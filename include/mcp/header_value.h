@@ -11,6 +11,10 @@
  * and case-sensitive: "=?BASE64?...?=" is a literal value.
  *
  * All functions are pure and thread-safe.
+ *
+ * For transport authors and other advanced use: a program written against
+ * mcp/server.h, mcp/client.h or mcp/host.h never needs to call these
+ * functions, since the libraries apply these rules themselves.
  */
 #ifndef MCP_HEADER_VALUE_H
 #define MCP_HEADER_VALUE_H

@@ -10,6 +10,10 @@
  * accepts \u0000 inside strings.
  *
  * All functions are pure and thread-safe.
+ *
+ * For transport authors and other advanced use: a program written against
+ * mcp/server.h, mcp/client.h or mcp/host.h never needs to call these
+ * functions, since the libraries apply these rules themselves.
  */
 #ifndef MCP_JSONRPC_H
 #define MCP_JSONRPC_H

@@ -6,6 +6,10 @@
  * of each legacy revision's schema).
  *
  * All functions are pure and thread-safe.
+ *
+ * For transport authors and other advanced use: a program written against
+ * mcp/server.h, mcp/client.h or mcp/host.h never needs to call these
+ * functions, since the libraries apply these rules themselves.
  */
 #ifndef MCP_LEGACY_H
 #define MCP_LEGACY_H

@@ -42,6 +42,10 @@
  * version list count when looking for a mutual version.
  *
  * All functions are pure and thread-safe.
+ *
+ * For transport authors and other advanced use: a program written against
+ * mcp/server.h, mcp/client.h or mcp/host.h never needs to call these
+ * functions, since the libraries apply these rules themselves.
  */
 #ifndef MCP_PROBE_H
 #define MCP_PROBE_H

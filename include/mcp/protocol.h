@@ -2,6 +2,11 @@
  * The pure protocol core of libmcp: JSON-RPC, eras, _meta, errors, result
  * shaping, negotiation and HTTP header values. No I/O, clocks, threads or
  * global state; every function is thread-safe.
+ *
+ * Mostly for transport authors and other advanced use: of these headers a
+ * server or client program needs only mcp/content.h (content builders)
+ * and mcp/errors.h (error codes); the libraries apply the rest
+ * themselves.
  */
 #ifndef MCP_PROTOCOL_H
 #define MCP_PROTOCOL_H

@@ -44,6 +44,10 @@
  *      argument is ignored, and so are headers no annotation names.
  *
  * All functions are pure and thread-safe.
+ *
+ * For transport authors and other advanced use: a program written against
+ * mcp/server.h, mcp/client.h or mcp/host.h never needs to call these
+ * functions, since the libraries apply these rules themselves.
  */
 #ifndef MCP_REQUEST_H
 #define MCP_REQUEST_H

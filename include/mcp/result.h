@@ -15,6 +15,10 @@
  * kinds) never carry cache hints.
  *
  * All functions are pure and thread-safe.
+ *
+ * For transport authors and other advanced use: a program written against
+ * mcp/server.h, mcp/client.h or mcp/host.h never needs to call these
+ * functions, since the libraries apply these rules themselves.
  */
 #ifndef MCP_RESULT_H
 #define MCP_RESULT_H

@@ -5,6 +5,11 @@
  * "Modern" revisions (2026-07-28 and later) carry version and capabilities
  * in every request's _meta; "legacy" revisions (2025-11-25 and earlier) use
  * the initialize handshake. All functions are pure and thread-safe.
+ *
+ * For transport authors and other advanced use: apart from
+ * mcp_protocol_versions(), which says what this build speaks, a program
+ * written against mcp/server.h, mcp/client.h or mcp/host.h never needs to
+ * call these functions, since the libraries apply these rules themselves.
  */
 #ifndef MCP_VERSION_H
 #define MCP_VERSION_H

@@ -22,6 +22,10 @@
  * nested deeper than 64 subschema levels are refused as a whole.
  *
  * All functions are pure and thread-safe.
+ *
+ * For transport authors and other advanced use: a program written against
+ * mcp/server.h, mcp/client.h or mcp/host.h never needs to call these
+ * functions, since the libraries apply these rules themselves.
  */
 #ifndef MCP_XMCP_HEADER_H
 #define MCP_XMCP_HEADER_H
