@@ -39,8 +39,10 @@ enum {
     CLI_EXIT_OK = 0,
     CLI_EXIT_TOOL_ERROR = 1,    /* the tool ran and reported an error (isError) */
     CLI_EXIT_USAGE = 2,         /* bad command line, arguments or configuration file */
-    CLI_EXIT_PROTOCOL = 3,      /* the server answered with an error, or broke the protocol */
-    CLI_EXIT_CONNECTION = 4,    /* no connection, connection lost, or no answer in time */
+    CLI_EXIT_PROTOCOL = 3,      /* the server answered with an error, or broke the protocol;
+                                 * or not supported (MCP_EUNSUPPORTED), here or there */
+    CLI_EXIT_CONNECTION = 4,    /* no connection, connection lost, or no answer in time;
+                                 * authorization refused or failed; out of memory */
     CLI_EXIT_INTERRUPTED = 130  /* interrupted (Ctrl-C, SIGTERM) */
 };
 

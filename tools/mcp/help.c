@@ -61,8 +61,10 @@ void help_print(void)
            "Otherwise questions are asked at the terminal, field by field.\n\n");
     heading("Exit status:");
     printf("  0 success             1 the tool reported an error   2 usage error\n"
-           "  3 the server answered with an error (or broke the protocol)\n"
-           "  4 connection failed, was lost, or timed out        130 interrupted\n\n");
+           "  3 the server answered with an error (or broke the protocol), or a\n"
+           "    library the request needs is missing here (libcurl, libyaml, Nettle)\n"
+           "  4 connection failed, was lost, or timed out; authorization was refused\n"
+           "    or failed; out of memory                          130 interrupted\n\n");
     heading("Examples:");
     printf("  mcp http://localhost:8080/mcp tools\n"
            "  mcp call add a=2 b=40 -- ./notes_server\n"
