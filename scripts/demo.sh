@@ -8,7 +8,7 @@
 # a progress bar, a listener that receives an update, its skill (verified),
 # a slow call that becomes a task (detached, shown, waited for), a tool
 # that asks for confirmation (answered with --yes); then the same server
-# over stdio.
+# over stdio, and by its name in a servers.json (README's line).
 # Every step is bounded in time, the server is stopped at the end whatever
 # happens, and colour is used only on a terminal and never with NO_COLOR.
 set -euo pipefail
@@ -149,6 +149,18 @@ say ""
 say "${dim}--verbose shows every message on the wire: no initialize handshake; each${reset}"
 say "${dim}request carries its protocol version and capabilities in _meta.${reset}"
 run --verbose ping -- "$server"
+
+# ---------------------------------------------------------------------------
+chapter "3. Servers by name"
+say "A name is looked up in the \"mcpServers\" file that desktop clients use (--config,"
+say "else \$MCP_CONFIG, else ~/.config/mcp/servers.json). This one names notes_server:"
+printf '{"mcpServers": {"notes": {"command": "%s"}}}\n' "$(realpath "$server")" \
+  >"$tmp/servers.json"
+sed 's/^/  /' "$tmp/servers.json"
+export MCP_CONFIG="$tmp/servers.json"
+say ""
+say "${dim}Each run starts the server afresh, with its one note, \"welcome\".${reset}"
+run notes call delete_note name=welcome --yes
 
 chapter "Done."
 say "Next: mcp --help, man tools/mcp/mcp.1, and the examples in examples/."
