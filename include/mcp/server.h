@@ -215,8 +215,8 @@ typedef struct mcp_server_options {
  *   - name or version is missing, or an identity string is not UTF-8;
  *   - icons is not a JSON array, or extensions not a JSON object of objects;
  *   - cache_scope is neither "private" nor "public";
- *   - the keys named by state_keys_file or state_keys_env cannot be read
- *     or parsed, or the codec made from them refuses state_ttl_ms;
+ *   - state_ttl_ms is negative, or the keys named by state_keys_file or
+ *     state_keys_env cannot be read or parsed;
  *   - allocation fails.
  * The worker pool starts on first use.
  */
