@@ -130,14 +130,16 @@ static int add_note(mcp_call_t *call, void *user)
 
 /* Deleting asks the user first. On the first run the handler has no answer
  * yet, so it asks and returns MCP_INPUT_REQUIRED; the client shows the
- * question, and the handler runs again with the answer. */
+ * question, and the handler runs again with the answer. An answer sent
+ * with the first request answers no question of ours, and is not taken:
+ * the confirmation counts only from round 1 on. */
 static int delete_note(mcp_call_t *call, void *user)
 {
     const char *name = mcp_call_arg_string(call, "name");
     if (!name)
         return mcp_call_tool_error(call, "name is required");
 
-    const json_t *answer = mcp_call_input(call, "confirm");
+    const json_t *answer = mcp_call_round(call) > 0 ? mcp_call_input(call, "confirm") : NULL;
     if (!answer) {
         char question[300];
         snprintf(question, sizeof question, "Really delete the note \"%s\"?", name);
