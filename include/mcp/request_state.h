@@ -11,7 +11,8 @@
  *   - the method, and
  *   - a SHA-256 digest of the canonical JSON (RFC 8785) of the request's
  *     salient params: params without _meta, inputResponses and requestState.
- * Opening checks all four and, optionally, that the state is used only once.
+ * Opening checks all four and, optionally, that the state is used only once
+ * (a replay store remembers the states redeemed).
  *
  * Wire format (base64url, no padding) of the default codec:
  *   0x01 (format version) | key id length (1 byte) | key id |
@@ -20,10 +21,12 @@
  * the key id is authenticated and keys can rotate safely. The plaintext is a
  * compact JSON object with sorted keys holding the binding and the server's
  * payload: {"expiresMs", "method", "paramsDigest" (base64url), "payload",
- * "principal" (or null), "stateId" (base64url of 16 random bytes)}. It is
- * not RFC 8785, whose double-only numbers would round int64 payload values
- * beyond 2^53 and turn 1.0 into 1; only the params digest must be
- * reproducible by other implementations, and that one is RFC 8785.
+ * "principal" (or null), "replayStore" (base64url of the 16-byte identity
+ * of an in-memory replay store; only with one), "stateId" (base64url of 16
+ * random bytes)}. It is not RFC 8785, whose double-only numbers would
+ * round int64 payload values beyond 2^53 and turn 1.0 into 1; only the
+ * params digest must be reproducible by other implementations, and that
+ * one is RFC 8785.
  *
  * A keyring holds several 32-byte keys, each with an id: the newest seals,
  * all open. Instances that share a keyring open each other's states.
@@ -32,8 +35,8 @@
  * codec; codecs are safe to use from several threads at once.
  *
  * Errors of mcp_codec_open: a state that is rejected (garbage, tampered,
- * unknown key, expired, bound to another principal, method or params, or
- * already used) gives MCP_EINVAL with err->code -32602 (Invalid params) and
+ * unknown key, expired, bound to another principal, method, params or
+ * replay store, or already used) gives MCP_EINVAL with err->code -32602 (Invalid params) and
  * a message saying which check failed, for logs; the server core answers
  * the client with a generic error of its own. A failure on the server's
  * side (out of memory, a replay store that failed) keeps its own code with
@@ -127,21 +130,68 @@ typedef struct mcp_replay_store_ops {
     void (*free)(void *ctx);
 } mcp_replay_store_ops_t;
 
+/*
+ * A replay store is counted: mcp_replay_store_ref() gives another
+ * reference, mcp_replay_store_free() drops one, and the last one frees it.
+ * A codec takes the reference it is given, so one store can serve several
+ * codecs at once, e.g. the old and the new one of a key rotation (see
+ * mcp_server_set_codec): a state redeemed under either stays redeemed
+ * under both. Counting is thread-safe.
+ *
+ * Single use holds only for as long as the store remembers. A store over
+ * your own ops is taken to remember what it redeemed for as long as the
+ * keys live, across restarts and on every instance that shares the keys
+ * (a database, Redis): its states open anywhere those keys do. The
+ * in-memory store forgets when its process ends, so it has a random
+ * identity, and the codec binds every state it seals to the identity of
+ * its store: such a state opens only with that very store, never after a
+ * restart or on another instance, nor under a codec with another store or
+ * none (the client gets the usual invalid-state error and starts the
+ * request over). It is the price of never letting a redeemed state open
+ * twice.
+ */
 typedef struct mcp_replay_store mcp_replay_store_t;
 
 /* A store over your own ops (e.g. backed by Redis; `ops` is copied). ctx is
  * owned by it, even on failure: NULL when ops or ops->redeem is missing or
- * on allocation failure. */
+ * on allocation failure. Your ops never learn who redeems a state: a
+ * quota per principal is yours to keep. */
 MCP_API mcp_replay_store_t *mcp_replay_store_new(const mcp_replay_store_ops_t *ops, void *ctx);
 
-/* The in-memory default: a hash set with expiry, holding at most
- * `max_entries` live ids (0 picks 100000; when full, redeem fails with
- * MCP_ELIMIT rather than forget a live id). Thread-safe. */
+typedef struct mcp_replay_store_memory_options {
+    /* Live ids held at most (0 picks 100000); when full, a redemption fails
+     * with MCP_ELIMIT rather than forget a live id. */
+    size_t max_entries;
+    /* Live ids one principal may hold (0 picks a tenth of max_entries, at
+     * least 1; max_entries or more: no quota), so that no single client can
+     * fill the store and have everyone else's retries refused. Beyond it,
+     * that principal's redemptions fail with MCP_ELIMIT (the retry is
+     * refused, and its state is not spent) until some of its ids expire.
+     * Clients that are not authenticated are all one principal: on a
+     * server without authentication they share this quota between them,
+     * so set it to max_entries there when one client must not hold back
+     * the others. */
+    size_t max_per_principal;
+} mcp_replay_store_memory_options_t;
+
+/* The in-memory store: a hash set with expiry, holding at most
+ * opts->max_entries live ids, at most opts->max_per_principal of them per
+ * principal (opts may be NULL: the defaults). An id is remembered until
+ * its state expires. Thread-safe. NULL when out of memory or when the
+ * CSPRNG, which draws its identity, fails. */
+MCP_API mcp_replay_store_t *
+mcp_replay_store_memory_new_with(const mcp_replay_store_memory_options_t *opts);
+
+/* mcp_replay_store_memory_new_with() with this max_entries (0 picks 100000)
+ * and the default quota per principal. */
 MCP_API mcp_replay_store_t *mcp_replay_store_memory_new(size_t max_entries);
 
-/* Frees a store and its ctx (through ops->free). A store given to
- * mcp_codec_aead_new() belongs to the codec, which frees it: free only a
- * store no codec holds, once no thread can still use it. NULL-safe. */
+/* Another reference to `store` (returned; NULL-safe). */
+MCP_API mcp_replay_store_t *mcp_replay_store_ref(mcp_replay_store_t *store);
+
+/* Drops a reference to a store; the last one frees it and its ctx
+ * (through ops->free). A codec owns the reference it was given: drop only
+ * references of your own, once no thread can still use them. NULL-safe. */
 MCP_API void mcp_replay_store_free(mcp_replay_store_t *store);
 
 /* ------------------------------------------------------------------------
@@ -188,14 +238,17 @@ typedef struct mcp_aead_options {
      * from any thread the codec is used on. */
     int64_t (*now_ms)(void *user);
     void *clock_user;
-    /* When set, every state opens at most once (the store is owned by the
-     * codec). NULL: states may be replayed until they expire. */
+    /* When set, every state opens at most once for as long as the store
+     * remembers (see "Replay store" above). The codec takes this
+     * reference; give it one of mcp_replay_store_ref() to share a store.
+     * NULL: states may be replayed until they expire. */
     mcp_replay_store_t *replay_store;
 } mcp_aead_options_t;
 
 /*
  * The default AES-256-GCM codec. Takes ownership of `ring` (which must hold
- * at least one key) and of opts->replay_store, even on failure. `opts` may
+ * at least one key) and of the reference opts->replay_store, even on
+ * failure. `opts` may
  * be NULL. NULL with *err filled on failure (an empty ring or a negative
  * ttl_ms, or out of memory).
  */
@@ -219,7 +272,7 @@ MCP_API int mcp_codec_open(mcp_codec_t *codec, const char *state,
                            mcp_error_t *err);
 
 /* Frees a codec and its ctx (through ops->free; the AES-256-GCM codec
- * frees its keyring and replay store). Must not race with mcp_codec_seal()
+ * frees its keyring and drops its reference to its replay store). Must not race with mcp_codec_seal()
  * or mcp_codec_open(): free it only once no thread can still use it. A
  * codec given to mcp_server_set_codec() belongs to the server: do not free
  * it. NULL-safe. */

@@ -4,7 +4,9 @@
  *
  * Sealed plaintext, a compact JSON object with sorted keys:
  *   {"expiresMs":<int>,"method":<str>,"paramsDigest":<base64url of 32 bytes>,
- *    "payload":<any>,"principal":<str or null>,"stateId":<base64url of 16 bytes>}
+ *    "payload":<any>,"principal":<str or null>,
+ *    "replayStore":<base64url of 16 bytes, only with an in-memory store>,
+ *    "stateId":<base64url of 16 bytes>}
  * It is serialised by jansson rather than RFC 8785 because it must give the
  * payload back exactly: RFC 8785 reads every number as a double, which would
  * round integers above 2^53 and turn 1.0 into the integer 1. Only libmcp
@@ -12,9 +14,9 @@
  *
  * Opening checks, in this order, each failure with its own message:
  * base64url, format version, framing, key id, GCM tag, plaintext shape,
- * expiry, principal, method, params digest, single use (which the server
- * core defers, through mcp_codec_open_deferred(), until it has accepted
- * the rest of the request). A rejected state is
+ * expiry, principal, method, params digest, replay store, single use
+ * (which the server core defers, through mcp_codec_open_deferred(), until
+ * it has accepted the rest of the request). A rejected state is
  * MCP_EINVAL with JSON-RPC code -32602; a failure of our own (memory, the
  * replay store) keeps its code with -32603.
  */
@@ -59,6 +61,8 @@ typedef struct sealed_binding {
     const json_t *method;
     uint8_t params_digest[DIGEST_BYTES];
     uint8_t state_id[MCP_STATE_ID_BYTES];
+    bool has_store; /* bound to the in-memory replay store `store` */
+    uint8_t store[MCP_REPLAY_INSTANCE_BYTES];
     json_t *payload; /* borrowed from the parsed plaintext */
 } sealed_binding_t;
 
@@ -180,11 +184,12 @@ static char *plaintext_text(const json_t *plain)
     return b.text;
 }
 
-/* Builds the plaintext object into *plain (a new reference). */
+/* Builds the plaintext object into *plain (a new reference); `store` is
+ * the identity of the codec's in-memory replay store, or NULL. */
 static int plaintext_new(const json_t *payload, const mcp_state_binding_t *binding,
                          const uint8_t digest[DIGEST_BYTES],
-                         const uint8_t state_id[MCP_STATE_ID_BYTES], int64_t expires_ms,
-                         json_t **plain, mcp_error_t *err)
+                         const uint8_t state_id[MCP_STATE_ID_BYTES], const uint8_t *store,
+                         int64_t expires_ms, json_t **plain, mcp_error_t *err)
 {
     json_t *method = json_string(binding->method);
     json_t *principal = binding->principal ? json_string(binding->principal) : json_null();
@@ -210,6 +215,11 @@ static int plaintext_new(const json_t *payload, const mcp_state_binding_t *bindi
               json_object_set(obj, "payload", (json_t *)payload) |
               json_object_set_new(obj, "principal", principal) |
               json_object_set_new(obj, "stateId", base64url_json(state_id, MCP_STATE_ID_BYTES));
+    /* A store that forgets on restart cannot vouch for states sealed
+     * before its time, or for another's: the state names its store. */
+    if (store)
+        bad |= json_object_set_new(obj, "replayStore",
+                                   base64url_json(store, MCP_REPLAY_INSTANCE_BYTES));
     if (bad || !obj) {
         json_decref(obj);
         return internal_failure(err, MCP_ENOMEM, "cannot seal requestState");
@@ -271,7 +281,9 @@ static int aead_seal(void *ctx, const json_t *payload, const mcp_state_binding_t
         return internal_failure(err, rc < 0 ? rc : MCP_EIO, "no random bytes");
 
     json_t *plain = NULL;
-    rc = plaintext_new(payload, binding, digest, state_id, now + codec->ttl_ms, &plain, err);
+    rc = plaintext_new(payload, binding, digest, state_id,
+                       mcp_replay_store_instance(codec->replay_store), now + codec->ttl_ms,
+                       &plain, err);
     if (rc != MCP_OK)
         return rc;
     char *text = plaintext_text(plain);
@@ -294,10 +306,13 @@ static bool read_binding(const json_t *plain, sealed_binding_t *out)
     out->principal = json_object_get(plain, "principal");
     out->method = json_object_get(plain, "method");
     out->payload = json_object_get(plain, "payload");
+    const json_t *store = json_object_get(plain, "replayStore");
+    out->has_store = store != NULL;
     if (!json_is_integer(expires) || !json_is_string(out->method) || !out->payload ||
         !(json_is_string(out->principal) || json_is_null(out->principal)) ||
         !decode_exact(json_object_get(plain, "paramsDigest"), out->params_digest, DIGEST_BYTES) ||
-        !decode_exact(json_object_get(plain, "stateId"), out->state_id, MCP_STATE_ID_BYTES))
+        !decode_exact(json_object_get(plain, "stateId"), out->state_id, MCP_STATE_ID_BYTES) ||
+        (store && !decode_exact(store, out->store, MCP_REPLAY_INSTANCE_BYTES)))
         return false;
     out->expires_ms = json_integer_value(expires);
     return true;
@@ -359,13 +374,15 @@ static int decrypt_state(const aead_codec_t *codec, const char *state, json_t **
     return rc;
 }
 
-/* Records the single use of state `id` (a no-op without a replay store). */
+/* Records the single use of state `id` by `principal` (a hash; the store
+ * may hold each principal to a quota). A no-op without a replay store. */
 static int redeem(const aead_codec_t *codec, const uint8_t id[MCP_STATE_ID_BYTES],
-                  int64_t expires_ms, mcp_error_t *err)
+                  const uint8_t principal[MCP_PRINCIPAL_HASH_BYTES], int64_t expires_ms,
+                  mcp_error_t *err)
 {
     if (!codec->replay_store)
         return MCP_OK;
-    int rc = mcp_replay_store_redeem(codec->replay_store, id, expires_ms,
+    int rc = mcp_replay_store_redeem(codec->replay_store, id, principal, expires_ms,
                                      codec->now_ms(codec->clock_user));
     if (rc == MCP_EEXIST)
         return rejected(err, "was already used");
@@ -405,12 +422,25 @@ static int check_binding(const aead_codec_t *codec, const sealed_binding_t *seal
     if (!mcp_secret_equal(digest, sealed->params_digest, DIGEST_BYTES))
         return rejected(err, "was issued for different params");
 
+    /* A state of an in-memory store opens only with that store: any other
+     * (another process's, this one's before a restart, a shared one that
+     * never saw it redeemed) could let it through a second time. */
+    const uint8_t *store = mcp_replay_store_instance(codec->replay_store);
+    if (store ? !sealed->has_store ||
+                    !mcp_secret_equal(store, sealed->store, MCP_REPLAY_INSTANCE_BYTES)
+              : sealed->has_store)
+        return rejected(err, "was sealed for another replay store");
+
+    uint8_t who[MCP_PRINCIPAL_HASH_BYTES] = {0};
+    if (codec->replay_store)
+        mcp_replay_principal_hash(principal, who);
     if (ticket) {
         memcpy(ticket->id, sealed->state_id, MCP_STATE_ID_BYTES);
+        memcpy(ticket->principal, who, MCP_PRINCIPAL_HASH_BYTES);
         ticket->expires_ms = sealed->expires_ms;
         return MCP_OK;
     }
-    return redeem(codec, sealed->state_id, sealed->expires_ms, err);
+    return redeem(codec, sealed->state_id, who, sealed->expires_ms, err);
 }
 
 static int open_state(const aead_codec_t *codec, const char *state,
@@ -461,7 +491,7 @@ int mcp_codec_redeem(const mcp_state_ticket_t *ticket, mcp_error_t *err)
 {
     if (!ticket || !ticket->codec)
         return MCP_OK;
-    return redeem(ticket->codec->ctx, ticket->id, ticket->expires_ms, err);
+    return redeem(ticket->codec->ctx, ticket->id, ticket->principal, ticket->expires_ms, err);
 }
 
 /* ---- lifetime ------------------------------------------------------------ */

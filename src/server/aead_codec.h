@@ -28,6 +28,7 @@ typedef struct mcp_state_ticket {
                             nothing left to do (no replay store, or another
                             codec, whose open spent it already) */
     uint8_t id[16];
+    uint8_t principal[16]; /* who redeems it, for the store's quota */
     int64_t expires_ms;
 } mcp_state_ticket_t;
 

@@ -8,8 +8,15 @@
  * ids (MCP_ELIMIT) rather than forget a live one, which would let a replay
  * through.
  *
- * The hash is not keyed: ids come from the CSPRNG inside an authenticated
- * envelope, so nobody can choose ids that collide.
+ * The store is shared by every client, so one of them alone must not be
+ * able to fill it and refuse everybody else's retries: each principal may
+ * hold at most max_per_principal live ids (MCP_ELIMIT beyond, fail closed
+ * as when full). A third table counts them, one owner per principal with
+ * live ids, freed with its last id.
+ *
+ * The hashes are not keyed: ids come from the CSPRNG inside an
+ * authenticated envelope, and principals arrive as truncated SHA-256, so
+ * nobody can choose keys that collide.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -18,31 +25,50 @@
 #include "server/replay_store.h"
 
 #define DEFAULT_MAX_ENTRIES 100000
+#define DEFAULT_SHARE_DIVISOR 10 /* a principal's default quota: a tenth */
 #define INITIAL_SLOTS 64
+
+/* A principal holding live ids. */
+typedef struct owner {
+    uint8_t principal[MCP_PRINCIPAL_HASH_BYTES];
+    size_t live;
+    struct owner *next; /* in its hash bucket */
+} owner_t;
 
 typedef struct entry {
     uint8_t id[MCP_STATE_ID_BYTES];
     int64_t expires_ms;
+    owner_t *owner;
     struct entry *next; /* in its hash bucket */
 } entry_t;
 
 typedef struct memory_store {
     pthread_mutex_t lock;
     size_t max_entries;
+    size_t max_per_principal;
     size_t count;
     entry_t **buckets; /* nbuckets chains; nbuckets is a power of two */
     size_t nbuckets;
     entry_t **heap; /* count entries, soonest expiry first */
     size_t heap_capacity;
+    owner_t **owners; /* nowner_buckets chains, a power of two */
+    size_t nowner_buckets, nowners;
 } memory_store_t;
+
+/* A 16-byte key (an id or a principal hash) to a bucket of `n`, a power of
+ * two. */
+static size_t slot_of(const uint8_t key[16], size_t n)
+{
+    uint64_t a, b;
+    memcpy(&a, key, 8);
+    memcpy(&b, key + 8, 8);
+    uint64_t h = (a ^ (b * 0x9E3779B97F4A7C15u)) * 0xBF58476D1CE4E5B9u;
+    return (size_t)(h >> 32) & (n - 1);
+}
 
 static size_t bucket_of(const memory_store_t *s, const uint8_t id[MCP_STATE_ID_BYTES])
 {
-    uint64_t a, b;
-    memcpy(&a, id, 8);
-    memcpy(&b, id + 8, 8);
-    uint64_t h = (a ^ (b * 0x9E3779B97F4A7C15u)) * 0xBF58476D1CE4E5B9u;
-    return (size_t)(h >> 32) & (s->nbuckets - 1);
+    return slot_of(id, s->nbuckets);
 }
 
 static entry_t **find_link(memory_store_t *s, const uint8_t id[MCP_STATE_ID_BYTES])
@@ -90,6 +116,67 @@ static void heap_pop(memory_store_t *s)
     }
 }
 
+/* ---- the owners ---------------------------------------------------------- */
+
+static owner_t **find_owner(memory_store_t *s, const uint8_t principal[MCP_PRINCIPAL_HASH_BYTES])
+{
+    owner_t **link = &s->owners[slot_of(principal, s->nowner_buckets)];
+    while (*link && memcmp((*link)->principal, principal, MCP_PRINCIPAL_HASH_BYTES) != 0)
+        link = &(*link)->next;
+    return link;
+}
+
+/* Keeps owner chains short, like the id buckets; on allocation failure
+ * they just grow longer. */
+static void grow_owners(memory_store_t *s)
+{
+    if (s->nowners < s->nowner_buckets)
+        return;
+    size_t n = s->nowner_buckets * 2;
+    owner_t **owners = calloc(n, sizeof *owners);
+    if (!owners)
+        return;
+    for (size_t i = 0; i < s->nowner_buckets; i++) {
+        for (owner_t *o = s->owners[i], *next; o; o = next) {
+            next = o->next;
+            size_t b = slot_of(o->principal, n);
+            o->next = owners[b];
+            owners[b] = o;
+        }
+    }
+    free(s->owners);
+    s->owners = owners;
+    s->nowner_buckets = n;
+}
+
+/* The owner of `principal`'s ids, made on its first one; NULL when out of
+ * memory. */
+static owner_t *owner_of(memory_store_t *s, const uint8_t principal[MCP_PRINCIPAL_HASH_BYTES])
+{
+    owner_t **link = find_owner(s, principal);
+    if (*link)
+        return *link;
+    owner_t *o = calloc(1, sizeof *o);
+    if (!o)
+        return NULL;
+    memcpy(o->principal, principal, MCP_PRINCIPAL_HASH_BYTES);
+    *link = o;
+    s->nowners++;
+    grow_owners(s);
+    return o;
+}
+
+/* An id of `o` is forgotten; so is `o` with its last one. */
+static void owner_release(memory_store_t *s, owner_t *o)
+{
+    if (--o->live > 0)
+        return;
+    owner_t **link = find_owner(s, o->principal);
+    *link = o->next;
+    s->nowners--;
+    free(o);
+}
+
 static void forget_expired(memory_store_t *s, int64_t now_ms)
 {
     while (s->count > 0 && s->heap[0]->expires_ms <= now_ms) {
@@ -98,6 +185,7 @@ static void forget_expired(memory_store_t *s, int64_t now_ms)
         heap_pop(s);
         entry_t **link = find_link(s, e->id);
         *link = e->next;
+        owner_release(s, e->owner);
         free(e);
     }
 }
@@ -144,8 +232,39 @@ static int make_room(memory_store_t *s)
 
 /* ---- the ops ------------------------------------------------------------- */
 
-static int memory_redeem(void *ctx, const uint8_t id[MCP_STATE_ID_BYTES], int64_t expires_ms,
-                         int64_t now_ms)
+/* Remembers a new live id of `principal`, under the lock. */
+static int remember(memory_store_t *s, const uint8_t id[MCP_STATE_ID_BYTES],
+                    const uint8_t principal[MCP_PRINCIPAL_HASH_BYTES], int64_t expires_ms)
+{
+    if (s->count >= s->max_entries)
+        return MCP_ELIMIT;
+    owner_t **found = find_owner(s, principal);
+    if (*found && (*found)->live >= s->max_per_principal)
+        return MCP_ELIMIT; /* its share is taken: refuse, never forget */
+    int rc = make_room(s);
+    if (rc != MCP_OK)
+        return rc;
+    entry_t *e = malloc(sizeof *e);
+    owner_t *o = e ? owner_of(s, principal) : NULL;
+    if (!o) {
+        free(e);
+        return MCP_ENOMEM;
+    }
+    memcpy(e->id, id, MCP_STATE_ID_BYTES);
+    e->expires_ms = expires_ms;
+    e->owner = o;
+    o->live++;
+    entry_t **head = &s->buckets[bucket_of(s, id)];
+    e->next = *head;
+    *head = e;
+    heap_push(s, e);
+    s->count++;
+    return MCP_OK;
+}
+
+static int memory_redeem_as(void *ctx, const uint8_t id[MCP_STATE_ID_BYTES],
+                            const uint8_t principal[MCP_PRINCIPAL_HASH_BYTES], int64_t expires_ms,
+                            int64_t now_ms)
 {
     memory_store_t *s = ctx;
     int rc = MCP_OK;
@@ -155,24 +274,20 @@ static int memory_redeem(void *ctx, const uint8_t id[MCP_STATE_ID_BYTES], int64_
         rc = MCP_EEXIST;
     else if (expires_ms <= now_ms)
         rc = MCP_OK; /* already dead: nothing to remember */
-    else if (s->count >= s->max_entries)
-        rc = MCP_ELIMIT;
-    else if ((rc = make_room(s)) == MCP_OK) {
-        entry_t *e = malloc(sizeof *e);
-        if (!e) {
-            rc = MCP_ENOMEM;
-        } else {
-            memcpy(e->id, id, MCP_STATE_ID_BYTES);
-            e->expires_ms = expires_ms;
-            entry_t **head = &s->buckets[bucket_of(s, id)];
-            e->next = *head;
-            *head = e;
-            heap_push(s, e);
-            s->count++;
-        }
-    }
+    else
+        rc = remember(s, id, principal, expires_ms);
     pthread_mutex_unlock(&s->lock);
     return rc;
+}
+
+/* The ops' redeem, which has no principal: every such caller is one
+ * (libmcp itself always redeems through memory_redeem_as). */
+static int memory_redeem(void *ctx, const uint8_t id[MCP_STATE_ID_BYTES], int64_t expires_ms,
+                         int64_t now_ms)
+{
+    uint8_t nobody[MCP_PRINCIPAL_HASH_BYTES];
+    mcp_replay_principal_hash(NULL, nobody);
+    return memory_redeem_as(ctx, id, nobody, expires_ms, now_ms);
 }
 
 static void memory_free(void *ctx)
@@ -182,29 +297,53 @@ static void memory_free(void *ctx)
         return;
     for (size_t i = 0; i < s->count; i++)
         free(s->heap[i]);
+    for (size_t i = 0; i < s->nowner_buckets; i++) {
+        for (owner_t *o = s->owners[i], *next; o; o = next) {
+            next = o->next;
+            free(o);
+        }
+    }
     free(s->heap);
     free(s->buckets);
+    free(s->owners);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
 
 static const mcp_replay_store_ops_t MEMORY_OPS = {memory_redeem, memory_free};
 
-mcp_replay_store_t *mcp_replay_store_memory_new(size_t max_entries)
+mcp_replay_store_t *
+mcp_replay_store_memory_new_with(const mcp_replay_store_memory_options_t *opts)
 {
     memory_store_t *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->max_entries = max_entries ? max_entries : DEFAULT_MAX_ENTRIES;
+    s->max_entries = opts && opts->max_entries ? opts->max_entries : DEFAULT_MAX_ENTRIES;
+    s->max_per_principal = opts && opts->max_per_principal
+                               ? opts->max_per_principal
+                               : s->max_entries / DEFAULT_SHARE_DIVISOR;
+    if (s->max_per_principal == 0)
+        s->max_per_principal = 1;
     s->nbuckets = INITIAL_SLOTS;
     s->heap_capacity = INITIAL_SLOTS;
+    s->nowner_buckets = INITIAL_SLOTS;
     s->buckets = calloc(s->nbuckets, sizeof *s->buckets);
     s->heap = malloc(s->heap_capacity * sizeof *s->heap);
-    if (!s->buckets || !s->heap || pthread_mutex_init(&s->lock, NULL) != 0) {
+    s->owners = calloc(s->nowner_buckets, sizeof *s->owners);
+    if (!s->buckets || !s->heap || !s->owners || pthread_mutex_init(&s->lock, NULL) != 0) {
         free(s->buckets);
         free(s->heap);
+        free(s->owners);
         free(s);
         return NULL;
     }
-    return mcp_replay_store_new(&MEMORY_OPS, s);
+    /* It forgets everything when the process ends: the codec binds its
+     * states to this store's identity (mcp/request_state.h). */
+    return mcp_replay_store_new_local(&MEMORY_OPS, memory_redeem_as, s);
+}
+
+mcp_replay_store_t *mcp_replay_store_memory_new(size_t max_entries)
+{
+    return mcp_replay_store_memory_new_with(
+        &(mcp_replay_store_memory_options_t){.max_entries = max_entries});
 }

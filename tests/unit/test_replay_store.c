@@ -1,10 +1,12 @@
-/* Replay stores: the in-memory default (expiry, capacity, threads) and the
- * wrapper over custom ops. */
+/* Replay stores: the in-memory default (expiry, capacity, the quota of a
+ * principal, threads, its identity), the wrapper over custom ops and the
+ * reference count that lets codecs share a store. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,11 +21,22 @@ static void make_id(uint8_t id[16], uint32_t n)
     memcpy(id, &n, sizeof n);
 }
 
+static int redeem_as(mcp_replay_store_t *s, const char *principal, uint32_t n, int64_t expires,
+                     int64_t now)
+{
+    uint8_t id[16], who[MCP_PRINCIPAL_HASH_BYTES];
+    make_id(id, n);
+    mcp_replay_principal_hash(principal, who);
+    return mcp_replay_store_redeem(s, id, who, expires, now);
+}
+
+/* Id `n`, redeemed by a principal of its own: the quota never applies. */
 static int redeem(mcp_replay_store_t *s, uint32_t n, int64_t expires, int64_t now)
 {
-    uint8_t id[16];
+    uint8_t id[16], who[MCP_PRINCIPAL_HASH_BYTES] = {0};
     make_id(id, n);
-    return mcp_replay_store_redeem(s, id, expires, now);
+    memcpy(who, &n, sizeof n);
+    return mcp_replay_store_redeem(s, id, who, expires, now);
 }
 
 static void test_second_redeem_is_a_replay(void **state)
@@ -83,6 +96,101 @@ static void test_default_capacity_is_100000(void **state)
     assert_int_equal(redeem(s, 99999, 1000, 0), MCP_EEXIST);
     assert_int_equal(redeem(s, 100000, 2000, 1000), MCP_OK); /* all others expired */
     mcp_replay_store_free(s);
+}
+
+/* One principal cannot take the store from the others: beyond its share it
+ * is refused (never by forgetting an id), and regains room as its ids
+ * expire. */
+static void test_a_principal_holds_at_most_its_share(void **state)
+{
+    (void)state;
+    mcp_replay_store_t *s = mcp_replay_store_memory_new_with(
+        &(mcp_replay_store_memory_options_t){.max_entries = 10, .max_per_principal = 3});
+    assert_int_equal(redeem_as(s, "mallory", 1, 100, 0), MCP_OK);
+    assert_int_equal(redeem_as(s, "mallory", 2, 200, 0), MCP_OK);
+    assert_int_equal(redeem_as(s, "mallory", 3, 200, 0), MCP_OK);
+    assert_int_equal(redeem_as(s, "mallory", 4, 200, 0), MCP_ELIMIT);
+    /* Its replays are still replays, and the others have room. */
+    assert_int_equal(redeem_as(s, "mallory", 2, 200, 10), MCP_EEXIST);
+    assert_int_equal(redeem_as(s, "alice", 5, 200, 10), MCP_OK);
+    assert_int_equal(redeem_as(s, NULL, 6, 200, 10), MCP_OK);
+    /* The refused id was not spent: it goes in once id 1 expires. */
+    assert_int_equal(redeem_as(s, "mallory", 4, 200, 100), MCP_OK);
+    assert_int_equal(redeem_as(s, "mallory", 4, 200, 100), MCP_EEXIST);
+    assert_int_equal(redeem_as(s, "mallory", 7, 300, 100), MCP_ELIMIT);
+    /* All of them expired: a full share again. */
+    for (uint32_t i = 10; i < 13; i++)
+        assert_int_equal(redeem_as(s, "mallory", i, 900, 200), MCP_OK);
+    assert_int_equal(redeem_as(s, "mallory", 13, 900, 200), MCP_ELIMIT);
+    mcp_replay_store_free(s);
+}
+
+/* By default a principal may hold a tenth of the store; every client
+ * without authentication is the one principal "none". */
+static void test_default_share_is_a_tenth(void **state)
+{
+    (void)state;
+    mcp_replay_store_t *s = mcp_replay_store_memory_new(100);
+    for (uint32_t i = 0; i < 10; i++)
+        assert_int_equal(redeem_as(s, NULL, i, 1000, 0), MCP_OK);
+    assert_int_equal(redeem_as(s, NULL, 10, 1000, 0), MCP_ELIMIT);
+    assert_int_equal(redeem_as(s, "", 10, 1000, 0), MCP_OK); /* not "none" */
+    for (uint32_t i = 11; i < 21; i++)
+        assert_int_equal(redeem_as(s, "bob", i, 1000, 0), MCP_OK);
+    assert_int_equal(redeem_as(s, "bob", 21, 1000, 0), MCP_ELIMIT);
+    mcp_replay_store_free(s);
+
+    /* A tiny store still lets everyone have one; a share as large as the
+     * store is no quota. */
+    s = mcp_replay_store_memory_new(3);
+    assert_int_equal(redeem_as(s, "a", 1, 1000, 0), MCP_OK);
+    assert_int_equal(redeem_as(s, "a", 2, 1000, 0), MCP_ELIMIT);
+    mcp_replay_store_free(s);
+    s = mcp_replay_store_memory_new_with(
+        &(mcp_replay_store_memory_options_t){.max_entries = 3, .max_per_principal = 3});
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(redeem_as(s, NULL, i, 1000, 0), MCP_OK);
+    assert_int_equal(redeem_as(s, NULL, 3, 1000, 0), MCP_ELIMIT);
+    mcp_replay_store_free(s);
+    mcp_replay_store_free(mcp_replay_store_memory_new_with(NULL));
+}
+
+/* Many principals come and go: each one's count follows its ids (the
+ * owners table grows and empties with them). */
+static void test_many_principals(void **state)
+{
+    (void)state;
+    mcp_replay_store_t *s = mcp_replay_store_memory_new_with(
+        &(mcp_replay_store_memory_options_t){.max_entries = 4000, .max_per_principal = 2});
+    char who[32];
+    for (uint32_t i = 0; i < 3000; i++) {
+        snprintf(who, sizeof who, "user-%u", i % 1000);
+        assert_int_equal(redeem_as(s, who, i, 101 + i % 1000, 0), i < 2000 ? MCP_OK : MCP_ELIMIT);
+    }
+    /* Users 0..499 had their ids expire: two more each; the rest none. */
+    for (uint32_t i = 0; i < 1000; i++) {
+        snprintf(who, sizeof who, "user-%u", i);
+        int want = i < 500 ? MCP_OK : MCP_ELIMIT;
+        assert_int_equal(redeem_as(s, who, 10000 + i, 5000, 600), want);
+        assert_int_equal(redeem_as(s, who, 20000 + i, 5000, 600), want);
+    }
+    mcp_replay_store_free(s);
+}
+
+static void test_principal_hash(void **state)
+{
+    (void)state;
+    uint8_t none[MCP_PRINCIPAL_HASH_BYTES], empty[MCP_PRINCIPAL_HASH_BYTES];
+    uint8_t a[MCP_PRINCIPAL_HASH_BYTES], a2[MCP_PRINCIPAL_HASH_BYTES], b[MCP_PRINCIPAL_HASH_BYTES];
+    mcp_replay_principal_hash(NULL, none);
+    mcp_replay_principal_hash("", empty);
+    mcp_replay_principal_hash("a", a);
+    mcp_replay_principal_hash("a", a2);
+    mcp_replay_principal_hash("b", b);
+    assert_memory_equal(a, a2, sizeof a);
+    assert_memory_not_equal(none, empty, sizeof a);
+    assert_memory_not_equal(a, b, sizeof a);
+    assert_memory_not_equal(a, empty, sizeof a);
 }
 
 /* Many ids with shuffled expiries: exactly those whose time has come are
@@ -178,22 +286,63 @@ static void test_custom_store_gets_the_arguments_and_is_freed(void **state)
     r->freed = &freed;
     mcp_replay_store_t *s = mcp_replay_store_new(&RECORDER_OPS, r);
     assert_non_null(s);
-    uint8_t id[16];
+    uint8_t id[16], who[MCP_PRINCIPAL_HASH_BYTES] = {0};
     make_id(id, 42);
-    assert_int_equal(mcp_replay_store_redeem(s, id, 5000, 1234), MCP_OK);
+    assert_int_equal(mcp_replay_store_redeem(s, id, who, 5000, 1234), MCP_OK);
     assert_int_equal(r->calls, 1);
     assert_memory_equal(r->last_id, id, 16);
     assert_int_equal(r->last_expires, 5000);
     assert_int_equal(r->last_now, 1234);
     r->answer = MCP_EEXIST;
-    assert_int_equal(mcp_replay_store_redeem(s, id, 5000, 1234), MCP_EEXIST);
+    assert_int_equal(mcp_replay_store_redeem(s, id, who, 5000, 1234), MCP_EEXIST);
     r->answer = MCP_EIO;
-    assert_int_equal(mcp_replay_store_redeem(s, id, 5000, 1234), MCP_EIO);
+    assert_int_equal(mcp_replay_store_redeem(s, id, who, 5000, 1234), MCP_EIO);
     /* Only 0 admits a state: a positive answer is a failure. */
     r->answer = 1;
-    assert_true(mcp_replay_store_redeem(s, id, 5000, 1234) < 0);
+    assert_true(mcp_replay_store_redeem(s, id, who, 5000, 1234) < 0);
+    /* It is taken to remember across restarts: no identity to bind to. */
+    assert_null(mcp_replay_store_instance(s));
     mcp_replay_store_free(s);
     assert_int_equal(freed, 1);
+}
+
+/* A store shared by codecs lives until its last reference goes. */
+static void test_references(void **state)
+{
+    (void)state;
+    int freed = 0;
+    recorder_t *r = calloc(1, sizeof *r);
+    r->freed = &freed;
+    mcp_replay_store_t *s = mcp_replay_store_new(&RECORDER_OPS, r);
+    assert_ptr_equal(mcp_replay_store_ref(s), s);
+    assert_ptr_equal(mcp_replay_store_ref(s), s);
+    mcp_replay_store_free(s);
+    mcp_replay_store_free(s);
+    assert_int_equal(freed, 0);
+    uint8_t id[16], who[MCP_PRINCIPAL_HASH_BYTES] = {0};
+    make_id(id, 1);
+    assert_int_equal(mcp_replay_store_redeem(s, id, who, 5000, 0), MCP_OK);
+    mcp_replay_store_free(s);
+    assert_int_equal(freed, 1);
+    assert_null(mcp_replay_store_ref(NULL));
+}
+
+/* Each in-memory store has a random identity of its own, the one its
+ * states are bound to. */
+static void test_memory_stores_have_their_own_identity(void **state)
+{
+    (void)state;
+    mcp_replay_store_t *a = mcp_replay_store_memory_new(0), *b = mcp_replay_store_memory_new(0);
+    const uint8_t *ia = mcp_replay_store_instance(a), *ib = mcp_replay_store_instance(b);
+    assert_non_null(ia);
+    assert_non_null(ib);
+    assert_memory_not_equal(ia, ib, MCP_REPLAY_INSTANCE_BYTES);
+    mcp_replay_store_t *again = mcp_replay_store_ref(a);
+    assert_ptr_equal(mcp_replay_store_instance(again), ia);
+    mcp_replay_store_free(again);
+    mcp_replay_store_free(a);
+    mcp_replay_store_free(b);
+    assert_null(mcp_replay_store_instance(NULL));
 }
 
 static void test_custom_store_without_redeem_is_refused(void **state)
@@ -215,10 +364,16 @@ int main(void)
         cmocka_unit_test(test_ids_are_forgotten_when_they_expire),
         cmocka_unit_test(test_a_full_store_refuses_rather_than_forgets),
         cmocka_unit_test(test_default_capacity_is_100000),
+        cmocka_unit_test(test_a_principal_holds_at_most_its_share),
+        cmocka_unit_test(test_default_share_is_a_tenth),
+        cmocka_unit_test(test_many_principals),
+        cmocka_unit_test(test_principal_hash),
         cmocka_unit_test(test_expiry_order_is_independent_of_insertion_order),
         cmocka_unit_test(test_concurrent_redeems_admit_each_id_once),
         cmocka_unit_test(test_custom_store_gets_the_arguments_and_is_freed),
         cmocka_unit_test(test_custom_store_without_redeem_is_refused),
+        cmocka_unit_test(test_references),
+        cmocka_unit_test(test_memory_stores_have_their_own_identity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

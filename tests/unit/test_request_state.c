@@ -594,6 +594,150 @@ static void test_rotation(void **state)
     mcp_codec_free(rotated);
 }
 
+/* A restart (a new in-memory store under the same keys) must not let a
+ * redeemed state open again: with no memory of it, the new store refuses
+ * every state bound to the old one, redeemed or not. */
+static void test_single_use_survives_a_restart(void **state)
+{
+    (void)state;
+    int64_t now = T0;
+    mcp_codec_t *before = codec_new("k1 " KEY_A, &now, mcp_replay_store_memory_new(0));
+    char *redeemed = seal(before, "{}"), *in_flight = seal(before, "{}");
+    assert_int_equal(open_as_sealed(before, redeemed, NULL), MCP_OK);
+    mcp_codec_free(before);
+
+    mcp_codec_t *after = codec_new("k1 " KEY_A, &now, mcp_replay_store_memory_new(0));
+    char why[MCP_ERROR_MESSAGE_MAX];
+    assert_int_equal(open_as_sealed(after, redeemed, why), MCP_EINVAL);
+    assert_string_equal(why, "requestState was sealed for another replay store");
+    assert_int_equal(open_as_sealed(after, in_flight, why), MCP_EINVAL);
+    assert_string_equal(why, "requestState was sealed for another replay store");
+    /* Its own states are single-use as ever. */
+    char *fresh = seal(after, "{}");
+    assert_int_equal(open_as_sealed(after, fresh, NULL), MCP_OK);
+    assert_int_equal(open_as_sealed(after, fresh, why), MCP_EINVAL);
+    assert_string_equal(why, "requestState was already used");
+    free(redeemed), free(in_flight), free(fresh);
+    mcp_codec_free(after);
+}
+
+/* A key rotation that hands the store on: what either codec redeemed
+ * stays redeemed under both, and states in flight still open, once. */
+static void test_rotation_shares_the_store(void **state)
+{
+    (void)state;
+    int64_t now = T0;
+    mcp_replay_store_t *store = mcp_replay_store_memory_new(0);
+    mcp_codec_t *old = codec_new("k1 " KEY_A, &now, mcp_replay_store_ref(store));
+    mcp_codec_t *rotated = codec_new("k1 " KEY_A "\nk2 " KEY_B, &now, store);
+    char *redeemed = seal(old, "{}"), *in_flight = seal(old, "{}"), *fresh = seal(rotated, "{}");
+    char why[MCP_ERROR_MESSAGE_MAX];
+    assert_int_equal(open_as_sealed(old, redeemed, NULL), MCP_OK);
+    assert_int_equal(open_as_sealed(rotated, redeemed, why), MCP_EINVAL);
+    assert_string_equal(why, "requestState was already used");
+    assert_int_equal(open_as_sealed(rotated, in_flight, NULL), MCP_OK);
+    assert_int_equal(open_as_sealed(old, in_flight, why), MCP_EINVAL);
+    assert_string_equal(why, "requestState was already used");
+    mcp_codec_free(old); /* the store lives on in the new codec */
+    assert_int_equal(open_as_sealed(rotated, fresh, NULL), MCP_OK);
+    assert_int_equal(open_as_sealed(rotated, fresh, NULL), MCP_EINVAL);
+    free(redeemed), free(in_flight), free(fresh);
+    mcp_codec_free(rotated);
+}
+
+static int shared_redeem(void *ctx, const uint8_t id[16], int64_t expires_ms, int64_t now_ms)
+{
+    (void)expires_ms, (void)now_ms;
+    uint8_t(*seen)[16] = ctx; /* seen[0] counts, ids from seen[1] */
+    for (int i = 1; i <= seen[0][0]; i++)
+        if (memcmp(seen[i], id, 16) == 0)
+            return MCP_EEXIST;
+    memcpy(seen[++seen[0][0]], id, 16);
+    return MCP_OK;
+}
+
+/* The binding to a store: states of an in-memory store open with that
+ * store only; a store of your own (shared, persistent) binds nothing, so
+ * its states open on every instance that uses it. */
+static void test_store_binding(void **state)
+{
+    (void)state;
+    int64_t now = T0;
+    mcp_codec_t *memory = codec_new("k1 " KEY_A, &now, mcp_replay_store_memory_new(0));
+    mcp_codec_t *none = codec_new("k1 " KEY_A, &now, NULL);
+    static uint8_t seen[8][16];
+    static const mcp_replay_store_ops_t shared_ops = {shared_redeem, NULL};
+    mcp_codec_t *one = codec_new("k1 " KEY_A, &now, mcp_replay_store_new(&shared_ops, seen));
+    mcp_codec_t *two = codec_new("k1 " KEY_A, &now, mcp_replay_store_new(&shared_ops, seen));
+    char *bound = seal(memory, "{}"), *unbound = seal(none, "{}"), *shared = seal(one, "{}");
+    char why[MCP_ERROR_MESSAGE_MAX];
+    const struct {
+        mcp_codec_t *codec;
+        const char *state;
+    } refused[] = {{none, bound}, {one, bound}, {memory, unbound}, {memory, shared}};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        print_message("case %zu\n", i);
+        assert_int_equal(open_as_sealed(refused[i].codec, refused[i].state, why), MCP_EINVAL);
+        assert_string_equal(why, "requestState was sealed for another replay store");
+    }
+    assert_int_equal(open_as_sealed(two, shared, NULL), MCP_OK); /* another instance */
+    assert_int_equal(open_as_sealed(one, shared, why), MCP_EINVAL);
+    assert_string_equal(why, "requestState was already used");
+    assert_int_equal(open_as_sealed(one, unbound, NULL), MCP_OK);
+    assert_int_equal(open_as_sealed(memory, bound, NULL), MCP_OK);
+    free(bound), free(unbound), free(shared);
+    mcp_codec_free(memory), mcp_codec_free(none), mcp_codec_free(one), mcp_codec_free(two);
+}
+
+/* Opens a fresh state of `principal`, deferred or not. */
+static int open_fresh(mcp_codec_t *codec, const char *principal, bool deferred,
+                      mcp_error_t *err)
+{
+    json_t *payload = parse("{}"), *params = parse(PARAMS_TEXT), *opened = NULL;
+    mcp_state_binding_t binding = {principal, "tools/call", params};
+    char *sealed = NULL;
+    assert_int_equal(mcp_codec_seal(codec, payload, &binding, &sealed, NULL), MCP_OK);
+    int rc;
+    if (deferred) {
+        mcp_state_ticket_t ticket;
+        rc = mcp_codec_open_deferred(codec, sealed, &binding, &opened, &ticket, err);
+        assert_int_equal(rc, MCP_OK);
+        rc = mcp_codec_redeem(&ticket, err);
+    } else {
+        rc = mcp_codec_open(codec, sealed, &binding, &opened, err);
+    }
+    json_decref(opened);
+    json_decref(payload);
+    json_decref(params);
+    free(sealed);
+    return rc;
+}
+
+/* The store learns who redeems, on both ways of opening: one principal
+ * cannot take the others' room. Its refusal is a server fault (-32603). */
+static void test_store_quota_per_principal(void **state)
+{
+    (void)state;
+    int64_t now = T0;
+    mcp_codec_t *codec = codec_new(
+        "k1 " KEY_A, &now,
+        mcp_replay_store_memory_new_with(
+            &(mcp_replay_store_memory_options_t){.max_entries = 8, .max_per_principal = 2}));
+    mcp_error_t err = {0};
+    for (int deferred = 0; deferred < 2; deferred++) {
+        const char *who = deferred ? "mallory" : NULL;
+        print_message("deferred %d\n", deferred);
+        assert_int_equal(open_fresh(codec, who, deferred, NULL), MCP_OK);
+        assert_int_equal(open_fresh(codec, who, deferred, NULL), MCP_OK);
+        assert_int_equal(open_fresh(codec, who, deferred, &err), MCP_ELIMIT);
+        assert_int_equal(err.code, MCP_INTERNAL_ERROR);
+        mcp_error_clear(&err);
+    }
+    assert_int_equal(open_fresh(codec, "alice", true, NULL), MCP_OK);
+    assert_int_equal(open_fresh(codec, "alice", false, NULL), MCP_OK);
+    mcp_codec_free(codec);
+}
+
 /* ---- the order of the checks -------------------------------------------------- */
 
 /* Seals `plain` as if by the codec (key A, id "k1"), for plaintexts the codec
@@ -990,6 +1134,10 @@ int main(void)
         cmocka_unit_test(test_single_use),
         cmocka_unit_test(test_replay_store_failure_is_internal),
         cmocka_unit_test(test_rotation),
+        cmocka_unit_test(test_single_use_survives_a_restart),
+        cmocka_unit_test(test_rotation_shares_the_store),
+        cmocka_unit_test(test_store_binding),
+        cmocka_unit_test(test_store_quota_per_principal),
         cmocka_unit_test(test_each_check_has_its_message_in_order),
         cmocka_unit_test(test_malformed_plaintexts_are_refused),
         cmocka_unit_test(test_aead_new_refuses_bad_configuration),
