@@ -47,6 +47,7 @@ extern "C" {
 typedef struct mcp_server mcp_server_t;
 typedef struct mcp_call mcp_call_t;
 typedef struct mcp_codec mcp_codec_t; /* requestState sealing, see mcp/request_state.h */
+typedef struct mcp_replay_store mcp_replay_store_t; /* single use, ditto */
 
 /* ------------------------------------------------------------------------
  * Creating a server
@@ -165,10 +166,18 @@ typedef struct mcp_server_options {
     /* Lifetime of a sealed state (0 picks 10 minutes; negative is
      * MCP_EINVAL from mcp_server_new). */
     int64_t state_ttl_ms;
-    /* Each state opens at most once (an in-memory replay store; for several
-     * instances, bring a shared store through mcp_server_set_codec). A
-     * retry refused for an invalid inputResponse does not spend it (with
-     * the built-in codec): the corrected retry may follow. */
+    /* Each state opens at most once. A retry refused for an invalid
+     * inputResponse does not spend it (with the built-in codec): the
+     * corrected retry may follow. The server remembers the states redeemed
+     * in an in-memory replay store (mcp_replay_store_memory_new(0): each
+     * principal may hold a tenth of it, and clients without
+     * authentication are all one principal), which a restart forgets: so
+     * that a state redeemed before it cannot open again, a state opens
+     * only in the process that sealed it, even with keys from a file.
+     * After a restart, and on another instance behind a load balancer,
+     * the client gets -32602 and starts the request over; to span
+     * instances and restarts, bring a shared store through
+     * mcp_server_set_codec (see mcp/request_state.h, "Replay store"). */
     bool state_single_use;
 
     /* Tasks (the io.modelcontextprotocol/tasks extension, see
@@ -240,10 +249,27 @@ MCP_API void mcp_server_free(mcp_server_t *srv);
  * rotate keys, say): a request sealing or opening a state meanwhile
  * finishes with the old codec, which is freed after it; later ones use
  * the new one, so a state the old codec sealed opens only if the new one
- * knows its key (keep the old key in the new keyring for a while).
+ * knows its key (keep the old key in the new keyring for a while) and,
+ * with single use, has the same replay store: a codec with a store of
+ * its own would not know which states the old one redeemed, so states
+ * bound to the old in-memory store are refused. With state_single_use,
+ * rotate like this:
+ *
+ *     mcp_aead_options_t o = {.ttl_ms = ..., .replay_store = mcp_server_replay_store(srv)};
+ *     mcp_server_set_codec(srv, mcp_codec_aead_new(ring_with_old_and_new_keys, &o, &err));
+ *
  * Returns MCP_OK; MCP_EINVAL for a NULL argument; MCP_ENOMEM.
  */
 MCP_API int mcp_server_set_codec(mcp_server_t *srv, mcp_codec_t *codec);
+
+/*
+ * A new reference to the replay store of the server's own codec, made
+ * with the server when state_single_use is set (NULL otherwise): give it
+ * to the codec you replace that one with (mcp_aead_options_t.replay_store)
+ * so that single use holds across the change, or drop it with
+ * mcp_replay_store_free(). Thread-safe.
+ */
+MCP_API mcp_replay_store_t *mcp_server_replay_store(mcp_server_t *srv);
 
 /* ------------------------------------------------------------------------
  * Tools

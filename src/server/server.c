@@ -108,9 +108,8 @@ static codec_ref_t *codec_ref_new(mcp_codec_t *codec)
 /* The AEAD codec for requestState, over a keyring. Takes `ring`. */
 static mcp_codec_t *state_codec(const mcp_server_t *srv, mcp_keyring_t *ring, mcp_error_t *err)
 {
-    mcp_aead_options_t o = {.ttl_ms = srv->state_ttl_ms};
-    if (srv->state_single_use)
-        o.replay_store = mcp_replay_store_memory_new(0);
+    mcp_aead_options_t o = {.ttl_ms = srv->state_ttl_ms,
+                            .replay_store = mcp_replay_store_ref(srv->replay_store)};
     return mcp_codec_aead_new(ring, &o, err);
 }
 
@@ -195,6 +194,10 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
     pthread_mutex_init(&srv->live_lock, NULL);
     srv->state_ttl_ms = opts->state_ttl_ms;
     srv->state_single_use = opts->state_single_use;
+    /* Made now, not with the codec: every codec of this server, those of
+     * key rotations included, is to share it (mcp_server_replay_store). */
+    if (srv->state_single_use)
+        srv->replay_store = mcp_replay_store_memory_new(0);
     srv->legacy_mode = opts->legacy;
     srv->session_idle_ms = opts->session_idle_ms > 0 ? opts->session_idle_ms : 30 * 60 * 1000;
     srv->session_replay_events =
@@ -214,7 +217,10 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
     srv->bridge = bridge_new(srv);
     srv->bus = server_event_bus_local_new();
     srv->hub = listen_hub_new();
-    if (!srv->bus || !srv->hub || !srv->session_store || !srv->bridge || !srv->tasks) {
+    if (!srv->bus || !srv->hub || !srv->session_store || !srv->bridge || !srv->tasks ||
+        (srv->state_single_use && !srv->replay_store)) {
+        /* (The replay store also needs the CSPRNG, which works wherever
+         * the keys and ids of a server can be made at all.) */
         mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
         mcp_server_free(srv);
         return NULL;
@@ -286,6 +292,7 @@ void mcp_server_free(mcp_server_t *srv)
         registry_clear(&srv->reg[r]);
     skill_list_clear(&srv->skills);
     codec_put(srv->codec);
+    mcp_replay_store_free(srv->replay_store);
     json_decref(srv->impl);
     json_decref(srv->extensions);
     free(srv->instructions);
@@ -378,6 +385,11 @@ int mcp_server_set_codec(mcp_server_t *srv, mcp_codec_t *codec)
     pthread_mutex_unlock(&srv->codec_lock);
     codec_put(old); /* freed here, or by the last request still using it */
     return MCP_OK;
+}
+
+mcp_replay_store_t *mcp_server_replay_store(mcp_server_t *srv)
+{
+    return srv ? mcp_replay_store_ref(srv->replay_store) : NULL;
 }
 
 void server_result_shape(const mcp_server_t *srv, mcp_result_shape_t *shape)

@@ -113,6 +113,10 @@ struct mcp_server {
     struct codec_ref *codec;
     int64_t state_ttl_ms;     /* options of the default codec */
     bool state_single_use;
+    /* With state_single_use: the default codec's store (a reference),
+     * which mcp_server_replay_store() hands on to the codecs of key
+     * rotations. Set once, in mcp_server_new. */
+    mcp_replay_store_t *replay_store;
 
     /* Live exchanges, for cancelling everything at shutdown. */
     pthread_mutex_t live_lock;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "mcp/request_state.h"
 #include "mcp/server.h"
 #include "modern_request.h"
 #include "server_expect.h"
@@ -174,6 +175,100 @@ static void test_single_use(void **state)
     free(path);
 }
 
+/* The first round of `request` on `srv`: its requestState (malloc'd). */
+static char *first_state(mcp_server_t *srv, const json_t *request)
+{
+    json_t *first = serve(srv, json_incref((json_t *)request), NULL);
+    char *state =
+        strdup(json_string_value(json_object_get(expect_input_required(first), "requestState")));
+    json_decref(first);
+    return state;
+}
+
+/* The retry of `request` with `state` on `srv`: 0 when it completed, else
+ * its error code. */
+static int retry(mcp_server_t *srv, const json_t *request, json_int_t id, const char *state)
+{
+    json_t *answers = json_pack("{s:{s:s}}", "ok", "action", "accept");
+    json_t *response = serve(srv, modern_retry(request, id, answers, state), NULL);
+    json_t *error = json_object_get(response, "error");
+    int code = error ? (int)json_integer_value(json_object_get(error, "code")) : 0;
+    if (!error)
+        expect_complete(response);
+    json_decref(response);
+    return code;
+}
+
+/* The keys outlive the process, the memory of redeemed states does not:
+ * after a restart a state of the previous process must not open, or one
+ * already redeemed would run its handler again. */
+static void test_single_use_survives_a_restart(void **state)
+{
+    char *path = write_keys();
+    mcp_server_options_t o = {.state_keys_file = path, .state_single_use = true};
+    mcp_server_t *before = server_with(&o, NULL);
+    json_t *request = ask();
+    char *redeemed = first_state(before, request), *in_flight = first_state(before, request);
+    assert_int_equal(retry(before, request, 2, redeemed), 0);
+    mcp_server_free(before);
+
+    mcp_server_t *after = server_with(&o, NULL);
+    assert_int_equal(retry(after, request, 3, redeemed), MCP_INVALID_PARAMS);
+    assert_int_equal(retry(after, request, 4, in_flight), MCP_INVALID_PARAMS);
+    char *fresh = first_state(after, request);
+    assert_int_equal(retry(after, request, 5, fresh), 0);
+    assert_int_equal(retry(after, request, 6, fresh), MCP_INVALID_PARAMS);
+    mcp_server_free(after);
+    free(redeemed), free(in_flight), free(fresh);
+    json_decref(request);
+    unlink(path);
+    free(path);
+}
+
+/* A key rotation through mcp_server_set_codec that keeps the server's
+ * replay store: redeemed states stay redeemed, states in flight open
+ * once. A codec with a store of its own refuses both. */
+static void test_single_use_across_a_rotation(void **state)
+{
+    char *path = write_keys();
+    mcp_server_t *srv =
+        server_with(&(mcp_server_options_t){.state_keys_file = path, .state_single_use = true},
+                    NULL);
+    assert_null(mcp_server_replay_store(NULL));
+    json_t *request = ask();
+    char *redeemed = first_state(srv, request), *in_flight = first_state(srv, request);
+    char *third = first_state(srv, request);
+    assert_int_equal(retry(srv, request, 2, redeemed), 0);
+
+    mcp_keyring_t *ring = mcp_keyring_new();
+    assert_int_equal(mcp_keyring_load_file(ring, path, NULL), MCP_OK);
+    assert_int_equal(mcp_keyring_generate(ring, "newest"), MCP_OK);
+    mcp_aead_options_t o = {.replay_store = mcp_server_replay_store(srv)};
+    assert_non_null(o.replay_store);
+    assert_int_equal(mcp_server_set_codec(srv, mcp_codec_aead_new(ring, &o, NULL)), MCP_OK);
+    assert_int_equal(retry(srv, request, 3, redeemed), MCP_INVALID_PARAMS);
+    assert_int_equal(retry(srv, request, 4, in_flight), 0);
+    assert_int_equal(retry(srv, request, 5, in_flight), MCP_INVALID_PARAMS);
+
+    /* The same rotation with a store of its own cannot tell. */
+    ring = mcp_keyring_new();
+    assert_int_equal(mcp_keyring_load_file(ring, path, NULL), MCP_OK);
+    o.replay_store = mcp_replay_store_memory_new(0);
+    assert_int_equal(mcp_server_set_codec(srv, mcp_codec_aead_new(ring, &o, NULL)), MCP_OK);
+    assert_int_equal(retry(srv, request, 6, redeemed), MCP_INVALID_PARAMS);
+    assert_int_equal(retry(srv, request, 7, third), MCP_INVALID_PARAMS);
+    mcp_server_free(srv);
+    free(redeemed), free(in_flight), free(third);
+    json_decref(request);
+    unlink(path);
+    free(path);
+
+    /* Without single use there is no store to hand on. */
+    srv = server_with(&(mcp_server_options_t){0}, NULL);
+    assert_null(mcp_server_replay_store(srv));
+    mcp_server_free(srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +276,8 @@ int main(void)
         cmocka_unit_test(test_keys_from_the_environment),
         cmocka_unit_test(test_bad_sources_fail_creation),
         cmocka_unit_test(test_single_use),
+        cmocka_unit_test(test_single_use_survives_a_restart),
+        cmocka_unit_test(test_single_use_across_a_rotation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
