@@ -189,6 +189,19 @@ typedef struct mcp_server_options {
      * moment, a legacy tasks/result still waiting for it. */
     int64_t task_ttl_ms;
     int64_t task_poll_interval_ms;
+    /* Tasks stored at once (0 picks 10000), and of those, tasks of one
+     * principal (0 picks a tenth of max_tasks, at least 1): a task holds
+     * its request and outcome until its time to live is over, so no
+     * client may pile them up without bound. Beyond either, a call gets
+     * no task: a tool that may run without one (MCP_TASKS_OPTIONAL) does,
+     * answering the call itself (mcp_call_start_task returns
+     * MCP_EUNSUPPORTED); one that may not is refused with -32603 "Server
+     * busy: too many tasks" (as is a 2025-11-25 call of such a tool).
+     * Clients without authentication are all one principal: on a server
+     * without authentication they share one share, so set this to
+     * max_tasks there when one client must not hold back the others. */
+    size_t max_tasks;
+    size_t max_tasks_per_principal;
 
     /* Legacy clients (see mcp_legacy_mode_t); sessions by default. */
     mcp_legacy_mode_t legacy;
@@ -954,7 +967,11 @@ MCP_API const json_t *mcp_call_state(const mcp_call_t *call);
  * when the call is a task already (a handler that runs again after input,
  * or a 2025-11-25 client's call that asked to be a task); MCP_EUNSUPPORTED
  * when the client did not declare the extension on this request (or is a
- * legacy client that did not ask for a task): go on and answer as usual;
+ * legacy client that did not ask for a task), or when the server holds as
+ * many tasks as it may (mcp_server_options_t.max_tasks) and the tool is
+ * MCP_TASKS_OPTIONAL: go on and answer as usual; MCP_ELIMIT when it holds
+ * as many and the tool is MCP_TASKS_REQUIRED, with the call's error set
+ * to -32603 "Server busy" (return the code: the client gets that error);
  * MCP_EINVAL outside a tools/call handler or for a tool registered without
  * `tasks`; MCP_ECANCELED when the request was cancelled; MCP_ENOMEM.
  */

@@ -195,7 +195,7 @@ static json_t *outcome_locked(const struct task *t, const mcp_exchange_t *ex)
  * A task-augmented tools/call
  * ------------------------------------------------------------------------ */
 
-int legacy_task_start(mcp_call_t *call)
+int legacy_task_start(mcp_call_t *call, mcp_error_t *err)
 {
     mcp_exchange_t *ex = call->ex;
     mcp_server_t *srv = ex->srv;
@@ -215,7 +215,17 @@ int legacy_task_start(mcp_call_t *call)
         task_unref(t);
         return MCP_ENOMEM;
     }
-    task_store_and_answer(call, t, result);
+    int rc = task_store_and_answer(call, t, result);
+    if (rc == MCP_OK)
+        return MCP_OK;
+    json_decref(result);
+    task_unref(t);
+    rc = task_refused(call, rc, err);
+    if (rc != MCP_EUNSUPPORTED)
+        return rc;
+    /* The store is full and the tool may run without a task: it does,
+     * and the client gets its result as the call's answer. */
+    ex->legacy_task = false;
     return MCP_OK;
 }
 

@@ -510,8 +510,10 @@ run:
     call_init(&call, ex, method, target);
     /* A legacy client that asked for a task has its answer (the task) at
      * once; the handler then runs as the task. */
-    if (ex->legacy_task && !call.task && (rc = legacy_task_start(&call)) != MCP_OK) {
-        mcp_error_set(&err, rc, MCP_INTERNAL_ERROR, NULL, "Internal error: %s", mcp_strerror(rc));
+    if (ex->legacy_task && !call.task && (rc = legacy_task_start(&call, &err)) != MCP_OK) {
+        if (!err.code)
+            mcp_error_set(&err, rc, MCP_INTERNAL_ERROR, NULL, "Internal error: %s",
+                          mcp_strerror(rc));
         exchange_fail(ex, &err, false);
         mcp_error_clear(&err);
         call_cleanup(&call);

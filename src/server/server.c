@@ -16,6 +16,8 @@
 #define WORKER_IDLE_MS 30000
 #define DEFAULT_TASK_TTL_MS (60 * 60 * 1000)
 #define DEFAULT_TASK_POLL_MS 500
+#define DEFAULT_MAX_TASKS 10000
+#define DEFAULT_TASK_SHARE_DIVISOR 10 /* a principal's default share: a tenth */
 
 static char *dup_or_null(const char *s)
 {
@@ -211,7 +213,11 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
     srv->task_poll_ms =
         opts->task_poll_interval_ms > 0 ? opts->task_poll_interval_ms : DEFAULT_TASK_POLL_MS;
     atomic_init(&srv->tasks_offered, false);
-    srv->tasks = task_store_new();
+    size_t max_tasks = opts->max_tasks ? opts->max_tasks : DEFAULT_MAX_TASKS;
+    size_t task_share = opts->max_tasks_per_principal
+                            ? opts->max_tasks_per_principal
+                            : max_tasks / DEFAULT_TASK_SHARE_DIVISOR;
+    srv->tasks = task_store_new(max_tasks, task_share ? task_share : 1);
     pthread_mutex_init(&srv->session_lock, NULL);
     srv->session_store = session_store_memory_new();
     srv->bridge = bridge_new(srv);

@@ -491,8 +491,11 @@ int legacy_task_requested(mcp_exchange_t *ex, mcp_error_t *err);
  * it of a tool that requires one (true, with *err). */
 bool legacy_task_refused(const mcp_exchange_t *ex, mcp_error_t *err);
 /* Before the handler of a task-augmented call runs: makes it a task and
- * answers the call with {"task": Task}; call->task is then set. */
-int legacy_task_start(mcp_call_t *call);
+ * answers the call with {"task": Task}; call->task is then set. When the
+ * task store is full, a tool that may run without a task runs as a plain
+ * call (MCP_OK, call->task NULL); otherwise a failure, with *err filled
+ * when it says more than the code. */
+int legacy_task_start(mcp_call_t *call, mcp_error_t *err);
 /* tasks/get, tasks/result, tasks/list, tasks/cancel of a legacy client
  * of `version`: answered (or, tasks/result, made to wait), and true;
  * false for any other method. Takes `msg` only when it waits. */
@@ -621,7 +624,9 @@ json_t *input_required_result(mcp_call_t *call, mcp_error_t *err);
  * ------------------------------------------------------------------------ */
 
 struct task;
-struct task_store *task_store_new(void);
+/* A store of at most `max_tasks` tasks, `max_per_principal` of them for
+ * any one principal. */
+struct task_store *task_store_new(size_t max_tasks, size_t max_per_principal);
 /* Frees every task; the worker pool must have stopped (no handler runs). */
 void task_store_free(struct task_store *store);
 void task_unref(struct task *t);

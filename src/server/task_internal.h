@@ -69,11 +69,17 @@ struct task {
     struct task *next;      /* hash chain */
 };
 
+#define TASK_OWNER_BUCKETS 256
+
 struct task_store {
     pthread_mutex_t lock;
     struct task **buckets;
     size_t n_buckets, count;
     int64_t next_sweep_ms;
+    /* The bounds (mcp_server_options_t.max_tasks), and how many tasks
+     * each principal with any has, in chains by principal. */
+    size_t max_tasks, max_per_principal;
+    struct task_owner *owners[TASK_OWNER_BUCKETS];
 };
 
 bool task_is_terminal(task_status_t s);
@@ -86,10 +92,20 @@ void task_ref(struct task *t);
 struct task *task_new(mcp_exchange_t *ex);
 /* Stores the new task `t` of `call` (taking the reference given), then
  * answers the call with `result` (taken): the task is found from the
- * moment its id is out. call->task becomes t. */
-void task_store_and_answer(mcp_call_t *call, struct task *t, json_t *result);
-/* Stores a task (taking the reference given), under the store's lock. */
-void task_store_insert_locked(struct task_store *s, struct task *t);
+ * moment its id is out. call->task becomes t. MCP_ELIMIT when the store
+ * holds max_tasks tasks, or its principal's share (MCP_ENOMEM when out of
+ * memory): then nothing is stored or answered, and `t` and `result` stay
+ * the caller's. */
+int task_store_and_answer(mcp_call_t *call, struct task *t, json_t *result);
+/* Why a call got no task: for MCP_ELIMIT (the store is full) logs it and
+ * returns MCP_EUNSUPPORTED when the tool may run without a task (the
+ * handler goes on as usual), else MCP_ELIMIT with -32603 "Server busy"
+ * in *err (NULL: the call's error, which a handler returning the code
+ * sends); any other code is returned as it is. */
+int task_refused(mcp_call_t *call, int rc, mcp_error_t *err);
+/* Stores a task (taking the reference given) under the store's lock, or
+ * refuses it as task_store_and_answer() does. */
+int task_store_insert_locked(struct task_store *s, struct task *t);
 /* The task of `id` of the era `legacy` that `principal` (and, for a
  * legacy task, `session`; NULL for modern ones) may see: not referenced,
  * valid while the lock is held; or NULL. A task of another is as unknown

@@ -21,7 +21,9 @@
  *
  * Every task lives in the server's store, a hash table under one mutex that
  * also guards each task's mutable fields: the operations are a few field
- * reads and writes, never a handler run, so one lock is plenty. The
+ * reads and writes, never a handler run, so one lock is plenty. The store
+ * is bounded, overall and per principal (max_tasks): a task keeps memory
+ * for its whole time to live, and no client may take it all. The
  * experimental tasks of 2025-11-25 live in the same store and run the same
  * way (legacy_tasks.c, task_internal.h); each era sees only its own.
  */
@@ -88,11 +90,58 @@ static size_t bucket_of(const char *id, size_t n_buckets)
     return (size_t)(mcp_fnv1a(id, strlen(id)) % n_buckets); /* ids are random already */
 }
 
-struct task_store *task_store_new(void)
+/* How many tasks a principal has (NULL: the unauthenticated clients,
+ * together). */
+struct task_owner {
+    char *principal;
+    size_t tasks;
+    struct task_owner *next;
+};
+
+static struct task_owner **owner_link(struct task_store *s, const char *principal)
+{
+    size_t at = principal ? mcp_fnv1a(principal, strlen(principal)) % TASK_OWNER_BUCKETS : 0;
+    struct task_owner **link = &s->owners[at];
+    while (*link && !task_principal_equal((*link)->principal, principal))
+        link = &(*link)->next;
+    return link;
+}
+
+/* One task more for `principal`: MCP_ELIMIT beyond a bound. */
+static int owner_add_locked(struct task_store *s, const char *principal)
+{
+    struct task_owner **link = owner_link(s, principal);
+    if (s->count >= s->max_tasks || (*link && (*link)->tasks >= s->max_per_principal))
+        return MCP_ELIMIT;
+    if (!*link) {
+        struct task_owner *o = calloc(1, sizeof *o);
+        if (!o || (principal && !(o->principal = strdup(principal)))) {
+            free(o);
+            return MCP_ENOMEM;
+        }
+        *link = o;
+    }
+    (*link)->tasks++;
+    return MCP_OK;
+}
+
+static void owner_remove_locked(struct task_store *s, const char *principal)
+{
+    struct task_owner **link = owner_link(s, principal), *o = *link;
+    if (!o || --o->tasks > 0)
+        return;
+    *link = o->next;
+    free(o->principal);
+    free(o);
+}
+
+struct task_store *task_store_new(size_t max_tasks, size_t max_per_principal)
 {
     struct task_store *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
+    s->max_tasks = max_tasks;
+    s->max_per_principal = max_per_principal;
     s->buckets = calloc(INITIAL_BUCKETS, sizeof *s->buckets);
     if (!s->buckets) {
         free(s);
@@ -113,6 +162,13 @@ void task_store_free(struct task_store *s)
             struct task *next = t->next;
             task_unref(t);
             t = next;
+        }
+    }
+    for (size_t b = 0; b < TASK_OWNER_BUCKETS; b++) {
+        for (struct task_owner *o = s->owners[b], *next; o; o = next) {
+            next = o->next;
+            free(o->principal);
+            free(o);
         }
     }
     pthread_mutex_destroy(&s->lock);
@@ -145,14 +201,18 @@ static void grow_locked(struct task_store *s)
     s->n_buckets = n;
 }
 
-void task_store_insert_locked(struct task_store *s, struct task *t)
+int task_store_insert_locked(struct task_store *s, struct task *t)
 {
+    int rc = owner_add_locked(s, t->principal);
+    if (rc != MCP_OK)
+        return rc;
     grow_locked(s);
     size_t at = bucket_of(t->id, s->n_buckets);
     t->next = s->buckets[at];
     s->buckets[at] = t;
     t->stored = true;
     s->count++;
+    return MCP_OK;
 }
 
 bool task_principal_equal(const char *a, const char *b)
@@ -219,6 +279,7 @@ static int64_t sweep(struct task_store *s, bool force)
             t->stored = false;
             t->expired = true;
             s->count--;
+            owner_remove_locked(s, t->principal);
             t->next = gone;
             gone = t;
         }
@@ -402,23 +463,51 @@ int mcp_call_start_task(mcp_call_t *call)
         task_unref(t);
         return MCP_ENOMEM;
     }
-    task_store_and_answer(call, t, result);
+    int rc = task_store_and_answer(call, t, result);
+    if (rc != MCP_OK) {
+        json_decref(result);
+        task_unref(t);
+        return task_refused(call, rc, NULL);
+    }
     return MCP_OK;
 }
 
-void task_store_and_answer(mcp_call_t *call, struct task *t, json_t *result)
+int task_refused(mcp_call_t *call, int rc, mcp_error_t *err)
+{
+    mcp_exchange_t *ex = call->ex;
+    if (rc != MCP_ELIMIT)
+        return rc;
+    /* Like max_sessions: refuse one more rather than grow without bound.
+     * A tool that may run without a task just does (the client takes
+     * either answer); one that may not is refused, -32603 with a busy
+     * message, and the client may try again later. */
+    server_log(ex->srv, MCP_LOG_WARNING,
+               "tools/call %s gets no task: the store holds its max_tasks (%zu), or the "
+               "principal its max_tasks_per_principal (%zu)",
+               call->target, ex->srv->tasks->max_tasks, ex->srv->tasks->max_per_principal);
+    if (ex->entry->tasks == MCP_TASKS_OPTIONAL)
+        return MCP_EUNSUPPORTED;
+    return mcp_error_set(err ? err : &call->error, MCP_ELIMIT, MCP_INTERNAL_ERROR, NULL,
+                         "Server busy: too many tasks; try again later");
+}
+
+int task_store_and_answer(mcp_call_t *call, struct task *t, json_t *result)
 {
     mcp_server_t *srv = t->srv;
     mcp_exchange_t *ex = call->ex;
     pthread_mutex_lock(&srv->tasks->lock);
-    task_ref(t); /* the store's */
-    task_store_insert_locked(srv->tasks, t);
+    int rc = task_store_insert_locked(srv->tasks, t);
+    if (rc == MCP_OK)
+        task_ref(t); /* the store's */
     pthread_mutex_unlock(&srv->tasks->lock);
+    if (rc != MCP_OK)
+        return rc;
     /* Stored first, answered second: the spec's "durably created". */
     exchange_finish(ex, mcp_jsonrpc_result(ex->msg.id, result), 200);
     call->task = t; /* the call's reference */
     server_log(srv, MCP_LOG_DEBUG, "tools/call %s became %stask %s", call->target,
                t->legacy ? "legacy " : "", t->id);
+    return MCP_OK;
 }
 
 const char *mcp_call_task_id(const mcp_call_t *call)

@@ -9,8 +9,8 @@
  * schema), durable creation, tool errors versus JSON-RPC failures, input
  * inside a task (partial answers, invalid answers, unknown keys, a reused
  * key), cancellation while running and while waiting for input, the
- * principal a task is bound to, its time to live, registration rules, and
- * freeing a server with tasks in every state.
+ * principal a task is bound to, its time to live, the bounds of the store
+ * (max_tasks, overall and per principal), registration rules, and freeing a server with tasks in every state.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -159,11 +159,16 @@ static int sleeper(mcp_call_t *call, void *user)
     return mcp_call_add_text(call, "woke up");
 }
 
-static mcp_server_t *new_server(int64_t task_ttl_ms)
+/* A server of the tools above, whose task store holds at most max_tasks
+ * tasks, per_principal of one principal (0: the defaults). */
+static mcp_server_t *new_bounded_server(int64_t task_ttl_ms, size_t max_tasks,
+                                        size_t per_principal)
 {
     mcp_server_t *srv = mcp_server_new(
         &(mcp_server_options_t){.name = "tasks-test", .version = "1",
-                                .task_ttl_ms = task_ttl_ms, .task_poll_interval_ms = 250},
+                                .task_ttl_ms = task_ttl_ms, .task_poll_interval_ms = 250,
+                                .max_tasks = max_tasks,
+                                .max_tasks_per_principal = per_principal},
         NULL);
     assert_non_null(srv);
     static const mcp_tool_t tools[] = {
@@ -181,6 +186,11 @@ static mcp_server_t *new_server(int64_t task_ttl_ms)
     atomic_store(&start_rc, 1);
     atomic_store(&runs, 0);
     return srv;
+}
+
+static mcp_server_t *new_server(int64_t task_ttl_ms)
+{
+    return new_bounded_server(task_ttl_ms, 0, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -944,6 +954,91 @@ static void test_task_expires_after_its_ttl(void **state)
 }
 
 /* ------------------------------------------------------------------ */
+/* The bounds of the store, and what an ended task keeps                */
+/* ------------------------------------------------------------------ */
+
+/* A refusal for a full store: -32603, and it says so. */
+static void expect_busy(json_t *response_new)
+{
+    const json_t *error = expect_error(response_new, MCP_INTERNAL_ERROR);
+    assert_non_null(strstr(json_string_value(json_object_get(error, "message")), "Server busy"));
+    json_decref(response_new);
+}
+
+/* No principal takes more than its share, nobody more than max_tasks: a
+ * tool that may run without a task then does, one that may not is
+ * refused. An ended task keeps its place (tasks/get still shows it)
+ * until its time to live is over. */
+static void test_task_store_is_bounded(void **state)
+{
+    (void)state;
+    mcp_server_t *srv = new_bounded_server(0, 4, 2);
+    char *a1 = start_task(srv, "sleeper", NULL, "alice");
+    char *a2 = start_task(srv, "sleeper", NULL, "alice");
+    expect_busy(call_tool(srv, "sleeper", NULL, true, "alice"));
+    atomic_store(&gate_open, true);
+    json_t *response = call_tool(srv, "job", NULL, true, "alice");
+    assert_string_equal(first_text(result_of(response)), "done");
+    assert_int_equal(atomic_load(&start_rc), MCP_EUNSUPPORTED);
+    json_decref(response);
+
+    char *b1 = start_task(srv, "sleeper", NULL, "bob");
+    char *b2 = start_task(srv, "job", NULL, NULL);
+    expect_busy(call_tool(srv, "sleeper", NULL, true, "carol")); /* 4 in all */
+
+    json_decref(task_request(srv, "tasks/cancel", a1, NULL, true, "alice"));
+    json_decref(await_status_as(srv, a1, "cancelled", "alice"));
+    expect_busy(call_tool(srv, "sleeper", NULL, true, "alice"));
+    free(a1), free(a2), free(b1), free(b2);
+    mcp_server_free(srv);
+
+    /* Places come back when tasks expire. */
+    srv = new_bounded_server(100, 0, 1);
+    a1 = start_task(srv, "sleeper", NULL, "alice");
+    expect_busy(call_tool(srv, "sleeper", NULL, true, "alice"));
+    sleep_ms(1200); /* past the TTL and the once-a-second sweep */
+    a2 = start_task(srv, "sleeper", NULL, "alice");
+    free(a1), free(a2);
+    mcp_server_free(srv);
+}
+
+/* The 2025-11-25 client asks for its task: when the store is full, a tool
+ * that may run without one answers the call itself, one that may not is
+ * refused. */
+static void test_legacy_task_store_is_bounded(void **state)
+{
+    (void)state;
+    mcp_server_t *srv = new_bounded_server(0, 1, 0);
+    mcp_conn_t *conn = mcp_conn_new(srv, MCP_TRANSPORT_STDIO);
+    json_decref(legacy_serve(srv, conn, NULL,
+                             legacy_initialize(1, "2025-11-25", "{\"elicitation\":{}}"), NULL));
+    json_t *response = legacy_serve(
+        srv, conn, NULL,
+        legacy_request(next_id++, "tools/call",
+                       json_pack("{s:s, s:{}, s:{}}", "name", "sleeper", "arguments", "task")),
+        NULL);
+    assert_non_null(json_object_get(expect_legacy_result(response), "task"));
+    json_decref(response);
+    expect_busy(legacy_serve(
+        srv, conn, NULL,
+        legacy_request(next_id++, "tools/call",
+                       json_pack("{s:s, s:{}, s:{}}", "name", "sleeper", "arguments", "task")),
+        NULL));
+    atomic_store(&gate_open, true);
+    response = legacy_serve(
+        srv, conn, NULL,
+        legacy_request(next_id++, "tools/call",
+                       json_pack("{s:s, s:{}, s:{}}", "name", "job", "arguments", "task")),
+        NULL);
+    const json_t *result = expect_legacy_result(response);
+    assert_null(json_object_get(result, "task"));
+    assert_string_equal(first_text(result), "done");
+    json_decref(response);
+    mcp_conn_free(conn);
+    mcp_server_free(srv);
+}
+
+/* ------------------------------------------------------------------ */
 /* Legacy (2025-11-25) tasks/result and the task's time to live         */
 /* ------------------------------------------------------------------ */
 
@@ -1178,6 +1273,8 @@ int main(void)
         cmocka_unit_test(test_task_expires_after_its_ttl),
         cmocka_unit_test(test_legacy_task_result_ends_when_task_expires),
         cmocka_unit_test(test_legacy_task_result_without_event_stream),
+        cmocka_unit_test(test_task_store_is_bounded),
+        cmocka_unit_test(test_legacy_task_store_is_bounded),
         cmocka_unit_test(test_free_with_tasks_in_every_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
