@@ -957,7 +957,9 @@ MCP_API const json_t *mcp_call_state(const mcp_call_t *call);
  * "cancelled" whatever the handler returns. Progress and log
  * notifications are not sent for a task (the extension has no channel for
  * them): mcp_call_progress() and mcp_call_log() return 0 and send nothing.
- * Each task is bound to the principal of the call that started it.
+ * Each task is bound to the principal of the call that started it. A task
+ * that has ended keeps its outcome for tasks/get until its time to live
+ * is over, and lets go of its request's arguments and answers at once.
  * ------------------------------------------------------------------------ */
 
 /*

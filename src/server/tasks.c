@@ -23,7 +23,8 @@
  * also guards each task's mutable fields: the operations are a few field
  * reads and writes, never a handler run, so one lock is plenty. The store
  * is bounded, overall and per principal (max_tasks): a task keeps memory
- * for its whole time to live, and no client may take it all. The
+ * for its whole time to live, and no client may take it all. A task that
+ * ended lets go of its request's arguments, which nothing reads any more. The
  * experimental tasks of 2025-11-25 live in the same store and run the same
  * way (legacy_tasks.c, task_internal.h); each era sees only its own.
  */
@@ -34,6 +35,7 @@
 
 #include "clock.h"
 #include "fnv.h"
+#include "protocol/envelope.h"
 #include "protocol/hex.h"
 #include "random.h"
 #include "server/task_internal.h"
@@ -550,6 +552,44 @@ static const char *reused_key(const json_t *requests, const json_t *answers)
     return NULL;
 }
 
+/*
+ * A task that ended lets go of its request, under the store's lock: its
+ * handler never runs again, and tasks/get, tasks/result and the listen
+ * streams read the task alone. The arguments (up to a request's size)
+ * and the answers would otherwise stay for the whole time to live. What
+ * stays is the tool's name and the _meta members the exchange reads
+ * (protocol version, capabilities, client info, log level, progress
+ * token), which it borrows from the request.
+ */
+static void release_request_locked(struct task *t)
+{
+    mcp_exchange_t *ex = t->ex;
+    json_t *params = ex->msg.params;
+    mcp_envelope_t env;
+    mcp_envelope_read(params, &env);
+    const char *key;
+    json_t *value;
+    void *tmp;
+    json_object_foreach_safe(params, tmp, key, value) {
+        if (strcmp(key, "name") != 0 && strcmp(key, "_meta") != 0)
+            json_object_del(params, key);
+    }
+    json_t *meta = (json_t *)env.meta;
+    if (json_is_object(meta)) {
+        json_object_foreach_safe(meta, tmp, key, value) {
+            if (value != env.protocol_version && value != env.client_capabilities &&
+                value != env.client_info && value != env.log_level &&
+                value != env.progress_token)
+                json_object_del(meta, key);
+        }
+    }
+    json_decref(ex->input_responses);
+    ex->input_responses = NULL;
+    json_decref(ex->state);
+    ex->state = NULL;
+    json_object_clear(t->answers);
+}
+
 void task_settle(mcp_call_t *call, int rc)
 {
     struct task *t = call->task;
@@ -628,6 +668,8 @@ void task_settle(mcp_call_t *call, int rc)
             error = NULL;
         }
     }
+    if (task_is_terminal(t->status))
+        release_request_locked(t);
     pthread_mutex_unlock(&srv->tasks->lock);
     json_decref(requests);
     json_decref(result);
@@ -739,6 +781,7 @@ void task_cancel_locked(struct task *t, bool *wake_out)
         json_decref(t->input_requests);
         t->input_requests = NULL;
         task_timestamp_now(t->updated_at);
+        release_request_locked(t);
     }
 }
 

@@ -10,7 +10,8 @@
  * inside a task (partial answers, invalid answers, unknown keys, a reused
  * key), cancellation while running and while waiting for input, the
  * principal a task is bound to, its time to live, the bounds of the store
- * (max_tasks, overall and per principal), registration rules, and freeing a server with tasks in every state.
+ * (max_tasks, overall and per principal), what an ended task lets go of,
+ * registration rules, and freeing a server with tasks in every state.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -29,6 +30,7 @@
 #include "mcp/errors.h"
 #include "mcp/request.h"
 #include "mcp/server_core.h"
+#include "server/task_internal.h"
 
 #include "capture_sink.h"
 #include "legacy_request.h"
@@ -1038,6 +1040,85 @@ static void test_legacy_task_store_is_bounded(void **state)
     mcp_server_free(srv);
 }
 
+/* The request's params of task `id` as the store holds them now (new). */
+static json_t *stored_params(mcp_server_t *srv, const char *id)
+{
+    struct task_store *s = srv->tasks;
+    pthread_mutex_lock(&s->lock);
+    struct task *t = task_find_locked(s, id, NULL, false, NULL);
+    assert_non_null(t);
+    json_t *params = json_deep_copy(t->ex->msg.params);
+    size_t answers = json_object_size(t->answers);
+    pthread_mutex_unlock(&s->lock);
+    json_object_set_new(params, "answers", json_integer((json_int_t)answers));
+    return params;
+}
+
+/* Starts `tool` as a task with a large argument and _meta member. */
+static char *start_heavy_task(mcp_server_t *srv, const char *tool)
+{
+    char *blob = malloc(100001);
+    memset(blob, 'x', 100000);
+    blob[100000] = '\0';
+    json_t *req = request("tools/call",
+                          json_pack("{s:s, s:{s:s}}", "name", tool, "arguments", "blob", blob),
+                          true);
+    json_object_set_new(json_object_get(json_object_get(req, "params"), "_meta"), "padding",
+                        json_string(blob));
+    free(blob);
+    json_t *response = submit(srv, req, NULL);
+    char *id = strdup(json_string_value(json_object_get(result_of(response), "taskId")));
+    json_decref(response);
+    return id;
+}
+
+/* A task that ended lets go of its arguments and answers (nothing reads
+ * them any more), and of what _meta held beyond what the server reads;
+ * one still running keeps them. */
+static void test_ended_task_lets_go_of_its_request(void **state)
+{
+    (void)state;
+    mcp_server_t *srv = new_server(0);
+    char *id = start_heavy_task(srv, "job");
+    json_t *params = stored_params(srv, id);
+    assert_non_null(json_object_get(params, "arguments")); /* still working */
+    json_decref(params);
+    atomic_store(&gate_open, true);
+    json_decref(await_status(srv, id, "completed"));
+    params = stored_params(srv, id);
+    assert_null(json_object_get(params, "arguments"));
+    assert_string_equal(json_string_value(json_object_get(params, "name")), "job");
+    const json_t *meta = json_object_get(params, "_meta");
+    assert_null(json_object_get(meta, "padding"));
+    assert_non_null(json_object_get(meta, MCP_META_PROTOCOL_VERSION));
+    assert_non_null(json_object_get(meta, MCP_META_CLIENT_CAPABILITIES));
+    json_decref(params);
+    /* tasks/get still shows the outcome. */
+    json_t *task = get_task(srv, id, NULL);
+    assert_string_equal(first_text(json_object_get(task, "result")), "done as a task");
+    json_decref(task);
+    free(id);
+
+    /* Cancelled while it waited for input: the answers go too. */
+    id = start_heavy_task(srv, "ask");
+    json_decref(await_status(srv, id, "input_required"));
+    json_decref(task_request(srv, "tasks/update", id,
+                             json_pack("{s:{s:{s:s, s:{s:s}}}}", "inputResponses", "a", "action",
+                                       "accept", "content", "v", "1"),
+                             true, NULL));
+    params = stored_params(srv, id);
+    assert_int_equal(json_integer_value(json_object_get(params, "answers")), 1);
+    json_decref(params);
+    json_decref(task_request(srv, "tasks/cancel", id, NULL, true, NULL));
+    json_decref(await_status(srv, id, "cancelled"));
+    params = stored_params(srv, id);
+    assert_null(json_object_get(params, "arguments"));
+    assert_int_equal(json_integer_value(json_object_get(params, "answers")), 0);
+    json_decref(params);
+    free(id);
+    mcp_server_free(srv);
+}
+
 /* ------------------------------------------------------------------ */
 /* Legacy (2025-11-25) tasks/result and the task's time to live         */
 /* ------------------------------------------------------------------ */
@@ -1275,6 +1356,7 @@ int main(void)
         cmocka_unit_test(test_legacy_task_result_without_event_stream),
         cmocka_unit_test(test_task_store_is_bounded),
         cmocka_unit_test(test_legacy_task_store_is_bounded),
+        cmocka_unit_test(test_ended_task_lets_go_of_its_request),
         cmocka_unit_test(test_free_with_tasks_in_every_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
