@@ -167,10 +167,9 @@ typedef struct mcp_replay_store_memory_options {
      * fill the store and have everyone else's retries refused. Beyond it,
      * that principal's redemptions fail with MCP_ELIMIT (the retry is
      * refused, and its state is not spent) until some of its ids expire.
-     * Clients that are not authenticated are all one principal: on a
-     * server without authentication they share this quota between them,
-     * so set it to max_entries there when one client must not hold back
-     * the others. */
+     * Clients that are not authenticated cannot be told apart, so no
+     * quota applies to them: a share of theirs would only shrink the store
+     * for all of them. Only max_entries bounds them. */
     size_t max_per_principal;
 } mcp_replay_store_memory_options_t;
 

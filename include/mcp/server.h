@@ -197,9 +197,8 @@ typedef struct mcp_server_options {
      * answering the call itself (mcp_call_start_task returns
      * MCP_EUNSUPPORTED); one that may not is refused with -32603 "Server
      * busy: too many tasks" (as is a 2025-11-25 call of such a tool).
-     * Clients without authentication are all one principal: on a server
-     * without authentication they share one share, so set this to
-     * max_tasks there when one client must not hold back the others. */
+     * Clients without authentication cannot be told apart: only
+     * max_tasks bounds them. */
     size_t max_tasks;
     size_t max_tasks_per_principal;
 

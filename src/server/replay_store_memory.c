@@ -12,7 +12,9 @@
  * able to fill it and refuse everybody else's retries: each principal may
  * hold at most max_per_principal live ids (MCP_ELIMIT beyond, fail closed
  * as when full). A third table counts them, one owner per principal with
- * live ids, freed with its last id.
+ * live ids, freed with its last id. Clients without a principal cannot be
+ * told apart, so no quota applies to them (a share would only shrink the
+ * store for all of them): max_entries alone bounds them.
  *
  * The hashes are not keyed: ids come from the CSPRNG inside an
  * authenticated envelope, and principals arrive as truncated SHA-256, so
@@ -46,6 +48,7 @@ typedef struct memory_store {
     pthread_mutex_t lock;
     size_t max_entries;
     size_t max_per_principal;
+    uint8_t anonymous[MCP_PRINCIPAL_HASH_BYTES]; /* the hash of no principal */
     size_t count;
     entry_t **buckets; /* nbuckets chains; nbuckets is a power of two */
     size_t nbuckets;
@@ -239,7 +242,8 @@ static int remember(memory_store_t *s, const uint8_t id[MCP_STATE_ID_BYTES],
     if (s->count >= s->max_entries)
         return MCP_ELIMIT;
     owner_t **found = find_owner(s, principal);
-    if (*found && (*found)->live >= s->max_per_principal)
+    if (*found && (*found)->live >= s->max_per_principal &&
+        memcmp(principal, s->anonymous, MCP_PRINCIPAL_HASH_BYTES) != 0)
         return MCP_ELIMIT; /* its share is taken: refuse, never forget */
     int rc = make_room(s);
     if (rc != MCP_OK)
@@ -324,6 +328,7 @@ mcp_replay_store_memory_new_with(const mcp_replay_store_memory_options_t *opts)
                                : s->max_entries / DEFAULT_SHARE_DIVISOR;
     if (s->max_per_principal == 0)
         s->max_per_principal = 1;
+    mcp_replay_principal_hash(NULL, s->anonymous);
     s->nbuckets = INITIAL_SLOTS;
     s->heap_capacity = INITIAL_SLOTS;
     s->nowner_buckets = INITIAL_SLOTS;

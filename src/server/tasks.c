@@ -113,7 +113,10 @@ static struct task_owner **owner_link(struct task_store *s, const char *principa
 static int owner_add_locked(struct task_store *s, const char *principal)
 {
     struct task_owner **link = owner_link(s, principal);
-    if (s->count >= s->max_tasks || (*link && (*link)->tasks >= s->max_per_principal))
+    /* Clients without a principal cannot be told apart: max_tasks alone
+     * bounds them. */
+    if (s->count >= s->max_tasks ||
+        (principal && *link && (*link)->tasks >= s->max_per_principal))
         return MCP_ELIMIT;
     if (!*link) {
         struct task_owner *o = calloc(1, sizeof *o);

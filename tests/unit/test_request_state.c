@@ -725,7 +725,7 @@ static void test_store_quota_per_principal(void **state)
             &(mcp_replay_store_memory_options_t){.max_entries = 8, .max_per_principal = 2}));
     mcp_error_t err = {0};
     for (int deferred = 0; deferred < 2; deferred++) {
-        const char *who = deferred ? "mallory" : NULL;
+        const char *who = deferred ? "mallory" : "trudy";
         print_message("deferred %d\n", deferred);
         assert_int_equal(open_fresh(codec, who, deferred, NULL), MCP_OK);
         assert_int_equal(open_fresh(codec, who, deferred, NULL), MCP_OK);
@@ -735,6 +735,10 @@ static void test_store_quota_per_principal(void **state)
     }
     assert_int_equal(open_fresh(codec, "alice", true, NULL), MCP_OK);
     assert_int_equal(open_fresh(codec, "alice", false, NULL), MCP_OK);
+    /* No principal: nobody to hold to a share, only the store's size. */
+    assert_int_equal(open_fresh(codec, NULL, false, NULL), MCP_OK);
+    assert_int_equal(open_fresh(codec, NULL, true, NULL), MCP_OK);
+    assert_int_equal(open_fresh(codec, NULL, false, NULL), MCP_ELIMIT); /* 8 held */
     mcp_codec_free(codec);
 }
 

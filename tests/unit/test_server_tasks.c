@@ -994,6 +994,16 @@ static void test_task_store_is_bounded(void **state)
     free(a1), free(a2), free(b1), free(b2);
     mcp_server_free(srv);
 
+    /* Clients without a principal cannot be told apart: no share holds
+     * them, only max_tasks. */
+    srv = new_bounded_server(0, 3, 1);
+    a1 = start_task(srv, "sleeper", NULL, NULL);
+    a2 = start_task(srv, "sleeper", NULL, NULL);
+    b1 = start_task(srv, "sleeper", NULL, NULL);
+    expect_busy(call_tool(srv, "sleeper", NULL, true, NULL));
+    free(a1), free(a2), free(b1);
+    mcp_server_free(srv);
+
     /* Places come back when tasks expire. */
     srv = new_bounded_server(100, 0, 1);
     a1 = start_task(srv, "sleeper", NULL, "alice");
