@@ -60,6 +60,18 @@ static void assert_verdict(mcp_client_t *c, mcp_verdict_kind_t kind, bool probed
     assert_non_null(v.reason);
 }
 
+/* The connection speaks the legacy protocol, and the legacy server's two
+ * tools come back through it. */
+static void assert_legacy_tools(mcp_client_t *c)
+{
+    assert_int_equal(mcp_client_era(c), MCP_ERA_LEGACY);
+    json_t *tools = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_list_tools_all(c, NULL, &tools, &err), MCP_OK);
+    assert_int_equal(json_array_size(tools), 2);
+    json_decref(tools);
+}
+
 /* ------------------------------------------------------------------------
  * stdio
  * ------------------------------------------------------------------------ */
@@ -125,10 +137,7 @@ static void test_exits_on_probe(void **state)
     mcp_error_t err = {0};
     assert_int_equal(connect_legacy_server(c, "exit", 0, &err), MCP_OK);
     assert_verdict(c, MCP_VERDICT_RECONNECT_LEGACY, true);
-    json_t *tools = NULL;
-    assert_int_equal(mcp_client_list_tools_all(c, NULL, &tools, &err), MCP_OK);
-    assert_int_equal(json_array_size(tools), 2);
-    json_decref(tools);
+    assert_legacy_tools(c);
     mcp_client_free(c);
 
     /* The modern option refuses, and says why with the server's stderr. */
@@ -152,11 +161,7 @@ static void test_error_then_exit_on_probe(void **state)
     if (connect_legacy_server(c, "error_exit", 0, &err) != MCP_OK)
         fail_msg("connect: %s", err.message);
     assert_verdict(c, MCP_VERDICT_RECONNECT_LEGACY, true);
-    assert_int_equal(mcp_client_era(c), MCP_ERA_LEGACY);
-    json_t *tools = NULL;
-    assert_int_equal(mcp_client_list_tools_all(c, NULL, &tools, &err), MCP_OK);
-    assert_int_equal(json_array_size(tools), 2);
-    json_decref(tools);
+    assert_legacy_tools(c);
     mcp_client_free(c);
 }
 
@@ -202,11 +207,7 @@ static void test_outdated_verdict_probes_again(void **state)
     if (connect_legacy_server(c, "error", 0, &err) != MCP_OK)
         fail_msg("connect: %s", err.message);
     assert_verdict(c, MCP_VERDICT_LEGACY, true);
-    assert_int_equal(mcp_client_era(c), MCP_ERA_LEGACY);
-    json_t *tools = NULL;
-    assert_int_equal(mcp_client_list_tools_all(c, NULL, &tools, &err), MCP_OK);
-    assert_int_equal(json_array_size(tools), 2);
-    json_decref(tools);
+    assert_legacy_tools(c);
     mcp_client_free(c);
 }
 
