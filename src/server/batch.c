@@ -13,6 +13,10 @@
  * responses, which HTTP answers 202). What else a handler sends
  * (progress, logs, a request for input) goes out at once, on the
  * transport's sink, one message at a time.
+ *
+ * No member's answer may be lost, even out of memory: the array keeps,
+ * from the start, room for an out-of-memory error to every request of the
+ * batch, written in place of an answer for which it cannot grow.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,49 +36,97 @@ typedef struct batch {
     pthread_mutex_t lock;
     size_t holds;        /* members not yet released, plus the submitter */
     bool parent_gone;    /* the transport's sink failed: send nothing more */
-    char *answers;       /* "[r1,r2" so far; NULL before the first */
+    char *answers;       /* "[r1,r2" so far (len 0: none yet) */
     size_t len, cap;
+    size_t reserved;     /* of cap - len, kept for unanswered requests */
+    json_t *messages;    /* the batch's array: members' ids point into it */
 } batch_t;
 
+/* The answer to a request of the batch when its own cannot be kept. */
+#define OOM_ANSWER_HEAD "{\"jsonrpc\":\"2.0\",\"id\":"
+#define OOM_ANSWER_TAIL ",\"error\":{\"code\":-32603,\"message\":\"Internal error: out of memory\"}}"
+
 typedef struct batch_member {
-    mcp_sink_t sink; /* first: the core hands this back */
+    mcp_sink_t sink;  /* first: the core hands this back */
     batch_t *batch;
+    const json_t *id; /* the request's (in the batch's array), or NULL */
+    size_t reserve;   /* room kept for its out-of-memory answer */
+    bool answered;
 } batch_member_t;
 
-/* Appends one serialised response to the array (lock held). */
-static void add_answer_locked(batch_t *b, const char *text, size_t len)
+/* The room an answer to `message` is owed: its separator and its
+ * out-of-memory answer. 0 for a message that gets no answer. */
+static size_t reserve_for(const json_t *message)
 {
-    size_t need = b->len + len + 3; /* separator, the closing ']' and NUL */
-    if (need > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < need)
-            cap *= 2;
-        char *grown = realloc(b->answers, cap);
-        if (!grown)
-            return; /* the answer is lost; the others still go out */
-        b->answers = grown;
-        b->cap = cap;
-    }
-    char separator = b->len == 0 ? '[' : ',';
-    b->answers[b->len++] = separator;
-    memcpy(b->answers + b->len, text, len);
-    b->len += len;
+    const json_t *id = json_object_get(message, "id");
+    if (!json_object_get(message, "method") || (!json_is_string(id) && !json_is_integer(id)))
+        return 0;
+    return 1 + strlen(OOM_ANSWER_HEAD) + json_dumpb(id, NULL, 0, JSON_ENCODE_ANY) +
+           strlen(OOM_ANSWER_TAIL);
 }
 
-static void add_answer(batch_t *b, const char *text, size_t len)
+/* Appends one answer to the array, lock held, giving up the `reserve`
+ * bytes kept for it: `text`, or when the array cannot grow for it (or
+ * text is NULL), the out-of-memory answer to `id`, which always fits.
+ * Keeps cap >= len + reserved + 2 (the closing ']' and a NUL). */
+static void add_answer_locked(batch_t *b, const char *text, size_t len, const json_t *id,
+                              size_t reserve)
 {
+    b->reserved -= reserve;
+    size_t need = b->len + 1 + len + b->reserved + 2;
+    if (text && need > b->cap) {
+        size_t cap = b->cap * 2 > need ? b->cap * 2 : need;
+        char *grown = realloc(b->answers, cap);
+        if (grown) {
+            b->answers = grown;
+            b->cap = cap;
+        } else {
+            text = NULL;
+        }
+    }
+    if (!text && reserve == 0)
+        return; /* only a request with an id reserves (reserve_for) */
+    char *at = b->answers + b->len;
+    *at++ = b->len == 0 ? '[' : ',';
+    if (text) {
+        memcpy(at, text, len);
+    } else {
+        len = strlen(OOM_ANSWER_HEAD);
+        memcpy(at, OOM_ANSWER_HEAD, len);
+        len += json_dumpb(id, at + len, reserve, JSON_ENCODE_ANY);
+        memcpy(at + len, OOM_ANSWER_TAIL, strlen(OOM_ANSWER_TAIL));
+        len += strlen(OOM_ANSWER_TAIL);
+    }
+    b->len += 1 + len;
+}
+
+/* A member's final answer, as text, or (text NULL) its out-of-memory
+ * one. */
+static void add_answer(batch_member_t *m, const char *text, size_t len)
+{
+    batch_t *b = m->batch;
     pthread_mutex_lock(&b->lock);
-    add_answer_locked(b, text, len);
+    if (!m->answered) {
+        m->answered = true;
+        add_answer_locked(b, text, len, m->id, m->reserve);
+    }
     pthread_mutex_unlock(&b->lock);
 }
 
-static void add_answer_json(batch_t *b, const json_t *msg)
+/* An answer of the core's. One to a message it could not parse (out of
+ * memory) carries no id; the batch knows it. */
+static void add_answer_json(batch_member_t *m, const json_t *msg)
 {
-    size_t len;
+    json_t *with_id = NULL;
+    const json_t *id = json_object_get(msg, "id");
+    if (m->id && (!id || json_is_null(id)) && (with_id = json_copy((json_t *)msg)) &&
+        json_object_set(with_id, "id", (json_t *)m->id) == 0)
+        msg = with_id;
+    size_t len = 0;
     char *text = mcp_json_dump(msg, &len);
-    if (text)
-        add_answer(b, text, len);
+    add_answer(m, text, len);
     free(text);
+    json_decref(with_id);
 }
 
 /* Sends the gathered answers (or 202 when there are none) and frees the
@@ -92,6 +144,8 @@ static void batch_finish(batch_t *b)
                 parent->send_text(parent, MCP_OUT_RESPONSE, b->answers, b->len, 200);
             } else {
                 json_t *array = json_loadb(b->answers, b->len, 0, NULL);
+                if (!array) /* out of memory: one error beats none */
+                    array = response_out_of_memory(NULL);
                 if (array)
                     parent->send(parent, MCP_OUT_RESPONSE, array, 200);
                 json_decref(array);
@@ -100,8 +154,22 @@ static void batch_finish(batch_t *b)
     }
     parent->release(parent);
     pthread_mutex_destroy(&b->lock);
+    json_decref(b->messages);
     free(b->answers);
     free(b);
+}
+
+/* The array's first room: every reservation, its brackets and a NUL, and
+ * some for the answers. NULL, with b freed, when out of memory. */
+static batch_t *reserved_room(batch_t *b)
+{
+    b->cap = b->reserved + 2 + 256;
+    b->answers = malloc(b->cap);
+    if (!b->answers) {
+        free(b);
+        return NULL;
+    }
+    return b;
 }
 
 static void batch_put(batch_t *b)
@@ -115,11 +183,12 @@ static void batch_put(batch_t *b)
 
 static int member_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, int status)
 {
-    batch_t *b = ((batch_member_t *)sink)->batch;
+    batch_member_t *m = (batch_member_t *)sink;
+    batch_t *b = m->batch;
     if (kind == MCP_OUT_ACCEPTED)
         return 0; /* a notification or a response of the client's: no answer */
     if (kind == MCP_OUT_RESPONSE) {
-        add_answer_json(b, msg);
+        add_answer_json(m, msg);
         return 0;
     }
     /* Serialised with the other members', so that one transport sink is
@@ -138,34 +207,46 @@ static int member_send_text(mcp_sink_t *sink, mcp_out_kind_t kind, const char *t
 {
     (void)kind;
     (void)status;
-    add_answer(((batch_member_t *)sink)->batch, text, len);
+    add_answer((batch_member_t *)sink, text, len);
     return 0;
 }
 
+/* A member released unanswered gives up the room kept for its answer. */
 static void member_release(mcp_sink_t *sink)
 {
     batch_member_t *m = (batch_member_t *)sink;
-    batch_put(m->batch);
+    batch_t *b = m->batch;
+    pthread_mutex_lock(&b->lock);
+    if (!m->answered)
+        b->reserved -= m->reserve;
+    pthread_mutex_unlock(&b->lock);
+    batch_put(b);
     free(m);
 }
 
-/* A -32600 answer for a message that cannot be part of a batch, with its
- * id when it has a usable one. */
-static void refuse_member(batch_t *b, const json_t *message, const char *why)
+/* An error answer (`code`, "<its name>: why") to a member that is not
+ * served; none to a notification or a response. */
+static void refuse_member(batch_member_t *m, int code, const char *why)
 {
-    const json_t *id = json_object_get(message, "id");
-    if (!json_is_string(id) && !json_is_integer(id))
-        id = NULL;
-    if (!json_object_get(message, "method"))
-        return; /* a response of the client's is never answered */
-    if (!id)
-        return; /* nor is a notification */
+    if (m->reserve == 0)
+        return;
     mcp_error_t err = {0};
-    mcp_error_set(&err, MCP_EINVAL, MCP_INVALID_REQUEST, NULL, "Invalid Request: %s", why);
-    json_t *answer = mcp_jsonrpc_error_from(id, &err);
-    add_answer_json(b, answer);
+    mcp_error_set(&err, MCP_EINVAL, code, NULL, "%s: %s", mcp_error_code_name(code), why);
+    json_t *answer = mcp_jsonrpc_error_from(m->id, &err);
+    if (answer)
+        add_answer_json(m, answer);
+    else
+        add_answer(m, NULL, 0);
     json_decref(answer);
     mcp_error_clear(&err);
+}
+
+/* refuse_member() for a message that has no member sink. */
+static void refuse_message(batch_t *b, const json_t *message, int code, const char *why)
+{
+    batch_member_t m = {.batch = b, .id = json_object_get(message, "id"),
+                        .reserve = reserve_for(message)};
+    refuse_member(&m, code, why);
 }
 
 /* Why `message` may not be served as part of a batch, or NULL. */
@@ -208,6 +289,10 @@ int server_submit_batch(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, 
     json_error_t jerr;
     bool too_deep;
     json_t *array = json_read_nested(bytes, len, MCP_DEFAULT_MAX_DEPTH, &too_deep, &jerr);
+    if (!array && json_error_code(&jerr) == json_error_out_of_memory) {
+        sink_answer(sink, response_out_of_memory(NULL), 500);
+        return MCP_OK;
+    }
     if (!json_is_array(array)) {
         /* Not JSON: the reader of single messages says what is wrong. */
         json_decref(array);
@@ -228,19 +313,23 @@ int server_submit_batch(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, 
     }
 
     batch_t *b = calloc(1, sizeof *b);
+    for (size_t i = 0; b && i < n; i++)
+        b->reserved += reserve_for(json_array_get(array, i));
+    b = b ? reserved_room(b) : NULL;
     if (!b) {
         json_decref(array);
         return MCP_ENOMEM;
     }
     b->parent = sink;
     b->holds = 1; /* ours, until every member is submitted */
+    b->messages = array;
     pthread_mutex_init(&b->lock, NULL);
 
     for (size_t i = 0; i < n; i++) {
         const json_t *message = json_array_get(array, i);
         const char *why = json_is_object(message) ? unbatchable(message) : NULL;
         if (why) {
-            refuse_member(b, message, why);
+            refuse_message(b, message, MCP_INVALID_REQUEST, why);
             continue;
         }
         size_t text_len;
@@ -248,25 +337,26 @@ int server_submit_batch(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, 
         batch_member_t *m = text ? calloc(1, sizeof *m) : NULL;
         if (!m) {
             free(text);
-            refuse_member(b, message, "out of memory");
+            refuse_message(b, message, MCP_INTERNAL_ERROR, "out of memory");
             continue;
         }
         m->sink.send = member_send;
         m->sink.send_text = member_send_text;
         m->sink.release = member_release;
         m->batch = b;
+        m->id = json_object_get(message, "id");
+        m->reserve = reserve_for(message);
         pthread_mutex_lock(&b->lock);
         b->holds++;
         pthread_mutex_unlock(&b->lock);
         /* A message that is itself an array is refused by the reader of
          * single messages: batches do not nest. */
         if (server_submit_one(srv, conn, text, text_len, ctx, &m->sink, NULL) != MCP_OK) {
-            refuse_member(b, message, "the server is shutting down");
+            refuse_member(m, MCP_INTERNAL_ERROR, "the server is shutting down");
             member_release(&m->sink);
         }
         free(text);
     }
-    json_decref(array);
     batch_put(b);
     return MCP_OK;
 }

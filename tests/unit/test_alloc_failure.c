@@ -809,6 +809,82 @@ static outcome_t run_legacy(void *ctx, char *why, size_t why_size)
     return o;
 }
 
+/* Judges a batch's answer: both members' results, or -32603 where one
+ * failed; a member left out is an answer lost. */
+static outcome_t judge_batch(submitted_t how, json_t *response, char *why, size_t why_size)
+{
+    if (how != ANSWERED || !json_is_array(response))
+        return judge(how, response, 0, why, why_size); /* refused whole */
+    bool failed = false, seen[2] = {false, false};
+    size_t i;
+    json_t *member;
+    json_array_foreach(response, i, member) {
+        json_int_t id = json_integer_value(json_object_get(member, "id"));
+        if (id != 2 && id != 3) {
+            char *text;
+            EXEMPT(text = json_dumps(member, JSON_COMPACT));
+            snprintf(why, why_size, "a batch answer with id %lld: %s", (long long)id, text);
+            EXEMPT(free(text));
+            return RAN_WRONG;
+        }
+        seen[id - 2] = true;
+        const json_t *error = json_object_get(member, "error");
+        if (error && json_integer_value(json_object_get(error, "code")) == -32603)
+            failed = true;
+        else if (error || !is_echo_legacy(result_of(member))) {
+            char *text;
+            EXEMPT(text = json_dumps(member, JSON_COMPACT));
+            snprintf(why, why_size, "batch member %lld: neither its text nor -32603: %s",
+                     (long long)id, text);
+            EXEMPT(free(text));
+            return RAN_WRONG;
+        }
+    }
+    if (!seen[0] || !seen[1])
+        WRONG("a batch answer without member %d", seen[0] ? 3 : 2);
+    return failed ? RAN_FAILED : RAN_OK;
+}
+
+/* A 2025-03-26 stdio conversation whose two tools/calls come as one
+ * JSON-RPC batch. */
+static outcome_t run_batch(void *ctx, char *why, size_t why_size)
+{
+    server_fixture_t *f = ctx;
+    mcp_conn_t *conn = mcp_conn_new(f->srv, MCP_TRANSPORT_STDIO);
+    if (!conn)
+        return RAN_FAILED;
+    json_t *init = legacy_message(1, "initialize",
+                                  "{\"protocolVersion\":\"2025-03-26\",\"capabilities\":{},"
+                                  "\"clientInfo\":{\"name\":\"oom\",\"version\":\"1\"}}");
+    json_t *response;
+    outcome_t o = judge(submit(f, conn, init, &response, why, why_size), response, 0, why,
+                        why_size);
+    drop(init);
+    drop(response);
+    if (o == RAN_OK) {
+        json_t *initialized = legacy_message(0, "notifications/initialized", NULL);
+        if (submit(f, conn, initialized, &response, why, why_size) == SUBMIT_WRONG)
+            o = RAN_WRONG;
+        drop(initialized);
+        drop(response);
+    }
+    if (o == RAN_OK) {
+        json_t *batch;
+        EXEMPT(batch = json_pack(
+                   "[o, o]",
+                   legacy_message(2, "tools/call",
+                                  "{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}"),
+                   legacy_message(3, "tools/call",
+                                  "{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"}}")));
+        o = judge_batch(submit(f, conn, batch, &response, why, why_size), response, why,
+                        why_size);
+        drop(batch);
+        drop(response);
+    }
+    mcp_conn_free(conn);
+    return o;
+}
+
 /* Every request of the server core, with the sink taking trees or text. */
 static void sweep_server(bool send_text)
 {
@@ -846,6 +922,9 @@ static void sweep_server(bool send_text)
     snprintf(name, sizeof name, "server (%s): legacy initialize and tools/call",
              send_text ? "text" : "tree");
     sweep(name, run_legacy, &f);
+    snprintf(name, sizeof name, "server (%s): a 2025-03-26 batch of two tools/calls",
+             send_text ? "text" : "tree");
+    sweep(name, run_batch, &f);
     mcp_server_free(f.srv);
     expect_no_findings();
 }
