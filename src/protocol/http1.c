@@ -515,7 +515,7 @@ enum {
     CHUNK_EXT,          /* chunk extensions, skipped */
     CHUNK_SIZE_LF,      /* the LF ending the size line */
     CHUNK_DATA,         /* `remaining` bytes of data */
-    CHUNK_DATA_END,     /* the line end after the data */
+    CHUNK_DATA_END,     /* the CR after the data */
     CHUNK_DATA_LF,      /* its LF */
     TRAILER_LINE_START, /* a trailer field, or the empty line ending the body */
     TRAILER_LINE,       /* within a trailer field, dropped */
@@ -556,8 +556,12 @@ static int trailer_byte(mcp_http1_chunked_t *dec, unsigned char c)
 }
 
 /* The state after byte `c`, in any state but CHUNK_DATA (whose bytes are
- * moved in bulk) and the two final ones. Line ends are CRLF or a bare LF,
- * as in the head; a CR must be followed by LF. */
+ * moved in bulk) and the two final ones. The size line and the data end
+ * in CRLF only: RFC 9112 section 2.2 allows a bare LF in the start line
+ * and fields, not in the chunk grammar (section 7.1), and a front end
+ * that reads `5;a\nb` as one extension would frame the body differently
+ * ("funky chunks", request smuggling). Trailer lines are fields: a bare
+ * LF ends them, as in the head. A CR must be followed by LF. */
 static int chunked_step(mcp_http1_chunked_t *dec, unsigned char c)
 {
     switch (dec->state) {
@@ -573,8 +577,6 @@ static int chunked_step(mcp_http1_chunked_t *dec, unsigned char c)
             return CHUNKED_BROKEN;
         if (c == CR)
             return CHUNK_SIZE_LF;
-        if (c == LF)
-            return size_line_end(dec);
         if (c == ';')
             return extension_byte(dec, c, CHUNK_EXT);
         return is_ows(c) ? extension_byte(dec, c, CHUNK_SIZE_BWS) : CHUNKED_BROKEN;
@@ -586,15 +588,11 @@ static int chunked_step(mcp_http1_chunked_t *dec, unsigned char c)
     case CHUNK_EXT:
         if (c == CR)
             return CHUNK_SIZE_LF;
-        if (c == LF)
-            return size_line_end(dec);
         return extension_byte(dec, c, CHUNK_EXT);
     case CHUNK_SIZE_LF:
         return c == LF ? size_line_end(dec) : CHUNKED_BROKEN;
     case CHUNK_DATA_END:
-        if (c == CR)
-            return CHUNK_DATA_LF;
-        return c == LF ? next_chunk(dec) : CHUNKED_BROKEN;
+        return c == CR ? CHUNK_DATA_LF : CHUNKED_BROKEN;
     case CHUNK_DATA_LF:
         return c == LF ? next_chunk(dec) : CHUNKED_BROKEN;
     case TRAILER_LINE_START:

@@ -130,9 +130,11 @@ size_t mcp_http1_absolute_form(const char *target, size_t n, size_t *authority_l
  * chunk extensions are skipped (at most 4096 bytes per chunk line: all
  * that follows the size digits up to the line end, whitespace before the
  * ';' included); trailer fields are read and dropped (at most 8192 bytes
- * in all, line ends not counted). Lines end in CRLF or a bare LF, as in
- * the head; a bare CR, or a control character other than HTAB in an
- * extension or trailer, is malformed. Zero-initialise it ({0}) before the
+ * in all, line ends not counted). Chunk-size lines and chunk data end in
+ * CRLF (RFC 9112 section 7.1); trailer lines and the final empty line, which
+ * are fields, also in a bare LF, as in the head. A bare LF where CRLF is
+ * due, a bare CR, or a control character other than HTAB in an extension
+ * or trailer, is malformed. Zero-initialise it ({0}) before the
  * first call.
  */
 typedef struct mcp_http1_chunked {

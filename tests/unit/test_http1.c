@@ -562,8 +562,9 @@ static const struct chunked_sample {
     {"5;name=value;q=\"a;b\"\r\nhello\r\n0;last\r\n\r\n", "hello", 0},
     {"5 ;a\r\nhello\r\n0\t \t;b\r\n\r\n", "hello", 0},
     {"5\r\nhello\r\n0\r\nX-Trailer: a\r\nY:\tb \xff\r\n\r\n", "hello", 0},
-    {"5\nhello\n0\nT: x\n\n", "hello", 0},
-    {"5\r\nhello\n1\nx\r\n0\r\nT: x\n\r\n", "hellox", 0},
+    /* Trailer lines are fields: a bare LF ends them, as in the head. */
+    {"5\r\nhello\r\n0\r\nT: x\n\n", "hello", 0},
+    {"1\r\nx\r\n0\r\nT: x\n\r\n", "x", 0},
     {"0005\r\nhello\r\n000\r\n\r\n", "hello", 0},
     {"0000000000000003\r\nabc\r\n0\r\n\r\n", "abc", 0},
     /* Data that looks like the coding is data. */
@@ -571,7 +572,7 @@ static const struct chunked_sample {
     /* Pipelined bytes after the body are left for the next request. */
     {"0\r\n\r\nGET / HTTP/1.1\r\n", "", 5},
     {"2\r\nhi\r\n0\r\nT: 1\r\n\r\n0\r\n\r\n", "hi", 18},
-    {"1\nx\n0\n\nGET", "x", 7},
+    {"1\r\nx\r\n0\r\n\nGET", "x", 10},
 };
 
 static void test_chunked_samples(void **state)
@@ -613,6 +614,16 @@ static const char *const CHUNKED_BAD[] = {
     "0\r\nX: a\x01\r\n\r\n",
     "0\r\nX: a\r\r\n\r\n",
     "0\r\n\rX",                             /* the final line end */
+    /* Chunk lines end in CRLF only (RFC 9112 section 7.1). */
+    "5\nhello\r\n0\r\n\r\n",
+    "5;a=b\nhello\r\n0\r\n\r\n",
+    "5 ;a\nhello\r\n0\r\n\r\n",
+    "5\r\nhello\n0\r\n\r\n",
+    "5\r\nhello\r\n0\n\r\n",
+    "0;x\n\r\n",
+    /* A CRLF-only front end reads one extension "a\nb", then "0": one
+     * chunk of 2 bytes; a lenient reader would see 3 chunks. */
+    "2;a\n3\r\nxyz\r\n0\r\n\r\n",
 };
 
 static void test_chunked_malformed(void **state)
