@@ -153,16 +153,18 @@ static bool has_bare_cr(const char *buf, size_t len)
  * The request line: METHOD SP request-target SP HTTP-version
  * ------------------------------------------------------------------------ */
 
-/* "HTTP/1.0" or "HTTP/1.1" sets *minor; any other "HTTP/d.d" is 505,
- * anything else 400. */
+/* "HTTP/1.0" sets *minor to 0, "HTTP/1.1" to "HTTP/1.9" to 1: a minor
+ * version above the highest this server implements is processed as that
+ * one (RFC 9110 section 2.5). Any other major version is 505, anything
+ * that is not "HTTP/d.d" 400. */
 static int parse_version(const char *s, size_t n, int *minor)
 {
     if (n != 8 || memcmp(s, "HTTP/", 5) != 0 || !is_digit((unsigned char)s[5]) || s[6] != '.' ||
         !is_digit((unsigned char)s[7]))
         return 400;
-    if (s[5] != '1' || (s[7] != '0' && s[7] != '1'))
+    if (s[5] != '1')
         return 505;
-    *minor = s[7] - '0';
+    *minor = s[7] == '0' ? 0 : 1;
     return 0;
 }
 

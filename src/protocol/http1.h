@@ -65,7 +65,7 @@ typedef struct mcp_http1_head {
     /* The host an absolute-form target named ("host:port"), also the Host
      * header's value now; NULL for any other form. */
     const char *authority;
-    int minor_version;  /* 0 or 1: HTTP/1.0 or HTTP/1.1 */
+    int minor_version;  /* 0 or 1: HTTP/1.0, or HTTP/1.1 (and later 1.x) */
     mcp_header_t *headers; /* the caller's array, in arrival order */
     size_t n_headers;
     int64_t content_length; /* -1: no Content-Length header */
@@ -108,7 +108,8 @@ size_t mcp_http1_head_end(const char *buf, size_t len, size_t from, size_t *next
  *   431  more than `cap` headers (the Host an absolute-form target adds
  *        included)
  *   501  codings before chunked in Transfer-Encoding
- *   505  an HTTP version other than 1.0 or 1.1
+ *   505  an HTTP major version other than 1 (HTTP/1.2 to 1.9 are read
+ *        as HTTP/1.1, RFC 9110 section 2.5)
  * After a refusal *out is partly filled and must not be used.
  */
 int mcp_http1_parse_head(char *buf, size_t head_len, mcp_header_t *headers, size_t cap,

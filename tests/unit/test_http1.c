@@ -53,6 +53,12 @@ static const struct good_head {
     {.raw = "\r\n\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", .method = "GET", .target = "/",
      .minor = 1, .headers = "Host: a\n", .length = -1, .keep_alive = true},
     /* HTTP/1.0: Host optional, keep-alive only when asked for. */
+    /* HTTP/1.2 to 1.9: processed as HTTP/1.1 (RFC 9110 section 2.5). */
+    {.raw = "GET / HTTP/1.2\r\nHost: a\r\n\r\n", .method = "GET", .target = "/",
+     .minor = 1, .headers = "Host: a\n", .length = -1, .keep_alive = true},
+    {.raw = "POST / HTTP/1.9\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n",
+     .method = "POST", .target = "/", .minor = 1, .headers = "Host: a\nTransfer-Encoding: chunked\n",
+     .length = -1, .chunked = true, .keep_alive = true},
     {.raw = "GET / HTTP/1.0\r\n\r\n", .method = "GET", .target = "/", .minor = 0,
      .headers = "", .length = -1},
     {.raw = "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", .method = "GET", .target = "/",
@@ -168,13 +174,15 @@ static const struct bad_head {
     {WITH_NUL("GET /a\0b" H11 "\r\n"), 400},
     {"GET / http/1.1\r\nHost: a\r\n\r\n", 0, 400},
     {"GET / HTTP/1.1x\r\nHost: a\r\n\r\n", 0, 400},
+    /* A later HTTP/1 minor version is HTTP/1.1, Host rules included. */
+    {"GET / HTTP/1.2\r\n\r\n", 0, 400},
+    {"GET / HTTP/1.9\r\nHost: a\r\nHost: b\r\n\r\n", 0, 400},
     {"GET / HTTP/1\r\nHost: a\r\n\r\n", 0, 400},
     {"GET / HTTP/11.1\r\nHost: a\r\n\r\n", 0, 400},
     {"GET / HTTP/1,1\r\nHost: a\r\n\r\n", 0, 400},
     {"GET / HTTPS/1.1\r\nHost: a\r\n\r\n", 0, 400},
     /* Well-formed versions we do not speak. */
     {"GET / HTTP/2.0\r\nHost: a\r\n\r\n", 0, 505},
-    {"GET / HTTP/1.2\r\nHost: a\r\n\r\n", 0, 505},
     {"GET / HTTP/0.9\r\nHost: a\r\n\r\n", 0, 505},
     {"GET / HTTP/9.1\r\nHost: a\r\n\r\n", 0, 505},
     /* Bare CR: as a line end, inside a value, before a CRLF. */
