@@ -28,9 +28,11 @@
  *   Host         one of the allowed hosts (DNS rebinding guard)        403
  *   Origin       absent, or one of the allowed origins                 403
  *   method       POST; with MCP_LEGACY_SESSIONS (the default) also
- *                GET and DELETE. Anything else is refused, with
+ *                GET and DELETE. A method HTTP defines (RFC 9110, and
+ *                PATCH) is refused otherwise, with
  *                "Allow: GET, POST, DELETE" under sessions, and with
  *                "Allow: POST" in the stateless and reject modes       405
+ *                any other method is not implemented                   501
  *   auth         the optional callback admits the request         401/403
  *   Content-Type application/json (parameters ignored)                 415
  *   Accept       absent, or admits application/json or

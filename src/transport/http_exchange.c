@@ -462,6 +462,19 @@ void http_exchange_abort(mcp_http_exchange_t *x, const char *why)
  * The embedding API
  * ------------------------------------------------------------------------ */
 
+/* The methods RFC 9110 section 9.3 defines, and PATCH (RFC 5789): the
+ * endpoint knows them, and refuses those it does not allow with 405 and
+ * Allow. Any other method is not implemented: 501 (section 9.1). */
+static bool is_standard_method(const char *method)
+{
+    static const char *const known[] = {"GET",     "HEAD",  "POST",  "PUT",  "DELETE",
+                                        "CONNECT", "OPTIONS", "TRACE", "PATCH"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(method, known[i]) == 0)
+            return true;
+    return false;
+}
+
 int mcp_http_begin(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
                    const mcp_http_responder_t *responder, mcp_http_exchange_t **out)
 {
@@ -504,6 +517,10 @@ int mcp_http_begin(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
                : sessions && strcmp(req->method, "GET") == 0    ? HTTP_VERB_GET
                : sessions && strcmp(req->method, "DELETE") == 0 ? HTTP_VERB_DELETE
                                                                 : -1;
+    if (verb < 0 && !is_standard_method(req->method)) {
+        refuse(responder, cors, 501, NULL, "Not Implemented: unknown request method");
+        return MCP_OK;
+    }
     if (verb < 0) {
         static const mcp_header_t allow_post = {"Allow", "POST"};
         static const mcp_header_t allow_all = {"Allow", "GET, POST, DELETE"};
