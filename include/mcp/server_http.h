@@ -107,7 +107,9 @@ extern "C" {
  *        (libmcp frees it with free()); handlers read it with
  *        mcp_call_principal(), and requestState is bound to it.
  *   401  not authenticated: answered 401; a malloc'd value stored in
- *        *www_authenticate is sent as the WWW-Authenticate header.
+ *        *www_authenticate is sent as the WWW-Authenticate header
+ *        ("Bearer" when none is: a 401 always carries a challenge, RFC
+ *        9110 section 15.5.2).
  *   403  authenticated but not allowed: answered 403 (WWW-Authenticate as
  *        for 401, e.g. Bearer error="insufficient_scope").
  * Any other value is treated as 403 (fail closed). Called from transport

@@ -535,8 +535,11 @@ int mcp_http_begin(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
         char *challenge = NULL;
         int verdict = ep->auth(ep->auth_user, h, &principal, &challenge);
         if (verdict != 0) {
-            mcp_header_t www = {"WWW-Authenticate", challenge};
-            refuse(responder, cors, verdict == 401 ? 401 : 403, challenge ? &www : NULL,
+            /* A 401 carries a challenge (RFC 9110 section 15.5.2): the
+             * plainest one when the callback gave none. */
+            mcp_header_t www = {"WWW-Authenticate", challenge ? challenge : "Bearer"};
+            bool with_www = challenge || verdict == 401;
+            refuse(responder, cors, verdict == 401 ? 401 : 403, with_www ? &www : NULL,
                    verdict == 401 ? "Unauthorized" : "Forbidden");
             free(principal);
             free(challenge);

@@ -191,6 +191,8 @@ static int auth(void *user, const mcp_headers_t *headers, char **principal,
         *www_authenticate = strdup("Bearer realm=\"test\"");
         return 401;
     }
+    if (strcmp(token, "Bearer mute") == 0)
+        return 401; /* and no challenge: the endpoint supplies one */
     if (strcmp(token, "Bearer bob") != 0)
         return 403;
     *principal = strdup("bob");
@@ -314,6 +316,8 @@ static void test_refusal_order(void **state)
         {"auth before media types", "POST", "/mcp", {"Content-Type", "text/plain"}, 401,
          "WWW-Authenticate: Bearer realm=\"test\""},
         {"auth refusal", "POST", "/mcp", {"Authorization", "Bearer eve"}, 403, NULL},
+        {"401 without a challenge", "POST", "/mcp", {"Authorization", "Bearer mute"}, 401,
+         "WWW-Authenticate: Bearer"},
         {"Content-Type", "POST", "/mcp",
          {"Authorization", "Bearer bob", "Content-Type", "text/plain", "Accept", "image/png"}, 415,
          NULL},
