@@ -33,6 +33,14 @@
  * then FIN, and drops what the client still sends until it closes too (or
  * LINGER_MS pass), so that the answer is not destroyed by a reset.
  *
+ * Output is bounded as input is. Between requests, a connection whose
+ * answers wait unsent beyond MAX_QUEUED_OUTPUT serves no further request
+ * until EPOLLOUT has drained them below it (on_writable()); its input
+ * waits, in its buffer and then in the socket, whose closed window stops
+ * the client. A stream is cut past MAX_PENDING_OUTPUT. Output that does
+ * not move for the idle timeout closes the connection, however much the
+ * client sends meanwhile.
+ *
  * Locks. conn->lock guards what the loop and the responder share (the
  * socket, the output, the request state). Responder callbacks run with
  * the exchange lock held and then take conn->lock; so the loop never
@@ -78,6 +86,13 @@
 /* Unsent bytes a stream may hold: a stream whose client stops reading is
  * dropped beyond this, rather than buffered without bound. */
 #define MAX_PENDING_OUTPUT ((size_t)8 * 1024 * 1024)
+/* A connection whose answers wait unsent beyond this (the socket full)
+ * serves no further request until its client has read them down below
+ * it: a client that pipelines requests and never reads would otherwise
+ * have the server buffer every answer. Its input waits meanwhile, in the
+ * connection (within its bound) and then in the socket, whose full
+ * window stops the client. */
+#define MAX_QUEUED_OUTPUT ((size_t)64 * 1024)
 /* A whole answer's body at least this long goes to the socket from the
  * caller's buffer, with the head before it in one sendmsg; only what the
  * socket does not take is copied into the connection's output. Below it,
@@ -131,8 +146,16 @@ typedef struct conn {
     char *out; /* answer bytes not yet sent: out[out_off..out_len) */
     size_t out_len, out_off, out_cap;
     bool out_stalled; /* the socket was full at the last flush */
-    /* Last progress, for the idle timeout. Timeouts here are counted in
-     * seconds, on the coarse clock (it is read for every request). */
+    /* Over MAX_QUEUED_OUTPUT between requests: input is not served (nor
+     * read, once its buffer is full) until EPOLLOUT drains the output. */
+    bool out_full;
+    /* While out_stalled: when output last moved (or first stalled). Only
+     * output counts: a client that keeps sending but does not read is
+     * timed out all the same. */
+    int64_t stalled_ms;
+    /* Last input progress, for the idle timeout of a request being read.
+     * Timeouts here are counted in seconds, on the coarse clock (it is
+     * read for every request). */
     _Atomic int64_t active_ms;
     /* The request being read: when its first byte came (0: none yet) and
      * how many bytes came since, for the minimum rate (sweep()). */
@@ -213,7 +236,7 @@ static bool flush_locked(conn_t *c)
              * from the last bytes that moved (or from when the output
              * first stalled), not from every write that found it full. */
             if (c->out_off != sent_before || !c->out_stalled)
-                atomic_store_explicit(&c->active_ms, mcp_clock_coarse_ms(), memory_order_relaxed);
+                c->stalled_ms = mcp_clock_coarse_ms();
             c->out_stalled = true;
             return true;
         } else {
@@ -239,7 +262,8 @@ static bool flush_locked(conn_t *c)
 /* Room for `len` more bytes of pending output (c->lock held). False
  * when out of memory, or when the client of a stream lets more than
  * MAX_PENDING_OUTPUT pile up. (A whole answer is as large as it is: its
- * handler made it, and its client is timed out if it stops reading.) */
+ * handler made it, and its client is timed out if it stops reading; no
+ * other is made for it before it is read down to MAX_QUEUED_OUTPUT.) */
 static bool reserve_locked(conn_t *c, size_t len)
 {
     if (c->out_off > 0 && c->out_off == c->out_len)
@@ -284,6 +308,7 @@ static bool append_locked(conn_t *c, const char *data, size_t len)
 static bool send_direct_locked(conn_t *c, const char *data, size_t len)
 {
     size_t sent = 0; /* of data */
+    bool moved = false;
     while (c->fd >= 0 && sent < len) {
         size_t pending = c->out_len - c->out_off;
         struct iovec iov[2];
@@ -297,6 +322,7 @@ static bool send_direct_locked(conn_t *c, const char *data, size_t len)
             size_t from_pending = (size_t)w < pending ? (size_t)w : pending;
             c->out_off += from_pending;
             sent += (size_t)w - from_pending;
+            moved = true;
         } else if (w < 0 && errno == EINTR) {
             continue;
         } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -308,7 +334,8 @@ static bool send_direct_locked(conn_t *c, const char *data, size_t len)
     }
     if (c->fd < 0)
         return false;
-    atomic_store_explicit(&c->active_ms, mcp_clock_coarse_ms(), memory_order_relaxed);
+    if (moved) /* progress, which the flush that follows may not make */
+        c->stalled_ms = mcp_clock_coarse_ms();
     return append_locked(c, data + sent, len - sent);
 }
 
@@ -812,11 +839,18 @@ static bool serve_input(conn_t *c)
         read_state_t state = c->rstate;
         bool lingering = c->lingering;
         c->pending_input = c->in_len > 0 && state == READ_DONE && !lingering;
+        /* Between requests, with answers piled up unsent: the next waits
+         * for on_writable(). (The answers are in order: each request's
+         * output is appended only after the one before it.) */
+        c->out_full = state == READ_HEAD && c->out_len - c->out_off > MAX_QUEUED_OUTPUT;
+        bool full = c->out_full;
         pthread_mutex_unlock(&c->lock);
         if (lingering) {
             c->in_len = 0; /* closing: whatever comes is dropped */
             return true;
         }
+        if (full)
+            return true;
         switch (state) {
         case READ_HEAD: {
             if (c->in_len == 0)
@@ -915,10 +949,11 @@ static void on_readable(conn_t *c, bool hung_up)
         size_t room = input_room(c);
         if (room == 0) {
             /* Full of requests not yet served: the loop is posted when
-             * the answer is out, and reads the rest then -- unless it is
-             * out already, and the buffer can be served now. */
+             * the answer is out (or is called by on_writable() when the
+             * output has drained), and reads the rest then -- unless it
+             * is out already, and the buffer can be served now. */
             pthread_mutex_lock(&c->lock);
-            bool waiting = c->rstate == READ_DONE && !c->lingering;
+            bool waiting = (c->rstate == READ_DONE || c->out_full) && !c->lingering;
             c->pending_input = waiting;
             pthread_mutex_unlock(&c->lock);
             if (waiting)
@@ -968,8 +1003,19 @@ static void on_readable(conn_t *c, bool hung_up)
 static void on_writable(conn_t *c)
 {
     pthread_mutex_lock(&c->lock);
-    flush_locked(c);
+    bool resume = flush_locked(c) && c->out_full && c->out_len - c->out_off <= MAX_QUEUED_OUTPUT;
+    if (resume) {
+        /* Read down: serve what waits. Its time waiting was the
+         * client's reading, not its sending: the request clocks start
+         * over, as for any next request (next_request_locked()). */
+        c->out_full = false;
+        atomic_store_explicit(&c->active_ms, mcp_clock_coarse_ms(), memory_order_relaxed);
+        atomic_store_explicit(&c->request_started_ms, 0, memory_order_relaxed);
+        atomic_store_explicit(&c->request_bytes, 0, memory_order_relaxed);
+    }
     pthread_mutex_unlock(&c->lock);
+    if (resume && serve_input(c))
+        on_readable(c, false); /* what the socket holds brings no new edge */
 }
 
 /* ------------------------------------------------------------------------
@@ -1083,16 +1129,19 @@ static void sweep(loop_t *loop)
         pthread_mutex_lock(&c->lock);
         /* Reading a request, or an answer that does not move: idle.
          * Waiting for a handler, or a stream between events: not idle
-         * (the endpoint's timeouts and keep-alives look after those). */
-        bool stuck_output = c->out_off < c->out_len;
-        bool reading = c->rstate != READ_DONE && !c->lingering;
+         * (the endpoint's timeouts and keep-alives look after those);
+         * nor waiting to serve a request until answers are read (then
+         * only the output's clock counts). */
+        bool stuck_output = c->out_stalled;
+        bool reading = c->rstate != READ_DONE && !c->lingering && !c->out_full;
         int64_t started = atomic_load_explicit(&c->request_started_ms, memory_order_relaxed);
         uint64_t bytes = atomic_load_explicit(&c->request_bytes, memory_order_relaxed);
         bool too_slow = reading && started > 0 &&
                         now - started >=
                             idle_ms + (int64_t)(bytes * 1000 / MIN_REQUEST_BYTES_PER_S);
         bool expired = (c->shut_wr && now >= c->linger_until) ||
-                       ((stuck_output || reading) && now - c->active_ms >= idle_ms) || too_slow;
+                       (stuck_output && now - c->stalled_ms >= idle_ms) ||
+                       (reading && now - c->active_ms >= idle_ms) || too_slow;
         pthread_mutex_unlock(&c->lock);
         if (expired)
             conn_close(c);
@@ -1147,8 +1196,8 @@ static void *loop_main(void *arg)
                 if (c->fd < 0)
                     continue; /* closed by an earlier event of this batch */
                 if (events[i].events & EPOLLOUT)
-                    on_writable(c);
-                if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+                    on_writable(c); /* which may serve input, and close */
+                if ((events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && c->fd >= 0)
                     on_readable(c, events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR));
             }
         }

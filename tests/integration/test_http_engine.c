@@ -61,8 +61,12 @@
  * The server under test
  * ------------------------------------------------------------------------ */
 
+/* Calls of "echo" and "inline" so far. */
+static atomic_int echo_calls;
+
 static int echo(mcp_call_t *call, void *user)
 {
+    atomic_fetch_add(&echo_calls, 1);
     const char *text = mcp_call_arg_string(call, "text");
     return mcp_call_add_text(call, text ? text : "");
 }
@@ -144,6 +148,7 @@ static fixture_t *start(mcp_http_options_t opts)
     atomic_store(&block_cancelled_at, 0);
     atomic_store(&flood_stopped, 0);
     atomic_store(&flood_stopped_at, 0);
+    atomic_store(&echo_calls, 0);
 
     fixture_t *f = calloc(1, sizeof *f);
     assert_non_null(f);
@@ -1661,6 +1666,70 @@ static void test_stalled_stream(void **state)
     stop(f);
 }
 
+/* Sends the large resource's request, and returns once its answer has
+ * begun to arrive: made, and stalled in a socket the client does not read
+ * (its receive buffer is small). */
+static client_t *open_stalled(fixture_t *f)
+{
+    client_t *c = client_open(f, 4096);
+    char *big = read_big_request(1);
+    client_send_str(c, big);
+    free(big);
+    assert_true(client_readable_within(c, PATIENCE_MS));
+    return c;
+}
+
+/* A client that pipelines requests behind an answer it does not read:
+ * none is served while that answer waits unsent (the server would
+ * otherwise buffer every answer, without bound). Once the client reads,
+ * all are answered, in order. */
+static void test_unread_answers_hold_the_pipeline(void **state)
+{
+    fixture_t *f = start((mcp_http_options_t){0});
+    client_t *c = open_stalled(f);
+    enum { QUEUED = 100 }; /* about 35 KB of requests */
+    for (int i = 0; i < QUEUED; i++)
+        send_call(c, i % 2 ? "echo" : "inline", 2 + i, "queued");
+    sleep_ms(500);
+    assert_int_equal(atomic_load(&echo_calls), 0);
+
+    response_t r;
+    read_response(c, &r, false);
+    assert_int_equal(r.status, 200);
+    assert_true(r.body_len > BIG_SIZE);
+    response_free(&r);
+    for (int i = 0; i < QUEUED; i++)
+        expect_call_answer(c, 2 + i, "queued");
+    assert_int_equal(atomic_load(&echo_calls), QUEUED);
+    call_ok(c, "echo", 200, "and on");
+    client_close(c);
+    stop(f);
+}
+
+/* The same client, sending a request now and then: each arrival is
+ * input, not progress. Output that does not move for the idle timeout
+ * closes the connection. */
+static void test_unread_answers_time_out(void **state)
+{
+    fixture_t *f = start((mcp_http_options_t){.connection_timeout_s = 1});
+    client_t *c = open_stalled(f);
+    int64_t start_at = now_ms(), took = -1;
+    for (int id = 2; took < 0 && now_ms() - start_at < 8000; id++) {
+        char *request = call_request("1.1", "inline", id, "now and then", NULL);
+        if (send(c->fd, request, strlen(request), MSG_NOSIGNAL) < 0)
+            took = now_ms() - start_at; /* reset: closed with our requests unread */
+        free(request);
+        struct pollfd p = {.fd = c->fd, .events = POLLRDHUP};
+        if (took < 0 && poll(&p, 1, 250) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+            took = now_ms() - start_at;
+    }
+    print_message("stalled pipeline closed after %lld ms\n", (long long)took);
+    assert_true(took >= 0);
+    assert_true(took < 4000);
+    client_close(c);
+    stop(f);
+}
+
 /* ------------------------------------------------------------------------
  * 14. Connection limit
  * ------------------------------------------------------------------------ */
@@ -1820,6 +1889,8 @@ int main(void)
         cmocka_unit_test(test_trickled_request),
         cmocka_unit_test(test_stalled_answer_times_out),
         cmocka_unit_test(test_stalled_stream),
+        cmocka_unit_test(test_unread_answers_hold_the_pipeline),
+        cmocka_unit_test(test_unread_answers_time_out),
         cmocka_unit_test(test_connection_limit),
         cmocka_unit_test(test_stop_with_connections),
         cmocka_unit_test(test_slow_reader),
