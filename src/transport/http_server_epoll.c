@@ -956,6 +956,14 @@ static void on_readable(conn_t *c, bool hung_up)
             bool waiting = (c->rstate == READ_DONE || c->out_full) && !c->lingering;
             c->pending_input = waiting;
             pthread_mutex_unlock(&c->lock);
+            if (waiting && hung_up) {
+                /* Not reading, the end of file is never met: the event
+                 * says the client left, and its request is cancelled as
+                 * at an end of file (below). The edge does not come
+                 * again. */
+                conn_close(c);
+                return;
+            }
             if (waiting)
                 break;
             if (!serve_input(c))

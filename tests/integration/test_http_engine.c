@@ -1492,6 +1492,40 @@ static void test_hangup_cancels(void **state)
     stop(f);
 }
 
+/* The same with the connection's input full (requests pipelined behind
+ * the one in flight, more than the engine keeps), so that the engine is
+ * not reading it: the hang-up, FIN or reset, is seen all the same. */
+static void test_hangup_with_input_full(void **state)
+{
+    fixture_t *f = start((mcp_http_options_t){0});
+    for (int reset = 0; reset < 2; reset++) {
+        atomic_store(&block_started, 0);
+        atomic_store(&block_cancelled, 0);
+        client_t *c = client_open(f, 0);
+        send_call(c, "block", 1, "never");
+        assert_true(wait_count(&block_started, 1));
+        for (int i = 0; i < 100; i++) /* about 35 KB: over the 20 KiB kept */
+            send_call(c, "echo", 2 + i, "behind");
+        sleep_ms(200); /* the engine reads what it keeps, then stops */
+        if (reset) {
+            struct linger now = {.l_onoff = 1, .l_linger = 0};
+            assert_int_equal(setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &now, sizeof now), 0);
+        }
+        int64_t closed_at = now_ms();
+        client_close(c);
+        assert_true(wait_count(&block_cancelled, 1));
+        int64_t took = atomic_load(&block_cancelled_at) - closed_at;
+        print_message("%s: cancelled %lld ms after the hang-up\n", reset ? "reset" : "FIN",
+                      (long long)took);
+        assert_true(took < 1000);
+        assert_int_equal(atomic_load(&echo_calls), 0);
+    }
+    client_t *other = client_open(f, 0);
+    call_ok(other, "echo", 200, "still serving");
+    client_close(other);
+    stop(f);
+}
+
 /* ------------------------------------------------------------------------
  * 13. Idle timeout
  * ------------------------------------------------------------------------ */
@@ -1885,6 +1919,7 @@ int main(void)
         cmocka_unit_test(test_refused_body_dropped),
         cmocka_unit_test(test_body_limit),
         cmocka_unit_test(test_hangup_cancels),
+        cmocka_unit_test(test_hangup_with_input_full),
         cmocka_unit_test(test_idle_timeout),
         cmocka_unit_test(test_trickled_request),
         cmocka_unit_test(test_stalled_answer_times_out),
