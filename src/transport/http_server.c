@@ -125,6 +125,8 @@ int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
                              "mcp_http_server_start needs a server and an out pointer");
     http_engine_config_t cfg = {
         .srv = srv,
+        .log = srv->log,
+        .log_user = srv->log_user,
         .bind_text = o->bind_address ? o->bind_address : "127.0.0.1",
         .port = o->port,
         .threads = o->threads ? o->threads : DEFAULT_THREADS,

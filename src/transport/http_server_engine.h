@@ -35,6 +35,8 @@
 
 typedef struct http_engine_config {
     mcp_server_t *srv;       /* for logging */
+    mcp_log_fn log;          /* the server's log callback, and its user */
+    void *log_user;
     mcp_http_endpoint_t *ep; /* where every request goes */
     struct sockaddr_storage addr;
     socklen_t addr_len;

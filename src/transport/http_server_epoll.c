@@ -67,6 +67,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "log.h"
 #include "mcp/jsonrpc.h"
 #include "protocol/http1.h"
 #include "spin.h"
@@ -104,6 +105,13 @@
 #define BUSY_YIELD_US 500
 #define MAX_EVENTS 64
 #define ACCEPT_BATCH 16
+/* A loop that cannot accept for want of descriptors (or memory) leaves
+ * the listening socket out of its epoll set for this long. The pending
+ * connection keeps the socket readable, so a wait would return it at
+ * once, and the loop would spin, starving the connections it serves,
+ * until a descriptor frees up. New clients wait in the backlog meanwhile
+ * (nginx pauses accepting likewise). */
+#define ACCEPT_PAUSE_MS 250
 
 typedef enum read_state { READ_HEAD, READ_BODY, READ_CHUNKED, READ_DONE } read_state_t;
 
@@ -176,6 +184,8 @@ struct loop {
     conn_t *closed;
     char *scratch;  /* input of the connection being read, when it has none */
     int64_t now;    /* mcp_clock_coarse_ms() after the last wake-up */
+    /* Accepting paused (ACCEPT_PAUSE_MS) until then; 0: not paused. */
+    int64_t accept_paused_until;
 
     pthread_mutex_t post_lock;
     conn_t *posted;
@@ -183,6 +193,8 @@ struct loop {
 };
 
 struct epoll_engine {
+    mcp_log_fn log; /* the server's */
+    void *log_user;
     mcp_http_endpoint_t *ep;
     int listen_fd;
     size_t max_head;
@@ -192,6 +204,9 @@ struct epoll_engine {
     atomic_uint n_conns;
     atomic_uint next_loop; /* the loop the next connection goes to */
     atomic_bool stopping;
+    /* accept() is failing for want of resources: logged once per episode,
+     * which ends at the next connection accepted. */
+    atomic_bool accept_starved;
     unsigned n_loops;
     loop_t *loops;
 };
@@ -1049,13 +1064,48 @@ static void adopt(conn_t *c)
     loop->conns = c;
 }
 
+/* Out of descriptors or memory: stop polling the listening socket for a
+ * while (see ACCEPT_PAUSE_MS); the connections open are served on. */
+static void pause_accepting(loop_t *loop, int err)
+{
+    epoll_engine_t *engine = loop->engine;
+    epoll_ctl(loop->epfd, EPOLL_CTL_DEL, engine->listen_fd, NULL);
+    loop->accept_paused_until = loop->now + ACCEPT_PAUSE_MS;
+    if (!atomic_exchange(&engine->accept_starved, true))
+        mcp_logf(engine->log, engine->log_user, MCP_LOG_WARNING,
+                 "HTTP: cannot accept connections (%s, %u open); new clients wait, "
+                 "retried every %d ms",
+                 strerror(err), atomic_load(&engine->n_conns), ACCEPT_PAUSE_MS);
+}
+
+static void resume_accepting(loop_t *loop)
+{
+    epoll_engine_t *engine = loop->engine;
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = engine};
+    loop->accept_paused_until = 0;
+    if (atomic_load(&engine->stopping))
+        return;
+    epoll_ctl(loop->epfd, EPOLL_CTL_ADD, engine->listen_fd, &ev);
+    /* engine_stop_accepting() may have taken it out of every set just
+     * before: out again. (epoll_ctl() calls on one set are ordered.) */
+    if (atomic_load(&engine->stopping))
+        epoll_ctl(loop->epfd, EPOLL_CTL_DEL, engine->listen_fd, NULL);
+}
+
 static void accept_connections(loop_t *loop)
 {
     epoll_engine_t *engine = loop->engine;
     for (int i = 0; i < ACCEPT_BATCH; i++) {
         int fd = accept4(engine->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                pause_accepting(loop, errno);
             return; /* EAGAIN, or a connection that failed before we took it */
+        }
+        if (atomic_load_explicit(&engine->accept_starved, memory_order_relaxed) &&
+            atomic_exchange(&engine->accept_starved, false))
+            mcp_logf(engine->log, engine->log_user, MCP_LOG_INFO,
+                     "HTTP: accepting connections again");
         if (atomic_load(&engine->stopping)) {
             close(fd);
             continue;
@@ -1174,7 +1224,12 @@ static void *loop_main(void *arg)
                                              loop->engine->spin_us)
                             : 0;
         if (n == 0) {
-            n = epoll_wait(loop->epfd, events, MAX_EVENTS, loop->conns ? 1000 : -1);
+            int timeout = loop->conns ? 1000 : -1;
+            if (loop->accept_paused_until) {
+                int64_t left = loop->accept_paused_until - mcp_clock_coarse_ms();
+                timeout = left <= 0 ? 0 : left < 1000 ? (int)left : 1000;
+            }
+            n = epoll_wait(loop->epfd, events, MAX_EVENTS, timeout);
             busy_since = mcp_clock_us(); /* it ran out of work: yielded or slept */
         } else if (mcp_clock_us() - busy_since >= BUSY_YIELD_US) {
             /* Busy for a while without a break: let a thread waiting for
@@ -1213,6 +1268,8 @@ static void *loop_main(void *arg)
             sweep(loop);
             next_sweep = loop->now + 1000;
         }
+        if (loop->accept_paused_until && loop->now >= loop->accept_paused_until)
+            resume_accepting(loop);
         free_closed(loop);
     }
 }
@@ -1293,6 +1350,8 @@ static int engine_start(const http_engine_config_t *cfg, void **out, uint16_t *p
         free(loops);
         return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
     }
+    engine->log = cfg->log;
+    engine->log_user = cfg->log_user;
     engine->ep = cfg->ep;
     engine->max_head = cfg->max_header_bytes;
     engine->idle_ms = (int64_t)cfg->connection_timeout_s * 1000;
@@ -1301,6 +1360,7 @@ static int engine_start(const http_engine_config_t *cfg, void **out, uint16_t *p
     atomic_init(&engine->n_conns, 0);
     atomic_init(&engine->next_loop, 0);
     atomic_init(&engine->stopping, false);
+    atomic_init(&engine->accept_starved, false);
     engine->loops = loops;
     engine->n_loops = cfg->threads;
     bool scratch = true;

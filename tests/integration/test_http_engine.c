@@ -4,8 +4,9 @@
  * what a libcurl client smooths over is seen here -- keep-alive and
  * pipelining, heads and bodies cut anywhere, the chunked coding, Expect:
  * 100-continue, HTTP/1.0, HEAD, every framing error, body limits, clients
- * that hang up or stall, the connection limit, stopping with connections
- * open, and a reader too slow for a large answer.
+ * that hang up or stall (or pipeline and never read), the connection
+ * limit, running out of descriptors, stopping with connections open, and
+ * a reader too slow for a large answer.
  *
  * The endpoint's MCP rules are test_http_server.c's business; here they
  * only provide answers to frame. Every JSON-RPC answer is still checked
@@ -33,9 +34,11 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <cmocka.h>
@@ -132,6 +135,19 @@ static bool wait_count(atomic_int *counter, int want)
     return atomic_load(counter) >= want;
 }
 
+/* The server's log lines that say it cannot accept, and that it can again. */
+static atomic_int accept_failed_logs, accept_again_logs;
+
+static void count_log(void *user, mcp_log_level_t level, const char *msg)
+{
+    (void)user;
+    if (strstr(msg, "cannot accept"))
+        atomic_fetch_add(&accept_failed_logs, 1);
+    if (strstr(msg, "accepting connections again"))
+        atomic_fetch_add(&accept_again_logs, 1);
+    (void)level;
+}
+
 typedef struct fixture {
     mcp_server_t *srv;
     mcp_http_server_t *http;
@@ -149,11 +165,14 @@ static fixture_t *start(mcp_http_options_t opts)
     atomic_store(&flood_stopped, 0);
     atomic_store(&flood_stopped_at, 0);
     atomic_store(&echo_calls, 0);
+    atomic_store(&accept_failed_logs, 0);
+    atomic_store(&accept_again_logs, 0);
 
     fixture_t *f = calloc(1, sizeof *f);
     assert_non_null(f);
     mcp_error_t err = {0};
-    f->srv = mcp_server_new(&(mcp_server_options_t){.name = "engine-test", .version = "1.0.0"},
+    f->srv = mcp_server_new(&(mcp_server_options_t){.name = "engine-test", .version = "1.0.0",
+                                                    .log = count_log},
                             &err);
     assert_non_null(f->srv);
     static const char schema[] =
@@ -1799,6 +1818,75 @@ static void test_connection_limit(void **state)
     stop(f);
 }
 
+/* CPU time this process has used, in ms. */
+static int64_t cpu_ms(void)
+{
+    struct rusage ru;
+    assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+    return (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+           (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
+/* Out of descriptors: a client waits in the backlog, which the server
+ * cannot accept. Its event threads must not spin on the listening
+ * socket meanwhile (this process's CPU time is theirs: the test sleeps),
+ * the connections open are served, the episode is logged once, and the
+ * waiting client is served once descriptors are free again. */
+static void test_out_of_descriptors(void **state)
+{
+    fixture_t *f = start((mcp_http_options_t){0});
+    client_t *held = client_open(f, 0);
+    call_ok(held, "inline", 1, "before");
+
+    /* Every descriptor below a lowered limit in use, but one, which the
+     * waiting client takes. */
+    struct rlimit saved, low;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    int first = open("/dev/null", O_RDONLY | O_CLOEXEC); /* the lowest free */
+    assert_true(first >= 0);
+    low = saved;
+    low.rlim_cur = (rlim_t)first + 32;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    int fill[64], n_fill = 0;
+    for (int fd; n_fill < 64 && (fd = dup(first)) >= 0;)
+        fill[n_fill++] = fd;
+    assert_true(n_fill > 0 && n_fill < 64);
+    close(fill[--n_fill]);
+    client_t *waiting = client_open(f, 0);
+
+    int64_t cpu_before = cpu_ms(), wall_before = now_ms();
+    sleep_ms(1500);
+    int64_t cpu = cpu_ms() - cpu_before, wall = now_ms() - wall_before;
+    print_message("out of descriptors: %lld ms of CPU in %lld ms\n", (long long)cpu,
+                  (long long)wall);
+    /* Served meanwhile (no schema check: it would open a file). */
+    char *request = call_request("1.1", "inline", 2, "during", NULL);
+    client_send_str(held, request);
+    free(request);
+    response_t r;
+    read_response(held, &r, false);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "during"));
+    response_free(&r);
+    int failed_logs = atomic_load(&accept_failed_logs);
+    int again_logs = atomic_load(&accept_again_logs);
+
+    /* Descriptors back (before any check that could fail the test). */
+    while (n_fill > 0)
+        close(fill[--n_fill]);
+    close(first);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+    assert_true(cpu < 300);
+    assert_int_equal(failed_logs, 1);
+    assert_int_equal(again_logs, 0);
+    call_ok(waiting, "echo", 3, "accepted at last");
+    assert_int_equal(atomic_load(&accept_again_logs), 1);
+    call_ok(held, "echo", 4, "after");
+    client_close(waiting);
+    client_close(held);
+    stop(f);
+}
+
 /* ------------------------------------------------------------------------
  * 15. Stopping with connections open
  * ------------------------------------------------------------------------ */
@@ -1927,6 +2015,7 @@ int main(void)
         cmocka_unit_test(test_unread_answers_hold_the_pipeline),
         cmocka_unit_test(test_unread_answers_time_out),
         cmocka_unit_test(test_connection_limit),
+        cmocka_unit_test(test_out_of_descriptors),
         cmocka_unit_test(test_stop_with_connections),
         cmocka_unit_test(test_slow_reader),
     };
