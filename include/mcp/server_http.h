@@ -207,7 +207,11 @@ typedef struct mcp_http_options {
      * Built-in engine: past this many seconds after its first byte, a
      * request must also have come at 500 bytes a second on average, or
      * the connection is closed, so a client trickling its head or body a
-     * byte at a time cannot hold a connection either. */
+     * byte at a time cannot hold a connection either; output that the
+     * client does not read for this long closes the connection, whatever
+     * it sends meanwhile; and a connection with more than 64 KiB of
+     * answers unread serves no further pipelined request until they are
+     * read. */
     unsigned connection_timeout_s;
     /* Largest request head (request line and headers) in bytes; a larger
      * one is refused with 431 (414 when the request line alone is longer:
