@@ -61,6 +61,11 @@
  * streams are chunked and read into the connection's write buffer instead,
  * so only HTTP/1.0 clients read through this one: keep it small. */
 #define STREAM_BLOCK 1024
+/* Unsent bytes a stream may hold here: libmicrohttpd takes its events
+ * only as fast as the socket does, so a stream whose client stops reading
+ * is dropped beyond this rather than buffered until the connection times
+ * out (as the built-in engine does). */
+#define MAX_PENDING_STREAM ((size_t)8 * 1024 * 1024)
 
 typedef struct mhd_engine {
     const mcp_mhd_api_t *mhd; /* libmicrohttpd, loaded by the first server */
@@ -237,7 +242,7 @@ static int on_write(void *user, const char *data, size_t len)
         return 0;
     pthread_mutex_lock(&req->lock);
     int rc = -1;
-    if (!req->gone) {
+    if (!req->gone && !(req->streaming && req->len - req->off + len > MAX_PENDING_STREAM)) {
         if (req->off > 0) { /* drop what libmicrohttpd has taken already */
             memmove(req->buf, req->buf + req->off, req->len - req->off);
             req->len -= req->off;

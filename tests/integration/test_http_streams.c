@@ -1,7 +1,8 @@
 /*
  * The HTTP server while requests are in flight: event-stream framing,
  * the first event leaving at once, 32 requests in parallel, clients that
- * go away, request timeouts, and stopping with requests in flight.
+ * go away, request timeouts, stopping with requests in flight, and a
+ * stream whose client does not read.
  *
  * Timing: the machine may be loaded (2 cores, sanitizers), so the tests
  * wait for what must happen with a generous patience, and bound only the
@@ -57,6 +58,7 @@ static atomic_int gate_started, gate_finished;
 static atomic_int slow_started, slow_cancelled;
 static _Atomic int64_t slow_cancelled_at; /* now_ms() when a slow handler saw the cancel */
 static atomic_int progress_after_cancel;  /* mcp_call_progress() result after the cancel */
+static atomic_int flood_sent, flood_done;
 
 static void reset_reports(void)
 {
@@ -68,6 +70,8 @@ static void reset_reports(void)
     atomic_store(&slow_cancelled, 0);
     atomic_store(&slow_cancelled_at, 0);
     atomic_store(&progress_after_cancel, 1);
+    atomic_store(&flood_sent, 0);
+    atomic_store(&flood_done, 0);
 }
 
 /* Logs once, reports `steps` progress notifications, then answers. With
@@ -140,6 +144,24 @@ static int gate(mcp_call_t *call, void *user)
     return mcp_call_add_text(call, "through");
 }
 
+/* Progress notifications of 32 KiB, as fast as they go, until one cannot
+ * be sent (or FLOOD_MAX were, 64 MiB: the stream is not bounded). */
+#define FLOOD_MAX 2048
+
+static int flood(mcp_call_t *call, void *user)
+{
+    static char message[32 * 1024];
+    memset(message, 'x', sizeof message - 1);
+    int rc = MCP_OK;
+    for (int i = 1; rc == MCP_OK && i <= FLOOD_MAX; i++) {
+        rc = mcp_call_progress(call, i, -1, message);
+        if (rc == MCP_OK)
+            atomic_fetch_add(&flood_sent, 1);
+    }
+    atomic_store(&flood_done, 1);
+    return rc == MCP_OK ? mcp_call_add_text(call, "flooded") : rc;
+}
+
 static int fast(mcp_call_t *call, void *user)
 {
     return mcp_call_add_text(call, "fast");
@@ -160,7 +182,7 @@ static fixture_t *start(const mcp_http_options_t *opts)
     } tools[] = {{"progress", progress, false}, {"slow", slow, false},
                  {"ticker", ticker, false},     {"gate", gate, false},
                  {"fast", fast, false},         {"progress_inline", progress, true},
-                 {"fast_inline", fast, true}};
+                 {"fast_inline", fast, true},   {"flood", flood, false}};
     fixture_t *f = calloc(1, sizeof *f);
     mcp_error_t err = {0};
     f->srv = mcp_server_new(&(mcp_server_options_t){.name = "streams", .version = "1.0.0"},
@@ -189,6 +211,36 @@ static void stop(fixture_t *f)
 /* ------------------------------------------------------------------------
  * Calling a tool
  * ------------------------------------------------------------------------ */
+
+/* Connects a raw socket with a small receive buffer and sends a call of
+ * `tool` with a progress token; nothing is read. */
+static int call_unread(const fixture_t *f, const char *tool)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    int rcvbuf = 4096;
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf), 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons(mcp_http_server_port(f->http))};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    char params[128];
+    snprintf(params, sizeof params, "\"name\":\"%s\",\"arguments\":{}", tool);
+    char *body = mcp_text(1, "tools/call", params, "\"progressToken\":1");
+    char *request;
+    assert_true(asprintf(&request,
+                         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         "Content-Type: application/json\r\n"
+                         "Accept: application/json, text/event-stream\r\n"
+                         "MCP-Protocol-Version: " REVISION "\r\n"
+                         "Mcp-Method: tools/call\r\nMcp-Name: %s\r\n"
+                         "Content-Length: %zu\r\n\r\n%s",
+                         tool, strlen(body), body) > 0);
+    assert_true(send(fd, request, strlen(request), MSG_NOSIGNAL) == (ssize_t)strlen(request));
+    free(request);
+    free(body);
+    return fd;
+}
 
 typedef struct call_spec {
     const char *tool;
@@ -601,6 +653,22 @@ static void test_timeouts(void **state)
  * Stopping with requests in flight
  * ------------------------------------------------------------------------ */
 
+/* A stream whose client does not read: what the server holds for it is
+ * bounded (8 MiB), past what the kernel's buffers take, and the handler's
+ * next notification then fails, rather than every event being kept
+ * until the connection times out (30 s). */
+static void test_unread_stream_is_bounded(void **state)
+{
+    fixture_t *f = start(NULL);
+    int fd = call_unread(f, "flood");
+    assert_true(wait_count(&flood_done, 1));
+    int sent = atomic_load(&flood_sent);
+    print_message("an unread stream stopped after %d KiB\n", 32 * sent);
+    assert_true(sent < FLOOD_MAX);
+    close(fd);
+    stop(f);
+}
+
 typedef struct pending {
     const char *base;
     const char *args;
@@ -660,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_client_abort),
         cmocka_unit_test(test_timeouts),
         cmocka_unit_test(test_stop_in_flight),
+        cmocka_unit_test(test_unread_stream_is_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
