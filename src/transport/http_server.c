@@ -102,14 +102,14 @@ static int pick_engine(const mcp_http_options_t *o, const http_engine_ops_t **en
         *engine = &http_engine_epoll;
         if (!tls)
             return MCP_OK;
-        return mcp_error_set(err, MCP_EUNSUPPORTED, MCP_INVALID_PARAMS, NULL,
+        return mcp_error_set(err, MCP_EUNSUPPORTED, 0, NULL,
                              "the built-in HTTP engine does not do TLS; use "
                              "MCP_HTTP_ENGINE_LIBMICROHTTPD (or the default)");
     case MCP_HTTP_ENGINE_LIBMICROHTTPD:
         *engine = &http_engine_mhd;
         return MCP_OK;
     }
-    return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL, "unknown HTTP engine %d",
+    return mcp_error_set(err, MCP_EINVAL, 0, NULL, "unknown HTTP engine %d",
                          (int)o->engine);
 }
 
@@ -121,7 +121,7 @@ int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
     if (out)
         *out = NULL;
     if (!srv || !out)
-        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "mcp_http_server_start needs a server and an out pointer");
     http_engine_config_t cfg = {
         .srv = srv,
@@ -138,10 +138,10 @@ int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
     };
     bool loopback;
     if (!parse_bind_address(cfg.bind_text, o->port, &cfg, &loopback))
-        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "bind_address must be a numeric IPv4/IPv6 address or localhost");
     if (!o->tls_cert_file != !o->tls_key_file)
-        return mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
+        return mcp_error_set(err, MCP_EINVAL, 0, NULL,
                              "TLS needs both a certificate file and a key file");
     const http_engine_ops_t *engine;
     int picked = pick_engine(o, &engine, err);
@@ -150,7 +150,7 @@ int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
 
     mcp_http_server_t *http = calloc(1, sizeof *http);
     if (!http)
-        return mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
+        return mcp_error_set(err, MCP_ENOMEM, 0, NULL, "out of memory");
     http->engine_ops = engine;
     http->grace_ms = o->shutdown_grace_ms ? o->shutdown_grace_ms : DEFAULT_GRACE_MS;
 
@@ -158,7 +158,7 @@ int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
     char *tls_cert = NULL, *tls_key = NULL;
     if (o->tls_cert_file &&
         (!(tls_cert = read_file(o->tls_cert_file)) || !(tls_key = read_file(o->tls_key_file)))) {
-        rc = mcp_error_set(err, MCP_EIO, MCP_INVALID_PARAMS, NULL,
+        rc = mcp_error_set(err, MCP_EIO, 0, NULL,
                            "cannot read the TLS %s file %s", tls_cert ? "key" : "certificate",
                            tls_cert ? o->tls_key_file : o->tls_cert_file);
         goto fail;
