@@ -199,7 +199,10 @@ typedef struct mcp_http_options {
      * They run only the handlers registered to run inline (the server's
      * worker pool runs the others). */
     unsigned threads;
-    /* Most simultaneous connections; 0 picks 1024. */
+    /* Most simultaneous connections; 0 picks 1024, or the open-file limit
+     * (RLIMIT_NOFILE) less 64 when that is lower (half of it when it is
+     * under 128), so that connections alone never use up the process's
+     * descriptors. */
     unsigned connection_limit;
     /* Seconds a connection may stay idle (no bytes while reading a request
      * or while writing a response that is not waiting on a handler);

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +18,9 @@
 
 #define DEFAULT_THREADS 2
 #define DEFAULT_CONNECTION_LIMIT 1024
+/* Descriptors the default connection limit leaves to everything else
+ * (the listener, event fds, what handlers open). */
+#define DESCRIPTORS_KEPT 64
 #define DEFAULT_CONNECTION_TIMEOUT_S 30
 #define DEFAULT_GRACE_MS 5000
 #define DEFAULT_MAX_HEADER_BYTES 8192
@@ -113,6 +117,21 @@ static int pick_engine(const mcp_http_options_t *o, const http_engine_ops_t **en
                          (int)o->engine);
 }
 
+/* The default connection limit: 1024, or fewer when the process may open
+ * fewer descriptors. Connections up to the limit must never find them all
+ * taken: accept() failing for want of one leaves clients waiting, and
+ * handlers that open files fail. */
+static unsigned default_connection_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur >= DEFAULT_CONNECTION_LIMIT + DESCRIPTORS_KEPT)
+        return DEFAULT_CONNECTION_LIMIT;
+    if (rl.rlim_cur > 2 * DESCRIPTORS_KEPT)
+        return (unsigned)(rl.rlim_cur - DESCRIPTORS_KEPT);
+    return rl.rlim_cur > 2 ? (unsigned)(rl.rlim_cur / 2) : 1; /* a tiny limit: half */
+}
+
 int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
                           mcp_http_server_t **out, mcp_error_t *err)
 {
@@ -131,7 +150,7 @@ int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
         .port = o->port,
         .threads = o->threads ? o->threads : DEFAULT_THREADS,
         .spin_us = srv->spin_us, /* mcp_server_options_t.spin_us, resolved */
-        .connection_limit = o->connection_limit ? o->connection_limit : DEFAULT_CONNECTION_LIMIT,
+        .connection_limit = o->connection_limit ? o->connection_limit : default_connection_limit(),
         .connection_timeout_s =
             o->connection_timeout_s ? o->connection_timeout_s : DEFAULT_CONNECTION_TIMEOUT_S,
         .max_header_bytes = o->max_header_bytes ? o->max_header_bytes : DEFAULT_MAX_HEADER_BYTES,

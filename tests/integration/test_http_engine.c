@@ -1818,6 +1818,50 @@ static void test_connection_limit(void **state)
     stop(f);
 }
 
+/* The default connection limit stays below the open-file limit, so that
+ * connections alone never use up the descriptors: the connection over it
+ * is refused at once (not left waiting in the backlog for a descriptor).
+ * The limit is fixed when the server starts, so the open-file limit is
+ * lowered only for the start: this process holds both ends of every
+ * connection and needs the room. */
+static void test_default_limit_follows_descriptors(void **state)
+{
+    struct rlimit saved, low;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    assert_true(saved.rlim_cur >= 400);
+    low = saved;
+    low.rlim_cur = 200; /* 64 kept for the rest: 136 connections */
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    fixture_t *f = start((mcp_http_options_t){0});
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+
+    enum { LIMIT = 200 - 64 };
+    client_t *clients[LIMIT];
+    for (int n = 0; n < LIMIT; n++) {
+        clients[n] = client_open(f, 0);
+        call_ok(clients[n], "inline", n + 1, "held");
+    }
+    client_t *over = client_open(f, 0);
+    assert_true(client_closed_within(over, PROMPT_MS, NULL));
+    client_close(over);
+    client_close(clients[0]);
+    /* A slot freed is a slot to take, once the server has seen the close
+     * (until then the newcomer is refused too). */
+    client_t *next;
+    for (int64_t since = now_ms();; sleep_ms(5)) {
+        next = client_open(f, 0);
+        if (!client_closed_within(next, 100, NULL) || now_ms() - since > PATIENCE_MS)
+            break;
+        client_close(next);
+    }
+    call_ok(next, "inline", LIMIT + 1, "in its place");
+    client_close(next);
+    for (int n = 1; n < LIMIT; n++)
+        client_close(clients[n]);
+    stop(f);
+    assert_int_equal(atomic_load(&accept_failed_logs), 0);
+}
+
 /* CPU time this process has used, in ms. */
 static int64_t cpu_ms(void)
 {
@@ -2015,6 +2059,7 @@ int main(void)
         cmocka_unit_test(test_unread_answers_hold_the_pipeline),
         cmocka_unit_test(test_unread_answers_time_out),
         cmocka_unit_test(test_connection_limit),
+        cmocka_unit_test(test_default_limit_follows_descriptors),
         cmocka_unit_test(test_out_of_descriptors),
         cmocka_unit_test(test_stop_with_connections),
         cmocka_unit_test(test_slow_reader),
