@@ -330,36 +330,53 @@ typedef enum client_task_support {
 } client_task_support_t;
 
 typedef struct client_tools {
-    client_tool_t *head;
+    client_tool_t **buckets;     /* 2^bits chains by name, or NULL */
+    unsigned bits;
+    size_t count;
+    client_tool_t *retired;      /* replaced tools, freed by client_tools_clear() */
+    /* Names compared by lookups so far (a merge adds those of the page
+     * merged): tests check that the cost of a page stays in proportion to
+     * the page. */
+    uint64_t comparisons;
     /* Every page of tools/list was seen since the last invalidation, so a
      * tool that is not here does not exist. */
     bool complete;
-    /* Counts client_tools_clear() calls, so that a refresh that raced with
-     * an invalidation does not claim completeness. */
+    /* Counts invalidations (client_tools_clear(), client_tools_forget()),
+     * so that a refresh that raced with one does not claim completeness,
+     * nor a page fetched before it fill the table again. */
     uint64_t generation;
 } client_tools_t;
 
 /*
- * Checks the tools of a ListToolsResult page (modified in place): tools
- * whose x-mcp-header annotations are invalid, or that are not objects with
- * a string name, are removed from result.tools (and logged through `log`);
- * the annotations and task support of the others are recorded in `tools`.
- * Returns MCP_OK or MCP_ENOMEM.
+ * Checks the tools of a ListToolsResult page (modified in place, in one
+ * pass): tools whose x-mcp-header annotations are invalid, or that are not
+ * objects with a string name, are removed from result.tools (and logged
+ * through `log`: the first few one by one, then how many more); the
+ * annotations and task support of the others are recorded in `tools`
+ * (meant to be a table of the page's own, filled off the client's lock).
+ * Returns MCP_OK or MCP_ENOMEM. Expected time: linear in the page.
  */
 int client_tools_accept_page(client_tools_t *tools, json_t *result, mcp_log_fn log,
                              void *log_user);
 
 /* The recorded annotations of tool `name` (borrowed until the table
  * changes), or NULL when the tool is unknown. */
-const mcp_param_headers_t *client_tools_find(const client_tools_t *tools, const char *name);
+const mcp_param_headers_t *client_tools_find(client_tools_t *tools, const char *name);
 
 /* The execution.taskSupport tool `name` was listed with. */
-client_task_support_t client_tools_task_support(const client_tools_t *tools, const char *name);
+client_task_support_t client_tools_task_support(client_tools_t *tools, const char *name);
 
-/* Moves the tools of `from` into `to`, replacing tools of the same name. */
+/* Moves the tools of `from` into `to`, replacing tools of the same name;
+ * those replaced go to from's retired list. Expected time: linear in
+ * `from` (and O(1) when `to` is empty), so that it may run under the
+ * client's lock; clear `from` after dropping the lock. */
 void client_tools_merge(client_tools_t *to, client_tools_t *from);
 
-/* Forgets every tool (and bumps the generation). */
+/* Forgets every tool of `tools` (and bumps the generation) in O(1): they
+ * move to *old, for the caller to clear once it dropped the lock. */
+void client_tools_forget(client_tools_t *tools, client_tools_t *old);
+
+/* Frees every tool (and bumps the generation). */
 void client_tools_clear(client_tools_t *tools);
 
 /* ------------------------------------------------------------------------

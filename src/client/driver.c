@@ -157,10 +157,12 @@ int client_rpc_error(const json_t *error, mcp_error_t *err)
 
 int client_refresh_tools(mcp_client_t *c, const client_call_opts_t *o, mcp_error_t *err)
 {
+    client_tools_t old;
     pthread_mutex_lock(&c->lock);
-    client_tools_clear(&c->tools);
+    client_tools_forget(&c->tools, &old);
     uint64_t generation = c->tools.generation;
     pthread_mutex_unlock(&c->lock);
+    client_tools_clear(&old);
 
     mcp_request_options_t ro = {.timeout_ms = o->timeout_ms, .cancel = o->cancel,
                                 .bypass_cache = true};
@@ -370,7 +372,8 @@ int client_call(mcp_client_t *c, const char *method, const json_t *params,
     json_decref(round_params);
 
     if (rc == MCP_OK && storable && strcmp(method, "tools/list") == 0) {
-        /* Checked outside the lock (the log callback may run), then merged. */
+        /* Checked outside the lock (the log callback may run, and the
+         * page may be large), then merged in time linear in the page. */
         client_tools_t page = {0};
         rc = client_tools_accept_page(&page, *result_out, c->log, c->log_user);
         pthread_mutex_lock(&c->lock);

@@ -70,10 +70,11 @@ struct mcp_subscription {
 
 void client_invalidate_for(mcp_client_t *c, const char *method, const json_t *params)
 {
+    client_tools_t old = {0}; /* freed once the lock is dropped */
     pthread_mutex_lock(&c->lock);
     if (strcmp(method, "notifications/tools/list_changed") == 0) {
         client_cache_invalidate_method(c->cache, "tools/list");
-        client_tools_clear(&c->tools);
+        client_tools_forget(&c->tools, &old);
     } else if (strcmp(method, "notifications/prompts/list_changed") == 0) {
         client_cache_invalidate_method(c->cache, "prompts/list");
     } else if (strcmp(method, "notifications/resources/list_changed") == 0) {
@@ -89,6 +90,7 @@ void client_invalidate_for(mcp_client_t *c, const char *method, const json_t *pa
             client_cache_invalidate_uri(c->cache, uri);
     }
     pthread_mutex_unlock(&c->lock);
+    client_tools_clear(&old);
 }
 
 /* After a broken stream events may have been missed: forget whatever the

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -651,6 +652,57 @@ static void test_invalid_annotations_dropped(void **state)
                         "good");
     assert_int_equal(f->warnings, 2);
     json_decref(r);
+}
+
+/*
+ * A page of 50,000 tools, one in ten without a name: checked and merged in
+ * time linear in the page -- counted in names compared, not timed -- the
+ * dropped ones logged a few at a time, the others kept in their order. A
+ * second listing of the same tools replaces every one of them, at the
+ * same cost.
+ */
+static void test_large_tools_page_linear(void **state)
+{
+    fixture_t *f = *state;
+    const size_t n = 50000, named = n - n / 10;
+    f->server.tools = json_array();
+    for (size_t i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "t%zu", i);
+        json_array_append_new(f->server.tools,
+                              i % 10 == 9 ? json_object() : json_pack("{s:s}", "name", name));
+    }
+    json_t *r = NULL;
+    assert_int_equal(mcp_client_list_tools(f->c, NULL, NULL, &r, NULL), MCP_OK);
+    json_t *tools = json_object_get(r, "tools");
+    assert_int_equal(json_array_size(tools), named);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(tools, 9), "name")),
+                        "t10");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(tools, named - 1), "name")), "t49998");
+    json_decref(r);
+    assert_int_equal(f->warnings, 8 + 1); /* eight by name, then how many more */
+
+    pthread_mutex_lock(&f->c->lock);
+    assert_int_equal(f->c->tools.count, named);
+    uint64_t first = f->c->tools.comparisons;
+    assert_non_null(client_tools_find(&f->c->tools, "t49998"));
+    assert_null(client_tools_find(&f->c->tools, "t9"));
+    pthread_mutex_unlock(&f->c->lock);
+    /* About 0.7 per tool at a load factor of at most 1; a list scanned
+     * for each tool would take some 10^9. */
+    assert_true(first <= n);
+
+    assert_int_equal(mcp_client_list_tools(f->c, NULL, &(mcp_request_options_t){
+                                                        .bypass_cache = true},
+                                           &r, NULL),
+                     MCP_OK);
+    json_decref(r);
+    pthread_mutex_lock(&f->c->lock);
+    assert_int_equal(f->c->tools.count, named);
+    uint64_t second = f->c->tools.comparisons;
+    pthread_mutex_unlock(&f->c->lock);
+    assert_true(second - first <= 3 * n); /* about 1.7 per tool */
 }
 
 /* ------------------------------------------------------------------------
@@ -1325,6 +1377,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_stdio_does_not_fetch_annotations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid_annotations_dropped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_large_tools_page_linear, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_reuse_and_bypass, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache_ttl_zero_and_disabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_answer_older_than_a_change_not_kept, setup_http,
