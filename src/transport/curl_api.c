@@ -24,6 +24,7 @@ static void load(void)
         SYMBOL(easy_getinfo),
         SYMBOL(easy_perform),
         SYMBOL(easy_strerror),
+        SYMBOL(easy_pause),
         SYMBOL(multi_init),
         SYMBOL(multi_cleanup),
         SYMBOL(multi_add_handle),

@@ -20,6 +20,7 @@ typedef struct {
     __typeof__(curl_easy_getinfo) *easy_getinfo;
     __typeof__(curl_easy_perform) *easy_perform;
     __typeof__(curl_easy_strerror) *easy_strerror;
+    __typeof__(curl_easy_pause) *easy_pause;
     __typeof__(curl_multi_init) *multi_init;
     __typeof__(curl_multi_cleanup) *multi_cleanup;
     __typeof__(curl_multi_add_handle) *multi_add_handle;

@@ -30,6 +30,15 @@
  * moment (drain_ms): a server ends the stream right after the response,
  * and a stream ended by the server leaves its connection reusable.
  *
+ * Answers. A legacy server's requests arrive on event streams, and the
+ * core answers a ping (or refuses a request) right there, on the
+ * transport thread, through notify(), which cannot wait for the POST
+ * there. At most CLIENT_HTTP_MAX_ANSWERS_IN_FLIGHT such POSTs run at
+ * once; the next ones are held, and while any is held the event streams
+ * are paused (their write callback returns CURL_WRITEFUNC_PAUSE, and
+ * libcurl keeps the bytes), so that the server is throttled to the pace
+ * it takes its answers at, as on stdio.
+ *
  * Timeouts are the core's: no transfer has one, except notify()'s POSTs
  * (nothing else would end them) and the connect timeout. Long-lived
  * streams (listen) get TCP keep-alive probes so that a vanished peer is
@@ -262,6 +271,12 @@ static size_t on_body(char *bytes, size_t size, size_t n, void *user)
         /* Answered: let the stream run out, within reason. */
         ex->drained += len;
         return ex->drained <= MAX_DRAIN_BYTES ? len : CURL_WRITEFUNC_ERROR;
+    }
+    if (ex->t->held && ex->reply.body_kind == HTTP_REPLY_BODY_EVENTS) {
+        /* Answers wait for their turn: no more requests are read until
+         * they had it (pump_answers). */
+        ex->paused = ex->t->paused = true;
+        return CURL_WRITEFUNC_PAUSE;
     }
     http_reply_state_t state = http_reply_feed(&ex->reply, bytes, len);
     if (state == HTTP_REPLY_READING)
@@ -588,6 +603,36 @@ static void cancel_now(http_client_t *t, client_exchange_t *ex)
     http_client_exchange_unref(ex); /* the cancel queue's reference */
 }
 
+/* Starts held answers while fewer than CLIENT_HTTP_MAX_ANSWERS_IN_FLIGHT
+ * run; once none is held, resumes the streams paused for them. Returns
+ * whether it started or resumed anything. */
+static bool pump_answers(http_client_t *t)
+{
+    bool moved = false;
+    while (t->held && t->answers < CLIENT_HTTP_MAX_ANSWERS_IN_FLIGHT) {
+        client_exchange_t *ex = t->held;
+        t->held = ex->next_held;
+        if (!t->held)
+            t->held_tail = NULL;
+        ex->next_held = NULL;
+        ex->answer = true;
+        t->answers++;
+        launch(t, ex);
+        moved = true;
+    }
+    if (t->held || !t->paused)
+        return moved;
+    t->paused = false;
+    /* Resuming may deliver the bytes kept at once, and pause the stream
+     * again (on_body): the list of transfers does not change meanwhile. */
+    for (client_exchange_t *ex = t->active; ex; ex = ex->next)
+        if (ex->paused) {
+            ex->paused = false;
+            mcp_curl.easy_pause(ex->easy, CURLPAUSE_CONT);
+        }
+    return true;
+}
+
 /* Ends every exchange with rc (close, or a failure of libcurl itself). */
 static void shut_down(http_client_t *t, int rc, const char *why)
 {
@@ -607,6 +652,12 @@ static void shut_down(http_client_t *t, int rc, const char *why)
         http_client_exchange_unref(cancels);
         cancels = next;
     }
+    while (t->held) {
+        client_exchange_t *ex = t->held;
+        t->held = ex->next_held;
+        end_exchange(t, ex, true, rc, why);
+    }
+    t->held_tail = NULL;
     while (t->active)
         end_exchange(t, t->active, true, rc, why);
 }
@@ -650,7 +701,7 @@ static void *transport_main(void *arg)
         if (closing)
             break;
 
-        bool launched = queued != NULL;
+        bool launched = pump_answers(t) || queued != NULL;
         while (queued) {
             client_exchange_t *next = queued->next_queued;
             launch(t, queued);
@@ -752,11 +803,53 @@ static void notify_unwaited(void *user, client_outcome_t *out)
                              out->why ? out->why : mcp_strerror(rc));
 }
 
+/* The end of a notify() from the transport thread (user: the exchange). */
+static void answer_done(void *user, client_outcome_t *out)
+{
+    client_exchange_t *ex = user;
+    if (ex->answer) {
+        ex->answer = false;
+        ex->t->answers--;
+    }
+    notify_unwaited(ex->t, out);
+}
+
+/* Sends an answer the transport thread made: now, or once fewer than
+ * CLIENT_HTTP_MAX_ANSWERS_IN_FLIGHT are on the wire (pump_answers). */
+static int submit_answer(http_client_t *t, client_exchange_t *ex)
+{
+    ex->user = ex;
+    if (t->answers < CLIENT_HTTP_MAX_ANSWERS_IN_FLIGHT) {
+        int rc = http_client_submit(t, ex);
+        if (rc == MCP_OK) {
+            ex->answer = true;
+            t->answers++;
+        }
+        return rc;
+    }
+    pthread_mutex_lock(&t->lock);
+    bool open = !t->closing && !t->stopped;
+    pthread_mutex_unlock(&t->lock);
+    if (!open) {
+        /* It never reached the transport: both references are ours. */
+        atomic_store(&ex->refs, 1);
+        http_client_exchange_unref(ex);
+        return MCP_ECLOSED;
+    }
+    if (t->held_tail)
+        t->held_tail->next_held = ex;
+    else
+        t->held = ex;
+    t->held_tail = ex;
+    return MCP_OK;
+}
+
 /*
  * Waits until the server accepted the notification (2xx), up to
  * notify_timeout_ms. From the transport thread itself (a callback sending
- * a notification) waiting would deadlock, so the notification is only
- * queued and a failure is logged.
+ * a notification: the answer to a legacy server's request) waiting would
+ * deadlock, so the notification is only queued, in turn (submit_answer),
+ * and a failure is logged.
  */
 static int http_notify(client_transport_t *base, const json_t *notification,
                        const client_http_hints_t *hints)
@@ -764,9 +857,12 @@ static int http_notify(client_transport_t *base, const json_t *notification,
     http_client_t *t = (http_client_t *)base;
     if (!json_is_object(notification))
         return MCP_EINVAL;
-    bool wait = !on_transport_thread(t) && !(hints && hints->no_wait);
+    bool answer = on_transport_thread(t);
+    bool wait = !answer && !(hints && hints->no_wait);
     notify_wait_t w = {.done = false, .rc = MCP_OK};
-    client_exchange_events_t ev = {.on_done = wait ? notify_waited : notify_unwaited};
+    client_exchange_events_t ev = {.on_done = wait     ? notify_waited
+                                              : answer ? answer_done
+                                                       : notify_unwaited};
     client_exchange_t *ex;
     int rc = exchange_new(t, notification, NULL, hints, &ev, wait ? (void *)&w : (void *)t,
                           (long)t->limits.notify_timeout_ms, &ex);
@@ -776,7 +872,7 @@ static int http_notify(client_transport_t *base, const json_t *notification,
         pthread_mutex_init(&w.lock, NULL);
         pthread_cond_init(&w.cond, NULL);
     }
-    rc = http_client_submit(t, ex);
+    rc = answer ? submit_answer(t, ex) : http_client_submit(t, ex);
     if (rc == MCP_OK) {
         if (wait) {
             pthread_mutex_lock(&w.lock);

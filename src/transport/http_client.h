@@ -20,6 +20,20 @@ typedef struct client_http_limits {
     int64_t notify_timeout_ms;
 } client_http_limits_t;
 
+/*
+ * How many answers to a legacy server's requests (ping, and the refusals
+ * the reading thread sends itself) may be on the wire at once. Each is a
+ * POST of its own, which the transport thread cannot wait for: a server
+ * that streams requests and never completes those POSTs would otherwise
+ * have the client open a connection per request until it runs out of
+ * file descriptors. Past this many, the next answers wait their turn and
+ * the event streams are not read until they had it, which throttles the
+ * server to the pace it takes the answers at, as the blocking write does
+ * on stdio; no answer is dropped. What waits is bounded by what libcurl
+ * hands over in one write (CURL_MAX_WRITE_SIZE, 16 KB) per stream.
+ */
+#define CLIENT_HTTP_MAX_ANSWERS_IN_FLIGHT 8
+
 #define CLIENT_HTTP_DEFAULT_DRAIN_MS 500
 #define CLIENT_HTTP_DEFAULT_NOTIFY_TIMEOUT_MS 30000
 #define CLIENT_HTTP_DEFAULT_CONNECT_TIMEOUT_MS 10000

@@ -54,6 +54,10 @@ struct client_exchange {
 
     /* Transport thread only. */
     bool opened;                     /* ev.on_open ran */
+    bool paused;                     /* its stream waits for the answers held */
+    bool answer;                     /* counted in t->answers (a notify() from
+                                        the transport thread) */
+    client_exchange_t *next_held;    /* t->held */
     exchange_phase_t phase;
     int64_t drain_deadline;
     size_t drained;
@@ -89,6 +93,12 @@ struct http_client {
     bool redirect_logged;       /* a redirect was followed and said so */
     client_exchange_t *active;  /* transfers in `multi` */
     client_exchange_t *settled; /* outcomes found during the last perform */
+    /* Answers to the server's requests (see
+     * CLIENT_HTTP_MAX_ANSWERS_IN_FLIGHT): how many are on the wire, those
+     * waiting for their turn, and whether a stream was paused for them. */
+    int answers;
+    client_exchange_t *held, *held_tail;
+    bool paused;
 };
 
 /* A complete exchange: a POST of `msg` (a request with `id`, or a

@@ -24,7 +24,11 @@
  *   - a retry field of a thousand hours is honoured as CLIENT_MAX_RETRY_MS,
  *     both before resuming a call's stream (a call without a timeout
  *     would otherwise wait that long) and before opening the session's
- *     GET stream again.
+ *     GET stream again;
+ *   - a call's stream that carries more pings than
+ *     CLIENT_HTTP_MAX_ANSWERS_IN_FLIGHT, whose answers the server holds
+ *     open, never has more than that many answers on the wire: the others
+ *     wait, and every ping is answered once the server takes them.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -42,6 +46,7 @@
 #include <cmocka.h>
 
 #include "client/client_internal.h" /* CLIENT_MAX_RETRY_MS */
+#include "transport/http_client.h"  /* CLIENT_HTTP_MAX_ANSWERS_IN_FLIGHT */
 #include "mcp/client.h"
 #include "mcp/mcp.h"
 #include "scripted_http.h"
@@ -73,12 +78,68 @@ typedef struct server {
     char last_event_id[64];
     long cancelled_id;    /* requestId of a notifications/cancelled (0: none) */
     bool cancel_versioned; /* it carried MCP-Protocol-Version: 2025-11-25 */
+    pthread_cond_t cond;  /* answers, below, changed */
+    int pings;            /* the "flood" call's stream carries this many */
+    int answers;          /* answers to them received */
+    int answers_open;     /* answers whose POST the server holds open */
+    int most_open;        /* the most held open at once */
+    bool take_answers;    /* the server completes those POSTs */
 } server_t;
 
 static void begin_events(int fd)
 {
     scripted_send_text(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                   "Cache-Control: no-cache\r\nConnection: close\r\n\r\n");
+}
+
+/* Pings on the call's stream; the response comes once every one was
+ * answered. */
+static void serve_flood(server_t *s, int fd, long id)
+{
+    begin_events(fd);
+    for (int i = 0; i < s->pings; i++) {
+        char event[128];
+        snprintf(event, sizeof event,
+                 "data: {\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}\n\n",
+                 9000 + i);
+        scripted_send_text(fd, event);
+    }
+    pthread_mutex_lock(&s->lock);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    while (s->answers < s->pings &&
+           pthread_cond_timedwait(&s->cond, &s->lock, &until) == 0)
+        ;
+    pthread_mutex_unlock(&s->lock);
+    char event[256];
+    snprintf(event, sizeof event,
+             "data: {\"jsonrpc\":\"2.0\",\"id\":%ld,\"result\":{\"content\":"
+             "[{\"type\":\"text\",\"text\":\"resumed\"}]}}\n\n",
+             id);
+    scripted_send_text(fd, event);
+}
+
+/* An answer to a ping: held open until the test lets the server take
+ * answers. */
+static void serve_answer(server_t *s, int fd)
+{
+    pthread_mutex_lock(&s->lock);
+    s->answers_open++;
+    if (s->answers_open > s->most_open)
+        s->most_open = s->answers_open;
+    pthread_cond_broadcast(&s->cond);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    while (!s->take_answers && pthread_cond_timedwait(&s->cond, &s->lock, &until) == 0)
+        ;
+    s->answers_open--;
+    s->answers++;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    scripted_send_text(fd, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n"
+                           "Connection: close\r\n\r\n");
 }
 
 static void serve_get(server_t *s, int fd, const char *req)
@@ -149,6 +210,10 @@ static void serve_post(server_t *s, int fd, const char *req, const char *body)
                  "{\"name\":\"streams\",\"version\":\"1\"}}}",
                  scripted_request_id(body));
         scripted_respond_json(fd, 200, "Mcp-Session-Id: s1\r\n", answer);
+    } else if (strstr(body, "\"id\":9") && !strstr(body, "\"method\"")) {
+        serve_answer(s, fd);
+    } else if (strstr(body, "\"tools/call\"") && strstr(body, "\"flood\"")) {
+        serve_flood(s, fd, scripted_request_id(body));
     } else if (!strstr(body, "\"id\"")) {
         scripted_send_text(fd, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n"
                                "Connection: close\r\n\r\n");
@@ -205,6 +270,7 @@ static void serve(void *owner, int fd, const char *req, const char *body)
 static void server_start(server_t *s)
 {
     pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->cond, NULL);
     scripted_http_start(&s->http, serve, s);
 }
 
@@ -213,6 +279,7 @@ static void server_stop(server_t *s)
 {
     scripted_http_stop(&s->http);
     pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->cond);
 }
 
 /* A client that logs to `log` (NULL: nowhere). */
@@ -479,6 +546,59 @@ static void test_retry_capped_before_reopening(void **state)
     server_stop(&s);
 }
 
+typedef struct flood_call {
+    mcp_client_t *c;
+    int rc;
+} flood_call_t;
+
+static void *call_flood(void *arg)
+{
+    flood_call_t *f = arg;
+    json_t *result = NULL;
+    f->rc = mcp_client_call_tool(f->c, "flood", NULL, NULL, &result, NULL);
+    json_decref(result);
+    return NULL;
+}
+
+static void test_answers_to_a_ping_flood_wait_their_turn(void **state)
+{
+    (void)state;
+    static server_t s;
+    s = (server_t){.pings = 2 * CLIENT_HTTP_MAX_ANSWERS_IN_FLIGHT + 3};
+    server_start(&s);
+    mcp_client_t *c = connect_client(&s);
+    flood_call_t f = {c, -1};
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, call_flood, &f), 0);
+
+    /* The server holds the answers: once the first ones are open, the
+     * client has had time to send all of them if it did not wait. */
+    pthread_mutex_lock(&s.lock);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    while (s.answers_open < CLIENT_HTTP_MAX_ANSWERS_IN_FLIGHT &&
+           pthread_cond_timedwait(&s.cond, &s.lock, &until) == 0)
+        ;
+    pthread_mutex_unlock(&s.lock);
+    sleep_ms(300);
+    pthread_mutex_lock(&s.lock);
+    int most_open = s.most_open;
+    s.take_answers = true;
+    pthread_cond_broadcast(&s.cond);
+    pthread_mutex_unlock(&s.lock);
+
+    assert_int_equal(pthread_join(thread, NULL), 0);
+    assert_int_equal(f.rc, MCP_OK);
+    assert_int_equal(most_open, CLIENT_HTTP_MAX_ANSWERS_IN_FLIGHT);
+    pthread_mutex_lock(&s.lock);
+    assert_int_equal(s.answers, s.pings);
+    assert_int_equal(s.most_open, CLIENT_HTTP_MAX_ANSWERS_IN_FLIGHT);
+    pthread_mutex_unlock(&s.lock);
+    mcp_client_free(c);
+    server_stop(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -491,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_resumptions_without_progress),
         cmocka_unit_test(test_retry_capped_before_resuming),
         cmocka_unit_test(test_retry_capped_before_reopening),
+        cmocka_unit_test(test_answers_to_a_ping_flood_wait_their_turn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
