@@ -54,7 +54,8 @@
  * name or uri, arguments that are not an object, a string that is not
  * UTF-8); MCP_ESTATE a client that is not connected; MCP_EUNSUPPORTED a
  * method the server's legacy protocol does not have; MCP_ELIMIT a server
- * that still asks for input after max_input_rounds; MCP_EAUTH an HTTP
+ * that still asks for input after max_input_rounds, or an answer over the
+ * message limit (MCP_DEFAULT_MAX_MESSAGE_BYTES); MCP_EAUTH an HTTP
  * request refused with 401/403; MCP_ENOMEM. A negative code returned by
  * one of your callbacks (sample, roots, token, token_proof) fails the call
  * with that code.

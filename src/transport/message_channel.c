@@ -221,6 +221,18 @@ bool message_channel_receive(message_channel_t *ch, const char *text, size_t len
     return routed;
 }
 
+bool message_channel_lost(message_channel_t *ch, const json_t *id, int rc, const char *why)
+{
+    pthread_mutex_lock(&ch->lock);
+    client_exchange_t *ex = stdio_router_remove(&ch->pending, id);
+    pthread_mutex_unlock(&ch->lock);
+    if (!ex)
+        return false;
+    deliver_done(ex, NULL, rc, why);
+    unref(ch, ex); /* the table's reference, now ours */
+    return true;
+}
+
 void message_channel_shut(message_channel_t *ch, stdio_router_t *taken)
 {
     pthread_mutex_lock(&ch->lock);

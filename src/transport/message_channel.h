@@ -79,6 +79,11 @@ void message_channel_release(message_channel_t *ch, client_exchange_t *ex);
 bool message_channel_receive(message_channel_t *ch, const char *text, size_t len,
                              mcp_error_t *why);
 
+/* The answer to the request `id` came but could not be read (a line over
+ * the message limit): its exchange, if one waits, ends at once with rc
+ * and `why`. Returns whether one waited. */
+bool message_channel_lost(message_channel_t *ch, const json_t *id, int rc, const char *why);
+
 /*
  * The stream ended: stops taking exchanges (start() fails with MCP_ECLOSED
  * until message_channel_reopen()) and moves every pending one to *taken,

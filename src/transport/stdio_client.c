@@ -34,6 +34,7 @@
 #include "client/transport.h"
 #include "mcp/jsonrpc.h"
 #include "transport/child_process.h"
+#include "protocol/id_scan.h"
 #include "transport/message_channel.h"
 #include "clock.h"
 
@@ -61,7 +62,12 @@ typedef enum state { RUNNING, RESTARTING, CLOSING, CLOSED } state_t;
 typedef struct line_buffer {
     char *data;
     size_t len, cap;
-    bool discarding;                /* inside an over-long line */
+    bool discarding;                /* inside a line that is dropped */
+    /* stdout: a dropped line is scanned for the id it answers, so that its
+     * call fails with lost_rc at once rather than wait for its timeout. */
+    bool scanning;
+    int lost_rc;
+    mcp_id_scan_t scan;
 } line_buffer_t;
 
 typedef struct stdio_transport {
@@ -422,11 +428,42 @@ static bool reserve(line_buffer_t *b, size_t need)
     return true;
 }
 
+/* From here the current line is dropped (rc says why). A line of
+ * messages (`scan`) still goes through the id scan: the bytes kept so far
+ * and `rest`, the bytes of this read that belong to it. */
+static void begin_discard(line_buffer_t *b, bool scan, int rc, const char *rest, size_t len)
+{
+    b->discarding = true;
+    b->scanning = scan;
+    b->lost_rc = rc;
+    if (!scan)
+        return;
+    mcp_id_scan_init(&b->scan);
+    mcp_id_scan_feed(&b->scan, b->data, b->len);
+    mcp_id_scan_feed(&b->scan, rest, len);
+}
+
+/* A dropped line of messages ended: if it was the answer to a call in
+ * flight, that call fails now. */
+static void lost_line(stdio_transport_t *t, line_buffer_t *b, size_t max)
+{
+    json_t *id = mcp_id_scan_response_id(&b->scan);
+    if (!id)
+        return;
+    char why[128];
+    if (b->lost_rc == MCP_ELIMIT)
+        snprintf(why, sizeof why, "the server's answer exceeds %zu bytes", max);
+    else
+        snprintf(why, sizeof why, "out of memory reading the server's answer");
+    message_channel_lost(&t->channel, id, b->lost_rc, why);
+    json_decref(id);
+}
+
 /*
  * Appends bytes to `b` and hands every complete line (NUL-terminated, a
  * trailing CR stripped) to `fn`. A line longer than `max` is either dropped
- * whole (`drop_long`: half a JSON-RPC message is no message) or delivered
- * in pieces (stderr text).
+ * whole (`drop_long`: half a JSON-RPC message is no message; the call it
+ * answers fails, see lost_line) or delivered in pieces (stderr text).
  */
 static void feed(stdio_transport_t *t, line_buffer_t *b, const char *data, size_t n, size_t max,
                  bool drop_long, void (*fn)(stdio_transport_t *, const char *, size_t))
@@ -436,6 +473,7 @@ static void feed(stdio_transport_t *t, line_buffer_t *b, const char *data, size_
         size_t take = nl ? (size_t)(nl - data) : n;
         size_t room = max - b->len;
         size_t copy = take < room ? take : room;
+        bool scanned = false; /* this read's part of the line went through the scan */
         if (!b->discarding && copy > 0) {
             if (reserve(b, b->len + copy + 1)) {
                 memcpy(b->data + b->len, data, copy);
@@ -443,14 +481,17 @@ static void feed(stdio_transport_t *t, line_buffer_t *b, const char *data, size_
             } else {
                 client_transport_log(&t->base, MCP_LOG_ERROR,
                                      "out of memory reading from the server; line dropped");
-                b->discarding = true;
+                begin_discard(b, drop_long, MCP_ENOMEM, data, take);
+                scanned = true;
             }
         }
-        if (take > room && !b->discarding) {
+        if (b->discarding && b->scanning && !scanned) {
+            mcp_id_scan_feed(&b->scan, data, take);
+        } else if (take > room && !b->discarding) {
             if (drop_long) {
                 client_transport_log(&t->base, MCP_LOG_WARNING,
                                      "the server wrote a line over %zu bytes; dropped", max);
-                b->discarding = true;
+                begin_discard(b, true, MCP_ELIMIT, data + copy, take - copy);
             } else {
                 b->data[b->len] = '\0';
                 fn(t, b->data, b->len);
@@ -469,8 +510,10 @@ static void feed(stdio_transport_t *t, line_buffer_t *b, const char *data, size_
             b->data[len] = '\0';
             fn(t, b->data, len);
         }
+        if (b->discarding && b->scanning)
+            lost_line(t, b, max);
         b->len = 0;
-        b->discarding = false;
+        b->discarding = b->scanning = false;
         data = nl + 1;
         n -= take + 1;
     }
@@ -638,7 +681,7 @@ static void *io_main(void *arg)
             bool ended = n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN);
             if (ended) {
                 t->out.len = 0;
-                t->out.discarding = false;
+                t->out.discarding = t->out.scanning = false;
             }
             pthread_mutex_unlock(&t->read_lock);
             if (ended) {

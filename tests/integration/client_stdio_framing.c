@@ -11,6 +11,8 @@
  *   - the answer itself ending in CRLF;
  *   - a 20,000-byte line on stderr: delivered in pieces of at most 8 KiB,
  *     none lost, and the lines after it intact.
+ * An answer over the limit (the tool "huge", its id last) fails its call
+ * at once with MCP_ELIMIT, not at the call's timeout.
  * And a request of 3 MiB, far over a pipe's buffer, reaches the peer
  * whole (the tool "measure" answers the length it received).
  *
@@ -105,6 +107,26 @@ static void misbehave(void)
     write_all(2, "after\n", 6);
 }
 
+/* An answer to `id` over the message limit, its id last (as the
+ * TypeScript SDK writes answers). */
+static void answer_too_large(const json_t *id)
+{
+    static const char head[] =
+        "{\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"";
+    char *id_text = json_dumps(id, JSON_ENCODE_ANY);
+    char tail[96];
+    int tail_len = snprintf(tail, sizeof tail, "\"}]},\"jsonrpc\":\"2.0\",\"id\":%s}\n", id_text);
+    free(id_text);
+    char *big = malloc(LONG_LINE_BYTES);
+    if (!big || tail_len <= 0 || (size_t)tail_len >= sizeof tail)
+        exit(4);
+    memcpy(big, head, sizeof head - 1);
+    memset(big + sizeof head - 1, 'x', LONG_LINE_BYTES - (sizeof head - 1));
+    write_all(1, big, LONG_LINE_BYTES);
+    write_all(1, tail, (size_t)tail_len);
+    free(big);
+}
+
 static json_t *text_result(const char *text)
 {
     return json_pack("{s:s, s:[{s:s, s:s}]}", "resultType", "complete", "content", "type", "text",
@@ -144,6 +166,8 @@ static int scripted_server(void)
                                                        "complete", "content", "type", "text",
                                                        "text", "survived")),
                       "\r\n");
+        } else if (strcmp(method, "tools/call") == 0 && tool && strcmp(tool, "huge") == 0) {
+            answer_too_large(id);
         } else if (strcmp(method, "tools/call") == 0 && tool && strcmp(tool, "measure") == 0) {
             /* The length of arguments.text, as received. */
             const char *text = json_string_value(json_object_get(
@@ -311,6 +335,26 @@ static void test_misbehaving_streams(void **state)
     assert_int_equal(stderr_pieces, (STDERR_LINE_BYTES + 8191) / 8192);
     assert_true(longest_piece <= 8192);
     pthread_mutex_unlock(&lock);
+    mcp_client_free(c);
+}
+
+/* An answer over the message limit is dropped, and the call it answers
+ * fails at once with MCP_ELIMIT (not at its timeout, a minute away); the
+ * stream stays in step. */
+static void test_answer_over_the_limit(void **state)
+{
+    (void)state;
+    mcp_error_t err = {0};
+    mcp_client_t *c = scripted_client(0);
+    json_t *r = NULL;
+    int64_t start = now_ms();
+    assert_int_equal(mcp_client_call_tool(c, "huge", NULL, NULL, &r, &err), MCP_ELIMIT);
+    int64_t took = now_ms() - start;
+    assert_null(r);
+    assert_non_null(strstr(err.message, "exceeds 16777216 bytes"));
+    mcp_error_clear(&err);
+    assert_true(took < 20000);
+    expect_text(c, "calm", "calm");
     mcp_client_free(c);
 }
 
@@ -483,6 +527,7 @@ int main(int argc, char **argv)
     self_path[n] = '\0';
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_misbehaving_streams),
+        cmocka_unit_test(test_answer_over_the_limit),
         cmocka_unit_test(test_write_timeout),
         cmocka_unit_test(test_call_timeout_bounds_the_write),
         cmocka_unit_test(test_negative_write_timeout),
