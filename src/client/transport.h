@@ -88,7 +88,9 @@ typedef struct client_http_hints {
     /* start(): the instant (mcp_clock_ms()) by which the request must
      * have gone out, its call's deadline; 0: none but the transport's
      * own. Transports that write on the caller's thread (stdio, HTTP+SSE)
-     * give up sending then, and start() fails with MCP_ETIMEDOUT. */
+     * give up sending then, and start() fails with MCP_ETIMEDOUT.
+     * notify() over Streamable HTTP waits for the server's 2xx until then
+     * at most (its own limit still applies when it comes first). */
     int64_t deadline_ms;
 } client_http_hints_t;
 

@@ -198,6 +198,7 @@ int http_client_exchange_new(http_client_t *t, const json_t *msg, const json_t *
     ex->ev = *ev;
     ex->user = user;
     ex->phase = PHASE_QUEUED;
+    ex->timed = timeout_ms > 0;
     http_reply_events_t reply_events = {forward_notification, forward_other, ex};
     int rc = http_reply_init(&ex->reply, id, &t->limits.reply, &reply_events);
     if (rc == MCP_OK && msg && !(ex->body = mcp_json_dump(msg, &ex->body_len)))
@@ -574,7 +575,12 @@ static void collect_finished(http_client_t *t)
             begin_reply(ex);
         char why[CURL_ERROR_SIZE + 64];
         snprintf(why, sizeof why, "%s", ex->error[0] ? ex->error : mcp_curl.easy_strerror(result));
-        end_exchange(t, ex, false, result == CURLE_OK ? MCP_OK : MCP_EIO, why);
+        /* A timeout of its own is a deadline that passed; a connection
+         * that timed out without one is a network failure. */
+        int rc = result == CURLE_OK                                  ? MCP_OK
+                 : result == CURLE_OPERATION_TIMEDOUT && ex->timed ? MCP_ETIMEDOUT
+                                                                   : MCP_EIO;
+        end_exchange(t, ex, false, rc, why);
     }
 }
 
@@ -846,7 +852,9 @@ static int submit_answer(http_client_t *t, client_exchange_t *ex)
 
 /*
  * Waits until the server accepted the notification (2xx), up to
- * notify_timeout_ms. From the transport thread itself (a callback sending
+ * notify_timeout_ms, or to hints->deadline_ms when that comes first (the
+ * legacy handshake's notifications/initialized, within the connect's
+ * timeout). From the transport thread itself (a callback sending
  * a notification: the answer to a legacy server's request) waiting would
  * deadlock, so the notification is only queued, in turn (submit_answer),
  * and a failure is logged.
@@ -863,9 +871,15 @@ static int http_notify(client_transport_t *base, const json_t *notification,
     client_exchange_events_t ev = {.on_done = wait     ? notify_waited
                                               : answer ? answer_done
                                                        : notify_unwaited};
+    int64_t timeout_ms = t->limits.notify_timeout_ms;
+    if (hints && hints->deadline_ms > 0) {
+        int64_t left = hints->deadline_ms - mcp_clock_ms();
+        if (left < timeout_ms)
+            timeout_ms = left > 1 ? left : 1;
+    }
     client_exchange_t *ex;
     int rc = exchange_new(t, notification, NULL, hints, &ev, wait ? (void *)&w : (void *)t,
-                          (long)t->limits.notify_timeout_ms, &ex);
+                          (long)timeout_ms, &ex);
     if (rc != MCP_OK)
         return rc;
     if (wait) {

@@ -54,6 +54,7 @@ struct client_exchange {
 
     /* Transport thread only. */
     bool opened;                     /* ev.on_open ran */
+    bool timed;                      /* it has an overall timeout (notify()) */
     bool paused;                     /* its stream waits for the answers held */
     bool answer;                     /* counted in t->answers (a notify() from
                                         the transport thread) */

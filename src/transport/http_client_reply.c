@@ -273,8 +273,11 @@ static int decide(http_reply_t *r, int transfer_rc, const char *transfer_why)
         return MCP_OK;
     if (r->failure)
         return r->failure;
+    /* A transfer that failed is a network failure, or a deadline that
+     * passed (MCP_ETIMEDOUT: an exchange with a timeout of its own). */
+    int failed = transfer_rc == MCP_ETIMEDOUT ? MCP_ETIMEDOUT : MCP_EIO;
     if (r->status == 0)
-        return set_why(r, MCP_EIO, "%s", transfer_rc != MCP_OK ? transfer_why : "no HTTP response");
+        return set_why(r, failed, "%s", transfer_rc != MCP_OK ? transfer_why : "no HTTP response");
     /* Authorization first: it is never era evidence, whatever the body. */
     if (r->status == 401 || r->status == 403)
         return set_why(r, MCP_EAUTH, "HTTP %d: the server %s", r->status,
@@ -285,7 +288,7 @@ static int decide(http_reply_t *r, int transfer_rc, const char *transfer_why)
         return set_why(r, MCP_EIO, "HTTP %d", r->status);
     }
     if (transfer_rc != MCP_OK)
-        return set_why(r, MCP_EIO, "%s", transfer_why);
+        return set_why(r, failed, "%s", transfer_why);
 
     switch (r->body_kind) {
     case HTTP_REPLY_BODY_IGNORED:

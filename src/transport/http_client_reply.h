@@ -110,7 +110,9 @@ http_reply_state_t http_reply_feed(http_reply_t *r, const char *bytes, size_t le
 /*
  * The body ended: `transfer_rc` is MCP_OK when it ended cleanly (or the
  * caller stopped it because the state said so), MCP_EIO when the
- * connection failed, with `transfer_why` saying how. Fills *out; its
+ * connection failed, MCP_ETIMEDOUT when the exchange's own timeout
+ * passed, with `transfer_why` saying how; an outcome that is a failure
+ * of the transfer keeps MCP_ETIMEDOUT, any other is MCP_EIO. Fills *out; its
  * strings point into *r and its response is moved out of *r (the caller
  * releases what is still there after use). Call once.
  */

@@ -25,6 +25,8 @@
  *     both before resuming a call's stream (a call without a timeout
  *     would otherwise wait that long) and before opening the session's
  *     GET stream again;
+ *   - a server that never acknowledges notifications/initialized fails
+ *     the connect within the client's timeout;
  *   - a call's stream that carries more pings than
  *     CLIENT_HTTP_MAX_ANSWERS_IN_FLIGHT, whose answers the server holds
  *     open, never has more than that many answers on the wire: the others
@@ -84,6 +86,7 @@ typedef struct server {
     int answers_open;     /* answers whose POST the server holds open */
     int most_open;        /* the most held open at once */
     bool take_answers;    /* the server completes those POSTs */
+    bool hold_initialized; /* notifications/initialized is never answered */
 } server_t;
 
 static void begin_events(int fd)
@@ -214,6 +217,8 @@ static void serve_post(server_t *s, int fd, const char *req, const char *body)
         serve_answer(s, fd);
     } else if (strstr(body, "\"tools/call\"") && strstr(body, "\"flood\"")) {
         serve_flood(s, fd, scripted_request_id(body));
+    } else if (s->hold_initialized && strstr(body, "\"notifications/initialized\"")) {
+        scripted_until_closed(fd);
     } else if (!strstr(body, "\"id\"")) {
         scripted_send_text(fd, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n"
                                "Connection: close\r\n\r\n");
@@ -560,6 +565,32 @@ static void *call_flood(void *arg)
     return NULL;
 }
 
+/* A server that never acknowledges notifications/initialized holds the
+ * connect for the client's timeout, not for the transport's own 30 s. */
+static void test_initialized_within_the_timeout(void **state)
+{
+    (void)state;
+    static server_t s;
+    s = (server_t){.hold_initialized = true};
+    server_start(&s);
+    mcp_client_t *c = mcp_client_new(&(mcp_client_options_t){
+        .name = "streams-test", .version = "1", .era = MCP_CLIENT_ERA_LEGACY,
+        .timeout_ms = 1000}, NULL);
+    assert_non_null(c);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", s.http.port);
+    mcp_error_t err = {0};
+    int64_t start = now_ms();
+    int rc = mcp_client_connect_http(c, &(mcp_http_target_t){.url = url}, &err);
+    int64_t took = now_ms() - start;
+    assert_int_equal(rc, MCP_ETIMEDOUT);
+    assert_non_null(strstr(err.message, "notifications/initialized"));
+    mcp_error_clear(&err);
+    assert_true(took < 5000);
+    mcp_client_free(c);
+    server_stop(&s);
+}
+
 static void test_answers_to_a_ping_flood_wait_their_turn(void **state)
 {
     (void)state;
@@ -612,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_retry_capped_before_resuming),
         cmocka_unit_test(test_retry_capped_before_reopening),
         cmocka_unit_test(test_answers_to_a_ping_flood_wait_their_turn),
+        cmocka_unit_test(test_initialized_within_the_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

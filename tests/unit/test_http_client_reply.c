@@ -99,6 +99,8 @@ static const reply_case_t cases[] = {
      MCP_EPROTO, HTTP_REPLY_READING, NULL, "", "HTTP 202", 0},
     {"json cut by the network", false, 200, JSON, "{\"jsonrpc\":\"2.0\",", MCP_EIO, 0, 0, 0,
      MCP_EIO, HTTP_REPLY_READING, NULL, "", "connection reset", 17},
+    {"json cut by the exchange's timeout", false, 200, JSON, "{\"jsonrpc\":\"2.0\",",
+     MCP_ETIMEDOUT, 0, 0, 0, MCP_ETIMEDOUT, HTTP_REPLY_READING, NULL, "", "connection reset", 17},
     {"json over the limit", false, 200, JSON, RESULT1, MCP_OK, 20, 0, 0,
      MCP_ELIMIT, HTTP_REPLY_STOPPED, NULL, "", "exceeds 20 bytes", 0},
     {"json exactly at the limit", false, 200, JSON, RESULT1, MCP_OK, sizeof RESULT1 - 1, 0, 0,

@@ -109,6 +109,9 @@ static int handshake(mcp_client_t *c, client_wire_t *wire, mcp_error_t *err)
     client_http_hints_t hints = {0};
     client_call_opts_t o = {
         .timeout_ms = c->timeout_ms, .cancel = c->legacy->cancel, .no_cancel_notice = true};
+    /* The whole handshake, notifications/initialized included, within the
+     * client's timeout. */
+    int64_t deadline_ms = c->timeout_ms > 0 ? mcp_clock_ms() + c->timeout_ms : 0;
     json_t *response = NULL;
     int rc = client_roundtrip_wire(c, request, &hints, &o, &response, wire, err);
     json_decref(request);
@@ -148,7 +151,8 @@ static int handshake(mcp_client_t *c, client_wire_t *wire, mcp_error_t *err)
         return rc;
 
     json_t *note = mcp_jsonrpc_notification("notifications/initialized", NULL);
-    client_http_hints_t after = {.protocol_version = client_legacy_header_version(version)};
+    client_http_hints_t after = {.protocol_version = client_legacy_header_version(version),
+                                 .deadline_ms = deadline_ms};
     rc = note ? c->transport->ops->notify(c->transport, note, &after) : MCP_ENOMEM;
     json_decref(note);
     if (rc != MCP_OK)
