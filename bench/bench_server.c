@@ -167,7 +167,10 @@ int main(int argc, char **argv)
     mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){
         .name = "libmcp-bench", .version = MCP_LIB_VERSION,
         .page_size = (size_t)extra_tools + 2, .spin_us = spin_us,
-        .worker_threads = workers}, &err);
+        .worker_threads = workers,
+        /* The memory benchmark opens 1,000 listen streams, unauthenticated,
+         * within the HTTP server's 4096 connections. */
+        .max_listen_streams = 2048}, &err);
     int rc = srv ? build(srv, extra_tools, &err) : MCP_EINVAL;
     if (rc != MCP_OK) {
         fprintf(stderr, "bench_server: %s\n", err.message);

@@ -201,6 +201,18 @@ typedef struct mcp_server_options {
      * max_tasks bounds them. */
     size_t max_tasks;
     size_t max_tasks_per_principal;
+    /* subscriptions/listen streams open at once (0 picks 512, half the
+     * HTTP server's default connection limit: on HTTP each stream holds
+     * a connection, and streams alone must not take them all), and of
+     * those, streams of one principal (0 picks a tenth of
+     * max_listen_streams, at least 1). Beyond either, a listen request is
+     * refused with -32603 "Server busy: too many subscriptions"; it may
+     * be tried again once streams have ended. Clients without
+     * authentication cannot be told apart: only max_listen_streams
+     * bounds them. Legacy sessions' streams are bounded by max_sessions
+     * instead. */
+    size_t max_listen_streams;
+    size_t max_listen_streams_per_principal;
 
     /* Legacy clients (see mcp_legacy_mode_t); sessions by default. */
     mcp_legacy_mode_t legacy;

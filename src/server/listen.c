@@ -49,17 +49,37 @@ struct listen_hub {
     pthread_mutex_t lock;
     subscription_t *head;
     size_t count;
+    size_t max, max_per_principal; /* mcp_server_options_t.max_listen_streams* */
     session_link_t *sessions;
 };
 
 static void send_listen_result(mcp_exchange_t *ex);
 
-struct listen_hub *listen_hub_new(void)
+struct listen_hub *listen_hub_new(size_t max, size_t max_per_principal)
 {
     struct listen_hub *hub = calloc(1, sizeof *hub);
-    if (hub)
-        pthread_mutex_init(&hub->lock, NULL);
+    if (!hub)
+        return NULL;
+    pthread_mutex_init(&hub->lock, NULL);
+    hub->max = max;
+    hub->max_per_principal = max_per_principal;
     return hub;
+}
+
+/* Is there room for one more stream of `principal`? (hub->lock held.) A
+ * walk over the streams: there are at most hub->max of them, and opening
+ * one is rare next to what each delivers. */
+static bool has_room_locked(const struct listen_hub *hub, const char *principal)
+{
+    if (hub->count >= hub->max)
+        return false;
+    if (!principal)
+        return true; /* unauthenticated callers cannot be told apart */
+    size_t theirs = 0;
+    for (const subscription_t *s = hub->head; s; s = s->next)
+        if (task_principal_equal(s->ex->principal, principal) && ++theirs >= hub->max_per_principal)
+            return false;
+    return true;
 }
 
 void listen_hub_free(struct listen_hub *hub)
@@ -476,6 +496,18 @@ void listen_open(mcp_server_t *srv, mcp_exchange_t *ex)
     pthread_mutex_lock(&ex->send_lock);
     struct listen_hub *hub = srv->hub;
     pthread_mutex_lock(&hub->lock);
+    if (!has_room_locked(hub, ex->principal)) {
+        pthread_mutex_unlock(&hub->lock);
+        pthread_mutex_unlock(&ex->send_lock);
+        json_decref(ack);
+        ex->listen = NULL;
+        exchange_unref(ex); /* ours, taken above */
+        /* As for tasks: a bound of the server's, not a fault of the
+         * request; the client may try again once streams have ended. */
+        mcp_error_set(&err, MCP_ELIMIT, MCP_INTERNAL_ERROR, NULL,
+                      "Server busy: too many subscriptions; try again later");
+        goto fail;
+    }
     sub->next = hub->head;
     if (hub->head)
         hub->head->prev = sub;

@@ -18,6 +18,10 @@
 #define DEFAULT_TASK_POLL_MS 500
 #define DEFAULT_MAX_TASKS 10000
 #define DEFAULT_TASK_SHARE_DIVISOR 10 /* a principal's default share: a tenth */
+/* Half the HTTP server's default connection limit: listen streams alone
+ * never leave no connection for requests. */
+#define DEFAULT_MAX_LISTEN_STREAMS 512
+#define DEFAULT_LISTEN_SHARE_DIVISOR 10
 
 static char *dup_or_null(const char *s)
 {
@@ -222,7 +226,12 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
     srv->session_store = session_store_memory_new();
     srv->bridge = bridge_new(srv);
     srv->bus = server_event_bus_local_new();
-    srv->hub = listen_hub_new();
+    size_t max_listens =
+        opts->max_listen_streams ? opts->max_listen_streams : DEFAULT_MAX_LISTEN_STREAMS;
+    size_t listen_share = opts->max_listen_streams_per_principal
+                              ? opts->max_listen_streams_per_principal
+                              : max_listens / DEFAULT_LISTEN_SHARE_DIVISOR;
+    srv->hub = listen_hub_new(max_listens, listen_share ? listen_share : 1);
     if (!srv->bus || !srv->hub || !srv->session_store || !srv->bridge || !srv->tasks ||
         (srv->state_single_use && !srv->replay_store)) {
         /* (The replay store also needs the CSPRNG, which works wherever

@@ -373,7 +373,9 @@ void sink_answer_result(mcp_sink_t *sink, const json_t *id, json_t *result_new);
  * subscriptions/listen (listen.c)
  * ------------------------------------------------------------------------ */
 
-struct listen_hub *listen_hub_new(void);
+/* A hub of at most `max` streams, `max_per_principal` of them for any one
+ * authenticated principal (unauthenticated streams: only `max`). */
+struct listen_hub *listen_hub_new(size_t max, size_t max_per_principal);
 /* Ends every stream gracefully, then frees the hub. */
 void listen_hub_free(struct listen_hub *hub);
 /* Delivers an event to the matching streams (the bus's receiver). */

@@ -414,7 +414,8 @@ static int serve_listen_child(void)
 {
     mcp_error_t err = {0};
     mcp_server_t *srv =
-        mcp_server_new(&(mcp_server_options_t){.name = "listen-many", .version = "1"}, &err);
+        mcp_server_new(&(mcp_server_options_t){.name = "listen-many", .version = "1",
+                                               .max_listen_streams = MANY}, &err);
     if (!srv ||
         mcp_server_add_tool(srv, &(mcp_tool_t){.name = "echo", .handler = tool_fn}, &err) != 0)
         return 1;

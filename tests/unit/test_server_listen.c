@@ -152,9 +152,11 @@ static json_t *listen_request(const json_t *id, const char *filter)
 }
 
 /* Submits a listen request (id_new stolen) without waiting for anything;
- * the stream's sink fails from send number `fail_from` on (-1: never). */
-static void stream_submit_failing(mcp_server_t *srv, mcp_conn_t *conn, via_t via, stream_t *s,
-                                  json_t *id_new, const char *filter, int fail_from)
+ * the stream's sink fails from send number `fail_from` on (-1: never).
+ * Over HTTP, the request comes from `principal` (NULL: unauthenticated). */
+static void stream_submit_as(mcp_server_t *srv, mcp_conn_t *conn, via_t via, stream_t *s,
+                             json_t *id_new, const char *filter, int fail_from,
+                             const char *principal)
 {
     capture_init(&s->cap);
     s->cap.fail_from = fail_from;
@@ -165,12 +167,18 @@ static void stream_submit_failing(mcp_server_t *srv, mcp_conn_t *conn, via_t via
     mcp_request_context_t ctx = {.transport = MCP_TRANSPORT_STDIO};
     if (via == VIA_HTTP) {
         modern_http_headers_init(&headers, request);
-        ctx = modern_http_context(&headers, NULL);
+        ctx = modern_http_context(&headers, principal);
     }
     assert_int_equal(capture_submit(srv, conn, request, &ctx, &s->cap, &s->handle), MCP_OK);
     if (via == VIA_HTTP)
         modern_http_headers_cleanup(&headers);
     json_decref(request);
+}
+
+static void stream_submit_failing(mcp_server_t *srv, mcp_conn_t *conn, via_t via, stream_t *s,
+                                  json_t *id_new, const char *filter, int fail_from)
+{
+    stream_submit_as(srv, conn, via, s, id_new, filter, fail_from, NULL);
 }
 
 static void stream_submit(mcp_server_t *srv, mcp_conn_t *conn, via_t via, stream_t *s,
@@ -691,6 +699,76 @@ static void test_cancel_by_notification(void **state)
 
 /* HTTP: the client closing its stream reaches the core as a cancel of the
  * handle; mcp_conn_cancel_all ends a connection's streams the same way. */
+/* A listen request of `principal` over HTTP that the server must refuse
+ * as over its bounds: -32603, "Server busy", and no stream left open. */
+static void expect_busy(mcp_server_t *srv, json_int_t id, const char *principal)
+{
+    stream_t s;
+    stream_submit_as(srv, NULL, VIA_HTTP, &s, json_integer(id), "{\"toolsListChanged\":true}", -1,
+                     principal);
+    if (!capture_wait_released(&s.cap, CAPTURE_PATIENCE_MS))
+        fail_msg("listen %d: no answer", (int)id);
+    capture_assert_done(&s.cap);
+    assert_int_equal(capture_count(&s.cap), 1);
+    const json_t *response = capture_response(&s.cap, NULL);
+    MCP_ASSERT_SCHEMA_VALID(response, LISTEN, REVISION);
+    expect_error(response, MCP_INTERNAL_ERROR);
+    assert_non_null(strstr(json_string_value(json_object_get(json_object_get(response, "error"),
+                                                             "message")),
+                           "too many subscriptions"));
+    stream_cleanup(&s);
+}
+
+/* max_listen_streams bounds the streams open at once, and
+ * max_listen_streams_per_principal those of one principal;
+ * unauthenticated streams count only against the first. A stream that
+ * ends makes room. */
+static void test_stream_bounds(void **state)
+{
+    mcp_server_t *srv = mcp_server_new(&(mcp_server_options_t){
+        .name = "listen-test", .version = "1", .max_listen_streams = 3,
+        .max_listen_streams_per_principal = 2}, NULL);
+    assert_non_null(srv);
+    add_tool(srv, "echo");
+    static const char filter[] = "{\"toolsListChanged\":true}";
+    stream_t alice1, alice2, bob, again;
+    stream_submit_as(srv, NULL, VIA_HTTP, &alice1, json_integer(1), filter, -1, "alice");
+    stream_submit_as(srv, NULL, VIA_HTTP, &alice2, json_integer(2), filter, -1, "alice");
+    assert_true(capture_wait_count(&alice1.cap, 1, CAPTURE_PATIENCE_MS));
+    assert_true(capture_wait_count(&alice2.cap, 1, CAPTURE_PATIENCE_MS));
+    expect_busy(srv, 3, "alice"); /* her share */
+    stream_submit_as(srv, NULL, VIA_HTTP, &bob, json_integer(4), filter, -1, "bob");
+    assert_true(capture_wait_count(&bob.cap, 1, CAPTURE_PATIENCE_MS));
+    assert_int_equal(listen_count(srv), 3);
+    expect_busy(srv, 5, NULL);  /* the server's bound */
+    expect_busy(srv, 6, "carol");
+    assert_int_equal(listen_count(srv), 3);
+
+    /* One of Alice's ends: room for her again, and for nobody else. */
+    mcp_exchange_cancel(alice1.handle);
+    expect_quiet_end(&alice1);
+    assert_int_equal(listen_count(srv), 2);
+    stream_submit_as(srv, NULL, VIA_HTTP, &again, json_integer(7), filter, -1, "alice");
+    assert_true(capture_wait_count(&again.cap, 1, CAPTURE_PATIENCE_MS));
+    assert_false(capture_released(&again.cap));
+    expect_busy(srv, 8, NULL);
+    /* Every stream open still hears what it listens for. */
+    add_tool(srv, "after");
+    assert_true(capture_wait_count(&alice2.cap, 2, CAPTURE_PATIENCE_MS));
+    assert_true(capture_wait_count(&bob.cap, 2, CAPTURE_PATIENCE_MS));
+    assert_true(capture_wait_count(&again.cap, 2, CAPTURE_PATIENCE_MS));
+
+    stream_drop_handle(&alice1);
+    stream_drop_handle(&alice2);
+    stream_drop_handle(&bob);
+    stream_drop_handle(&again);
+    mcp_server_free(srv);
+    stream_cleanup(&alice1);
+    stream_cleanup(&alice2);
+    stream_cleanup(&bob);
+    stream_cleanup(&again);
+}
+
 static void test_cancel_by_transport(void **state)
 {
     mcp_server_t *srv = new_server(OFFER_ALL);
@@ -1253,6 +1331,7 @@ int main(void)
         cmocka_unit_test(test_publishers_race_streams),
         cmocka_unit_test(test_close_races_cancel),
         cmocka_unit_test(test_cancel_while_opening),
+        cmocka_unit_test(test_stream_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
