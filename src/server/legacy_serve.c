@@ -763,8 +763,12 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
             mcp_error_t err = {0};
             json_t *result = method_builtin(srv, method, msg->params, &err);
             const char *version = s ? s->protocol_version : stateless_version(ctx);
-            if (result && method == METHOD_TOOLS_LIST && legacy_tasks_served(srv, version))
-                legacy_tools_show_task_support(srv, json_object_get(result, "tools"));
+            if (result && method == METHOD_TOOLS_LIST && legacy_tasks_served(srv, version) &&
+                legacy_tools_show_task_support(srv, json_object_get(result, "tools")) != MCP_OK) {
+                json_decref(result);
+                result = NULL;
+                mcp_error_set(&err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL, "out of memory");
+            }
             if (result) {
                 mcp_shape_legacy_result(msg->method, result, s ? s->protocol_version : NULL);
                 answer_result(sink, msg, result);

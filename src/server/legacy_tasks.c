@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_copy.h"
 #include "mcp/legacy.h"
 #include "mcp/version.h"
 #include "server/task_internal.h"
@@ -72,20 +73,31 @@ json_t *legacy_tasks_capability(bool can_list)
     return caps;
 }
 
-void legacy_tools_show_task_support(mcp_server_t *srv, json_t *tools)
+int legacy_tools_show_task_support(mcp_server_t *srv, json_t *tools)
 {
     size_t i;
     json_t *tool;
     json_array_foreach(tools, i, tool) {
         entry_t *e = registry_find(srv, ENTRY_TOOL,
                                    json_string_value(json_object_get(tool, "name")));
-        if (e && e->tasks != MCP_TASKS_NONE)
-            json_object_set_new(tool, "execution",
-                                json_pack("{s:s}", "taskSupport",
-                                          e->tasks == MCP_TASKS_REQUIRED ? "required"
-                                                                         : "optional"));
+        mcp_task_support_t tasks = e ? e->tasks : MCP_TASKS_NONE;
         entry_unref(e);
+        if (tasks == MCP_TASKS_NONE)
+            continue;
+        json_t *shown = mcp_json_copy_object(tool);
+        if (!shown)
+            return MCP_ENOMEM;
+        if (json_object_set_new(shown, "execution",
+                                json_pack("{s:s}", "taskSupport",
+                                          tasks == MCP_TASKS_REQUIRED ? "required"
+                                                                      : "optional")) != 0) {
+            json_decref(shown);
+            return MCP_ENOMEM;
+        }
+        if (json_array_set_new(tools, i, shown) != 0) /* it releases `shown` when failing */
+            return MCP_ENOMEM;
     }
+    return MCP_OK;
 }
 
 int legacy_task_requested(mcp_exchange_t *ex, mcp_error_t *err)

@@ -484,8 +484,11 @@ bool legacy_tasks_served(mcp_server_t *srv, const char *version);
  * augmentation, and list when `can_list` (the server can tell clients
  * apart). */
 json_t *legacy_tasks_capability(bool can_list);
-/* Adds execution.taskSupport to the task tools of a tools/list page. */
-void legacy_tools_show_task_support(mcp_server_t *srv, json_t *tools);
+/* Adds execution.taskSupport to the task tools of a tools/list page. The
+ * page's tools are the registry's definitions, shared by every request
+ * and thread: a tool that gets the member is replaced in the page by a
+ * copy of its own, the definition left as it was. MCP_OK or MCP_ENOMEM. */
+int legacy_tools_show_task_support(mcp_server_t *srv, json_t *tools);
 /* Reads params.task of a legacy tools/call into ex->legacy_task (ignored
  * below 2025-11-25); -32602 when it is malformed. */
 int legacy_task_requested(mcp_exchange_t *ex, mcp_error_t *err);

@@ -571,12 +571,32 @@ static void test_sessions_apart(void **state)
 }
 
 /* Before 2025-11-25 there are no tasks: none declared, none listed. */
+/* How many tools of `c`'s tools/list carry execution.taskSupport. */
+static int tools_marked(mcp_client_t *c)
+{
+    json_t *tools = NULL;
+    mcp_error_t err = {0};
+    assert_int_equal(mcp_client_list_tools_all(c, NULL, &tools, &err), MCP_OK);
+    size_t i;
+    json_t *tool;
+    int marked = 0;
+    json_array_foreach(tools, i, tool)
+        marked += json_object_get(tool, "execution") != NULL;
+    json_decref(tools);
+    return marked;
+}
+
 static void test_older_version(void **state)
 {
     fixture_t *f = *state;
     mcp_client_t *old = connect_client(f, true, "2025-06-18");
     assert_string_equal(mcp_client_protocol_version(old), "2025-06-18");
     assert_null(json_object_get(mcp_client_server_capabilities(old), "tasks"));
+    /* The marks a 2025-11-25 client's tools/list gets are its page's own:
+     * over HTTP both clients list the same server's definitions, which
+     * must not keep them. */
+    assert_int_equal(tools_marked(f->c), 6);
+    assert_int_equal(tools_marked(old), 0);
     json_t *r = NULL;
     mcp_error_t err = {0};
     assert_int_equal(mcp_client_call_tool(old, "render", NULL, NULL, &r, &err), MCP_OK);
