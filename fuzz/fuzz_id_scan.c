@@ -8,7 +8,9 @@
  *     it may tell an id where jansson sees invalid JSON), and jansson
  *     sees no "method" member;
  *   - when jansson reads a response with an integer id, or a string id
- *     that fits, from a text without escapes, the scan tells that id.
+ *     that fits, from a text without escapes, the scan tells that id;
+ *   - the same for requests (with a "method" member), whose id the scan
+ *     tells apart.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,17 +38,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     json_decref(id_split);
 
+    json_t *request_id = mcp_id_scan_request_id(&whole);
+    if (id && request_id)
+        abort(); /* a message is one or the other */
+
     json_t *theirs = json_loadb(text, size, JSON_REJECT_DUPLICATES, NULL);
     const json_t *their_id = json_object_get(theirs, "id");
-    bool response = json_is_object(theirs) && their_id && !json_object_get(theirs, "method");
+    bool has_method = json_object_get(theirs, "method") != NULL;
+    bool response = json_is_object(theirs) && their_id && !has_method;
+    bool request = json_is_object(theirs) && their_id && has_method;
     if (id && theirs && (!response || !json_equal(id, their_id)))
+        abort();
+    if (request_id && theirs && (!request || !json_equal(request_id, their_id)))
         abort();
     bool plain = !memchr(text, '\\', size) && !memchr(text, '\0', size);
     bool fits = json_is_integer(their_id) ||
                 (json_is_string(their_id) && json_string_length(their_id) <= MCP_ID_SCAN_MAX_ID);
     if (theirs && response && plain && fits && !id)
         abort();
+    if (theirs && request && plain && fits && !request_id)
+        abort();
     json_decref(theirs);
     json_decref(id);
+    json_decref(request_id);
     return 0;
 }

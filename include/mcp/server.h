@@ -1007,7 +1007,11 @@ typedef struct mcp_stdio_options {
     /* Default 1 (stdout); 0 and any negative value also mean 1, so fd 0
      * cannot be the output (for a socket on fd 0, dup() it first). */
     int out_fd;
-    size_t max_line;      /* longest accepted line in bytes; 0 picks 16 MiB */
+    /* Longest accepted line in bytes; 0 picks 16 MiB. A longer line is
+     * refused with -32600 once it ends, naming the request's id when the
+     * line is a request whose id could be read in passing (so that the
+     * client's call fails at once), else without an id. */
+    size_t max_line;
     int shutdown_grace_ms;/* on EOF, how long in-flight work may finish; 0 picks 5000 */
 } mcp_stdio_options_t;
 

@@ -231,12 +231,25 @@ static bool integer_of(const char *text, size_t len, long long *out)
     return errno == 0 && *end == '\0';
 }
 
-json_t *mcp_id_scan_response_id(const mcp_id_scan_t *s)
+/* The id of a well-formed object with one usable id, with or without a
+ * "method" member as `request` says. */
+static json_t *scanned_id(const mcp_id_scan_t *s, bool request)
 {
-    if (s->state != S_DONE || s->ids != 1 || !s->id_usable || s->has_method || s->unsure)
+    if (s->state != S_DONE || s->ids != 1 || !s->id_usable || s->has_method != request ||
+        s->unsure)
         return NULL;
     if (s->id_string)
         return json_stringn(s->id, s->id_len); /* NULL unless UTF-8 */
     long long value;
     return integer_of(s->id, s->id_len, &value) ? json_integer(value) : NULL;
+}
+
+json_t *mcp_id_scan_response_id(const mcp_id_scan_t *s)
+{
+    return scanned_id(s, false);
+}
+
+json_t *mcp_id_scan_request_id(const mcp_id_scan_t *s)
+{
+    return scanned_id(s, true);
 }

@@ -1,13 +1,14 @@
 /*
- * The id of a JSON-RPC response too large to keep.
+ * The id of a JSON-RPC message too large to keep.
  *
- * A stdio client drops a line over its message limit: half a message is
- * no message. When that line was the answer to a call, the call would
- * wait for its timeout. This scanner reads the line as it goes by, in
- * pieces and in constant memory, and tells the id of a response whose
- * line is a JSON object with a top-level "id" (an integer or a string
- * without escapes) and no "method", so that the call it answers can fail
- * at once. It checks the object's structure (brackets, strings, member
+ * A stdio peer drops a line over its message limit: half a message is no
+ * message. When that line was the answer to a call, the call would wait
+ * for its timeout; when it was a request, its sender would. This scanner
+ * reads the line as it goes by, in pieces and in constant memory, and
+ * tells the id of a response (a JSON object with a top-level "id", an
+ * integer or a string without escapes, and no "method"), so that the call
+ * it answers can fail at once, or of a request (the same with a
+ * "method"), so that the refusal can name it. It checks the object's structure (brackets, strings, member
  * syntax) but not the values it skips, which no one will read; a
  * malformed or truncated object, a repeated "id", a top-level member
  * name with an escape (it may spell "id"), or anything else tells no id.
@@ -53,5 +54,10 @@ void mcp_id_scan_feed(mcp_id_scan_t *s, const char *data, size_t len);
  * a JSON integer or string), or NULL when it was not a well-formed
  * response with a usable id, or on allocation failure. */
 json_t *mcp_id_scan_response_id(const mcp_id_scan_t *s);
+
+/* The same for a request (a top-level "method" member as well): the id a
+ * refusal of the request answers, so that the caller's request fails at
+ * once. NULL for a notification or anything else. */
+json_t *mcp_id_scan_request_id(const mcp_id_scan_t *s);
 
 #endif /* MCP_PROTOCOL_ID_SCAN_H */

@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "mcp/server_core.h"
+#include "protocol/id_scan.h"
 #include "server/server_internal.h"
 #include "clock.h"
 #include "spin.h"
@@ -384,16 +385,28 @@ static stdio_writer_t *writer_new(int fd, int spin_us, int in_fd, int stop_fd, i
     return w;
 }
 
-/* An error line for input that never became a message (too long). */
-static void answer_oversized(stdio_writer_t *w, size_t max_line)
+/* The error line for input that never became a message (too long), once
+ * its line has ended: it names the request's id when the scan of the
+ * line found one, so that the client's call fails at once instead of at
+ * its timeout; else (a notification, or no well-formed request) none. */
+static void answer_oversized(stdio_writer_t *w, size_t max_line, const mcp_id_scan_t *line)
 {
     mcp_error_t err = {0};
     mcp_error_set(&err, MCP_ELIMIT, MCP_INVALID_REQUEST, NULL,
                   "Invalid Request: message longer than %zu bytes", max_line);
-    json_t *response = mcp_jsonrpc_error_from(NULL, &err);
+    json_t *id = mcp_id_scan_request_id(line);
+    json_t *response = mcp_jsonrpc_error_from(id, &err);
+    json_decref(id);
     writer_send(&w->sink, MCP_OUT_RESPONSE, response, 400);
     json_decref(response);
     mcp_error_clear(&err);
+}
+
+/* An over-long line starts: its first `len` bytes, the scan's start. */
+static void begin_oversized(mcp_id_scan_t *line, const char *bytes, size_t len)
+{
+    mcp_id_scan_init(line);
+    mcp_id_scan_feed(line, bytes, len);
 }
 
 static void submit_line(mcp_server_t *srv, mcp_conn_t *conn, stdio_writer_t *w,
@@ -498,6 +511,7 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
     char *buf = malloc(READ_CHUNK);
     size_t cap = READ_CHUNK, used = 0;
     bool discarding = false; /* inside an over-long line, skipping to its end */
+    mcp_id_scan_t oversized; /* that line, scanned for its id as it goes by */
     bool stopped = false;    /* ended by mcp_server_stop_stdio, not by EOF */
     int rc = MCP_OK;
     if (!w || !conn || !buf) {
@@ -529,8 +543,9 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
             size_t grown = cap > buf_limit / 2 ? buf_limit : cap * 2;
             char *bigger = grown > cap ? realloc(buf, grown) : NULL;
             if (!bigger) {
-                /* Only reachable at the line limit: start discarding. */
-                answer_oversized(w, max_line);
+                /* Only reachable at the line limit (the buffer holds
+                 * only the line's start): start discarding. */
+                begin_oversized(&oversized, buf, used);
                 discarding = true;
                 used = 0;
                 continue;
@@ -550,27 +565,37 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
              * newline is still a message. */
             if (!discarding && used > 0)
                 submit_line(srv, conn, w, buf, used);
+            else if (discarding)
+                answer_oversized(w, max_line, &oversized);
             break;
         }
         size_t end = used + (size_t)n, scan = used, line_start = 0;
         char *nl;
         while ((nl = memchr(buf + scan, '\n', end - scan)) != NULL) {
             size_t line_end = (size_t)(nl - buf);
-            if (discarding)
-                discarding = false; /* the tail of an over-long line ends here */
-            else if (line_end - line_start > max_line)
-                answer_oversized(w, max_line);
-            else
+            if (discarding) {
+                /* The tail of an over-long line ends here. */
+                mcp_id_scan_feed(&oversized, buf + line_start, line_end - line_start);
+                answer_oversized(w, max_line, &oversized);
+                discarding = false;
+            } else if (line_end - line_start > max_line) {
+                begin_oversized(&oversized, buf + line_start, line_end - line_start);
+                answer_oversized(w, max_line, &oversized);
+            } else {
                 submit_line(srv, conn, w, buf + line_start, line_end - line_start);
+            }
             line_start = scan = line_end + 1;
         }
         if (discarding) {
-            used = 0; /* still inside the over-long line: drop what we have */
+            /* Still inside the over-long line: scan what we have, keep
+             * none of it. */
+            mcp_id_scan_feed(&oversized, buf + line_start, end - line_start);
+            used = 0;
         } else {
             used = end - line_start;
             memmove(buf, buf + line_start, used);
             if (used > max_line) {
-                answer_oversized(w, max_line);
+                begin_oversized(&oversized, buf, used);
                 discarding = true;
                 used = 0;
             }

@@ -1,8 +1,8 @@
 /*
  * The stdio transport's framing and lifecycle, against
  * tests/integration/servers/stdio_config_server as a child process:
- * the line-size limit (an oversized line gets -32600 and is skipped, the
- * stream goes on), line endings, concurrency (requests really run at
+ * the line-size limit (an oversized line gets -32600 naming its request's
+ * id and is skipped, the stream goes on), line endings, concurrency (requests really run at
  * once; responses leave in completion order), large messages, and the
  * bounded grace period on EOF.
  */
@@ -121,7 +121,8 @@ static void test_line_limit(void **state)
     stdio_child_t child;
     start(&child, "1024", NULL);
 
-    /* Exactly the limit: served. One byte more: refused, no id. */
+    /* Exactly the limit: served. One byte more: refused, naming the
+     * request, so that its caller need not wait for a timeout. */
     char *line = echo_line_of_size(1, 1024);
     send_string(&child, line);
     free(line);
@@ -134,7 +135,7 @@ static void test_line_limit(void **state)
     free(line);
     response = next_response(&child);
     expect_error_code(response, MCP_INVALID_REQUEST);
-    assert_null(json_object_get(response, "id"));
+    assert_int_equal(json_integer_value(json_object_get(response, "id")), 2);
     json_decref(response);
 
     /* Far beyond the limit and beyond one read: one refusal. */
@@ -143,6 +144,20 @@ static void test_line_limit(void **state)
     free(line);
     response = next_response(&child);
     expect_error_code(response, MCP_INVALID_REQUEST);
+    assert_int_equal(json_integer_value(json_object_get(response, "id")), 3);
+    json_decref(response);
+
+    /* A notification has no id to name: the refusal has none (the
+     * schema's JSONRPCErrorResponse may leave it out). */
+    line = echo_line_of_size(0, 2000);
+    char *id_member = strstr(line, "\"id\":0,");
+    assert_non_null(id_member);
+    memcpy(id_member, "\"xx\":0,", 7); /* the same length, no longer an id */
+    send_string(&child, line);
+    free(line);
+    response = next_response(&child);
+    expect_error_code(response, MCP_INVALID_REQUEST);
+    assert_null(json_object_get(response, "id"));
     json_decref(response);
 
     /* An oversized line trickling in, in pieces. */
@@ -155,6 +170,7 @@ static void test_line_limit(void **state)
     free(line);
     response = next_response(&child);
     expect_error_code(response, MCP_INVALID_REQUEST);
+    assert_int_equal(json_integer_value(json_object_get(response, "id")), 4);
     json_decref(response);
 
     /* Several lines in one write, the long one in the middle. */
@@ -179,6 +195,7 @@ static void test_line_limit(void **state)
             answered++;
         } else {
             expect_error_code(response, MCP_INVALID_REQUEST);
+            assert_int_equal(id, 6);
             refused++;
         }
         json_decref(response);

@@ -120,6 +120,37 @@ static void test_long_string_id(void **state)
     assert_no_id(text);
 }
 
+/* The id of a request (with "method"): what a refusal of it names. A
+ * response tells no request id, nor a notification. */
+static void test_request_ids(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        json_int_t want; /* -1: none */
+    } cases[] = {
+        {"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"a\":[1]}}", 3},
+        {"{\"params\":{\"id\":9},\"method\":\"ping\",\"id\":12}", 12},
+        {"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\"}", -1},
+        {"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}", -1},
+        {"{\"id\":3,\"method\":\"ping\"", -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        mcp_id_scan_t s;
+        mcp_id_scan_init(&s);
+        mcp_id_scan_feed(&s, cases[i].text, strlen(cases[i].text));
+        json_t *id = mcp_id_scan_request_id(&s);
+        if (cases[i].want < 0) {
+            assert_null(id);
+        } else {
+            assert_non_null(id);
+            assert_int_equal(json_integer_value(id), cases[i].want);
+            assert_null(mcp_id_scan_response_id(&s));
+        }
+        json_decref(id);
+    }
+}
+
 /* Deep nesting costs a counter, not a stack. */
 static void test_deep_nesting(void **state)
 {
@@ -145,6 +176,7 @@ int main(void)
         cmocka_unit_test(test_no_id),
         cmocka_unit_test(test_long_string_id),
         cmocka_unit_test(test_deep_nesting),
+        cmocka_unit_test(test_request_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
