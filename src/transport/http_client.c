@@ -221,16 +221,22 @@ int http_client_exchange_new(http_client_t *t, const json_t *msg, const json_t *
     return MCP_OK;
 }
 
+/* An exchange refused because the transport is closing: it never reached
+ * the transport, so both references are ours. MCP_ECLOSED. */
+static int refuse_closed(client_exchange_t *ex)
+{
+    atomic_store(&ex->refs, 1);
+    http_client_exchange_unref(ex);
+    return MCP_ECLOSED;
+}
+
 /* Hands ex to the transport thread. */
 int http_client_submit(http_client_t *t, client_exchange_t *ex)
 {
     pthread_mutex_lock(&t->lock);
     if (t->closing || t->stopped) {
         pthread_mutex_unlock(&t->lock);
-        /* It never reached the transport: both references are ours. */
-        atomic_store(&ex->refs, 1);
-        http_client_exchange_unref(ex);
-        return MCP_ECLOSED;
+        return refuse_closed(ex);
     }
     if (t->queued_tail)
         t->queued_tail->next_queued = ex;
@@ -836,12 +842,8 @@ static int submit_answer(http_client_t *t, client_exchange_t *ex)
     pthread_mutex_lock(&t->lock);
     bool open = !t->closing && !t->stopped;
     pthread_mutex_unlock(&t->lock);
-    if (!open) {
-        /* It never reached the transport: both references are ours. */
-        atomic_store(&ex->refs, 1);
-        http_client_exchange_unref(ex);
-        return MCP_ECLOSED;
-    }
+    if (!open)
+        return refuse_closed(ex);
     if (t->held_tail)
         t->held_tail->next_held = ex;
     else
