@@ -322,6 +322,31 @@ char *json_write_result(const json_t *id, const json_t *result, size_t *len)
     return finish(&o, len);
 }
 
+char *json_write_result_members(const json_t *id, const json_member_t *members, size_t n,
+                                size_t *len)
+{
+    static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+    static const char member[] = ",\"result\":{";
+    if (!(json_is_string(id) || json_is_integer(id)) || (n && !members))
+        return NULL;
+    struct out o = {.mode = JSON_WRITE_COMPACT};
+    put(&o, head, sizeof head - 1);
+    put_value(&o, id, 1);
+    put(&o, member, sizeof member - 1);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            put_char(&o, ',');
+        put_string(&o, members[i].key, strlen(members[i].key));
+        put_char(&o, ':');
+        if (members[i].value)
+            put_value(&o, members[i].value, 2);
+        else
+            put(&o, members[i].raw, members[i].raw_len);
+    }
+    put(&o, "}}", 2);
+    return finish(&o, len);
+}
+
 char *json_write(const json_t *value, json_write_mode_t mode, size_t *len)
 {
     struct out o = {.mode = mode};

@@ -45,4 +45,27 @@ char *json_write(const json_t *value, json_write_mode_t mode, size_t *len);
  */
 char *json_write_result(const json_t *id, const json_t *result, size_t *len);
 
+/*
+ * One member of a result written by json_write_result_members(): `value`
+ * written as json_write() would, or, when `value` is NULL, the `raw_len`
+ * bytes at `raw`, which must be one compact JSON value, verbatim.
+ */
+typedef struct json_member {
+    const char *key; /* NUL-terminated */
+    const json_t *value;
+    const char *raw;
+    size_t raw_len;
+} json_member_t;
+
+/*
+ * {"jsonrpc":"2.0","id":id,"result":{members...}}, compact, the members in
+ * the order given: the text json_write_result() gives for a result object
+ * holding those members, without building that object (a server writes
+ * its commonest answers this way). NULL when `id` is not a string or
+ * integer, when `n` members are given with `members` NULL, and on the
+ * failures of json_write().
+ */
+char *json_write_result_members(const json_t *id, const json_member_t *members, size_t n,
+                                size_t *len);
+
 #endif /* MCP_PROTOCOL_JSON_WRITER_H */

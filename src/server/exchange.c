@@ -296,6 +296,11 @@ void exchange_finish(mcp_exchange_t *ex, json_t *response_new, int http_status)
     json_decref(response_new);
 }
 
+void exchange_finish_text(mcp_exchange_t *ex, const char *text, size_t len)
+{
+    finish_with(ex, NULL, text, len, 200);
+}
+
 /* The text of the response carrying `result_new` (taken), for a sink that
  * takes text; NULL, with *err filled, when it cannot be written. */
 static char *result_text(const json_t *id, json_t *result_new, size_t *len, mcp_error_t *err)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "protocol/json_writer.h"
 #include "spin.h"
 #include "server/server_internal.h"
 #include "server/worker_pool.h"
@@ -34,6 +35,19 @@ void server_log(mcp_server_t *srv, mcp_log_level_t level, const char *fmt, ...)
     va_start(ap, fmt);
     mcp_vlogf(srv->log, srv->log_user, level, fmt, ap);
     va_end(ap);
+}
+
+/* {"io.modelcontextprotocol/serverInfo":impl} as compact text, the _meta
+ * every result carries, in a malloc'd string; NULL on failure, which only
+ * costs the answers written without a tree their shortcut. */
+static char *result_meta_text(const json_t *impl, size_t *len)
+{
+    json_t *meta = json_object();
+    char *text = NULL;
+    if (meta && json_object_set(meta, MCP_META_SERVER_INFO, (json_t *)impl) == 0)
+        text = json_write(meta, JSON_WRITE_COMPACT, len);
+    json_decref(meta);
+    return text;
 }
 
 /* The Implementation object that identifies the server (serverInfo). */
@@ -188,6 +202,8 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
                                                  : opts->cache_ttl_ms;
     srv->cache_scope = strdup(opts->cache_scope ? opts->cache_scope : MCP_CACHE_PRIVATE);
     srv->omit_server_info_meta = opts->omit_server_info_meta;
+    if (!srv->omit_server_info_meta)
+        srv->result_meta_text = result_meta_text(srv->impl, &srv->result_meta_len);
     srv->max_input_rounds =
         opts->max_input_rounds > 0 ? opts->max_input_rounds : DEFAULT_MAX_INPUT_ROUNDS;
     srv->worker_threads = opts->worker_threads;
@@ -309,6 +325,7 @@ void mcp_server_free(mcp_server_t *srv)
     codec_put(srv->codec);
     mcp_replay_store_free(srv->replay_store);
     json_decref(srv->impl);
+    free(srv->result_meta_text);
     json_decref(srv->extensions);
     free(srv->instructions);
     free(srv->cache_scope);

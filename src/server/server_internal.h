@@ -91,6 +91,11 @@ struct mcp_server {
     int64_t cache_ttl_ms;
     char *cache_scope;
     bool omit_server_info_meta;
+    /* The _meta of a result, {"io.modelcontextprotocol/serverInfo":impl},
+     * written once (for answers written without a result tree, see
+     * tool_answer_text()); NULL when it could not be, or is not sent. */
+    char *result_meta_text;
+    size_t result_meta_len;
     int max_input_rounds;
     int worker_threads;
     int spin_us;            /* active waits of idle threads; 0: none (spin.h) */
@@ -352,6 +357,9 @@ void exchange_finish(mcp_exchange_t *ex, json_t *response_new, int http_status);
  * {"jsonrpc","id","result"}, serialised without building that message
  * when the sink takes text, then releases the sink. */
 void exchange_finish_result(mcp_exchange_t *ex, json_t *result_new);
+/* Sends `len` bytes of `text` (borrowed), a whole successful response, as
+ * the final response, then releases the sink. The sink must take text. */
+void exchange_finish_text(mcp_exchange_t *ex, const char *text, size_t len);
 /* Finishes with a JSON-RPC error built from err. */
 void exchange_fail(mcp_exchange_t *ex, const mcp_error_t *err, bool before_dispatch);
 /* Releases the sink once (no-op the second time). */

@@ -26,7 +26,7 @@ static void breach(capture_sink_t *cap, const char *what)
 
 /* Records one message; send() and send_event() both come here. */
 static int record(capture_sink_t *cap, mcp_out_kind_t kind, const json_t *msg, int http_status,
-                  const char *event_id)
+                  const char *event_id, const char *text, size_t text_len)
 {
     pthread_mutex_lock(&cap->lock);
     if (cap->releases > 0)
@@ -50,7 +50,9 @@ static int record(capture_sink_t *cap, mcp_out_kind_t kind, const json_t *msg, i
     cap->items[cap->count++] = (capture_item_t){.kind = kind,
                                                 .status = http_status,
                                                 .msg = msg ? json_deep_copy(msg) : NULL,
-                                                .event_id = event_id ? strdup(event_id) : NULL};
+                                                .event_id = event_id ? strdup(event_id) : NULL,
+                                                .text = text ? strndup(text, text_len) : NULL,
+                                                .text_len = text_len};
     pthread_cond_broadcast(&cap->changed);
     int rc = cap->fail_from >= 0 && index >= cap->fail_from ? -1 : 0;
     pthread_mutex_unlock(&cap->lock);
@@ -60,7 +62,7 @@ static int record(capture_sink_t *cap, mcp_out_kind_t kind, const json_t *msg, i
 static int capture_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg,
                         int http_status)
 {
-    return record((capture_sink_t *)sink, kind, msg, http_status, NULL);
+    return record((capture_sink_t *)sink, kind, msg, http_status, NULL, NULL, 0);
 }
 
 static int capture_send_event(mcp_sink_t *sink, const json_t *msg, const char *event_id)
@@ -71,7 +73,29 @@ static int capture_send_event(mcp_sink_t *sink, const json_t *msg, const char *e
         breach(cap, "send_event() without a message or an event id");
         pthread_mutex_unlock(&cap->lock);
     }
-    return record(cap, MCP_OUT_NOTIFICATION, msg, 0, event_id);
+    return record(cap, MCP_OUT_NOTIFICATION, msg, 0, event_id, NULL, 0);
+}
+
+static int capture_send_text(mcp_sink_t *sink, mcp_out_kind_t kind, const char *text,
+                             size_t len, int http_status)
+{
+    capture_sink_t *cap = (capture_sink_t *)sink;
+    json_error_t jerr;
+    json_t *msg = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!msg) {
+        pthread_mutex_lock(&cap->lock);
+        breach(cap, "send_text() with bytes that are not one JSON value");
+        pthread_mutex_unlock(&cap->lock);
+        return -1;
+    }
+    int rc = record(cap, kind, msg, http_status, NULL, text, len);
+    json_decref(msg);
+    return rc;
+}
+
+void capture_take_text(capture_sink_t *cap)
+{
+    cap->sink.send_text = capture_send_text;
 }
 
 static void capture_set_header(mcp_sink_t *sink, const char *name, const char *value)
@@ -117,6 +141,7 @@ static void drop_items(capture_sink_t *cap)
     for (size_t i = 0; i < cap->count; i++) {
         json_decref(cap->items[i].msg);
         free(cap->items[i].event_id);
+        free(cap->items[i].text);
     }
     free(cap->items);
     cap->items = NULL;

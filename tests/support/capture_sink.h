@@ -39,6 +39,8 @@ typedef struct capture_item {
     int status;  /* http_status as passed to send() */
     json_t *msg; /* deep copy, owned by the sink; NULL for MCP_OUT_ACCEPTED */
     char *event_id; /* send_event(): the event id (owned); NULL for send() */
+    char *text;     /* send_text(): the bytes as sent (owned, NUL-terminated); else NULL */
+    size_t text_len;
 } capture_item_t;
 
 typedef struct capture_sink {
@@ -60,6 +62,11 @@ typedef struct capture_sink {
 
 /* Prepares an empty sink. */
 void capture_init(capture_sink_t *cap);
+
+/* Offers the core the optional send_text() as well, as the HTTP and stdio
+ * transports do: what comes that way is recorded as sent (item.text) and
+ * as parsed (item.msg), so the other helpers read it like any message. */
+void capture_take_text(capture_sink_t *cap);
 
 /* Frees what the sink recorded. The core must be done with it (released). */
 void capture_cleanup(capture_sink_t *cap);

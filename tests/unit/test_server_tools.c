@@ -5,6 +5,8 @@
  * the core raises itself (unknown tool, malformed params, a missing client
  * capability), and what a handler can read about its request.
  */
+#define _GNU_SOURCE
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -682,6 +684,104 @@ static void test_add_tool_json(void **state)
     mcp_server_free(srv);
 }
 
+/* ------------------------------------------------------------------ */
+/* The answer written as text is the answer written from the tree      */
+/* ------------------------------------------------------------------ */
+
+/* One handler per shape of result: which one the "shape" argument says. */
+static int shaped(mcp_call_t *call, void *user)
+{
+    (void)user;
+    const char *shape = mcp_call_arg_string(call, "shape");
+    if (strcmp(shape, "empty") == 0)
+        return MCP_OK;
+    if (strcmp(shape, "text") == 0)
+        return mcp_call_add_text(call, "line one\nline \"two\" \xc3\xa9\x01");
+    if (strcmp(shape, "blocks") == 0) {
+        int rc = mcp_call_add_text(call, "a");
+        return rc ? rc : mcp_call_add_content(call, mcp_content_image(pixels, sizeof pixels,
+                                                                       "image/png"));
+    }
+    if (strcmp(shape, "error") == 0)
+        return mcp_call_tool_error(call, "it went %s", "wrong");
+    if (strcmp(shape, "structured") == 0) {
+        int rc = mcp_call_add_text(call, "see structuredContent");
+        return rc ? rc : mcp_call_set_structured(call, json_pack("{s:f,s:[i,n]}", "x", 1.5,
+                                                                 "y", 7));
+    }
+    if (strcmp(shape, "structured_only") == 0)
+        return mcp_call_set_structured(call, json_pack("{s:b}", "ok", 1));
+    if (strcmp(shape, "meta") == 0) {
+        int rc = mcp_call_add_text(call, "with meta");
+        return rc ? rc : mcp_call_set_result_meta(call, "example.com/k", json_string("v"));
+    }
+    return mcp_call_fail(call, MCP_INVALID_PARAMS, "unknown shape %s", shape);
+}
+
+/* The bytes of the answer to tools/call `shaped` with `shape`, from a
+ * sink that takes text (text_out) and from one that takes trees, written
+ * by libmcp's writer (tree_out). */
+static void answer_both_ways(mcp_server_t *srv, json_t *id, const char *shape, char **text_out,
+                             char **tree_out)
+{
+    for (int with_text = 0; with_text < 2; with_text++) {
+        json_t *params = json_pack("{s:s,s:{s:s}}", "name", "shaped", "arguments", "shape", shape);
+        json_t *request = modern_request(0, "tools/call", params);
+        json_object_set(request, "id", id);
+        capture_sink_t cap;
+        capture_init(&cap);
+        if (with_text)
+            capture_take_text(&cap);
+        const json_t *response = capture_roundtrip(srv, NULL, request, NULL, &cap);
+        assert_non_null(response);
+        if (with_text) {
+            capture_item_t item = capture_item(&cap, capture_count(&cap) - 1);
+            assert_non_null(item.text);
+            assert_int_equal(strlen(item.text), item.text_len);
+            *text_out = strdup(item.text);
+        } else {
+            *tree_out = mcp_json_dump(response, NULL);
+        }
+        capture_cleanup(&cap);
+        json_decref(request);
+    }
+}
+
+static void test_text_answer_is_the_tree_answer(void **state)
+{
+    (void)state;
+    static const char *const shapes[] = {"empty", "text", "blocks", "error",
+                                         "structured", "structured_only", "meta"};
+    json_t *ids[] = {json_integer(-9007199254740993LL), json_string("id \"quoted\"\n")};
+    for (int omit = 0; omit < 2; omit++) {
+        mcp_server_t *srv = mcp_server_new(
+            &(mcp_server_options_t){.name = "tools-\"test\"", .version = "1",
+                                    .title = "T\u00e9", .omit_server_info_meta = omit},
+            NULL);
+        assert_non_null(srv);
+        add(srv, &(mcp_tool_t){.name = "shaped", .handler = shaped});
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+                char *text = NULL, *tree = NULL;
+                answer_both_ways(srv, ids[i], shapes[s], &text, &tree);
+                if (strcmp(text, tree) != 0)
+                    fail_msg("shape %s, omit %d:\n text %s\n tree %s", shapes[s], omit, text,
+                             tree);
+                /* The shapes differ where they should. */
+                assert_true((strstr(text, "\"isError\":true") != NULL) ==
+                            (strcmp(shapes[s], "error") == 0));
+                assert_true((strstr(text, "serverInfo") != NULL) == !omit);
+                assert_true(strstr(text, "\"resultType\":\"complete\"") != NULL);
+                free(text);
+                free(tree);
+            }
+        }
+        mcp_server_free(srv);
+    }
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        json_decref(ids[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -701,6 +801,7 @@ int main(void)
         cmocka_unit_test(test_tool_definitions_are_listed),
         cmocka_unit_test(test_registration_errors),
         cmocka_unit_test(test_add_tool_json),
+        cmocka_unit_test(test_text_answer_is_the_tree_answer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
