@@ -338,10 +338,17 @@ char *json_write_result_members(const json_t *id, const json_member_t *members, 
             put_char(&o, ',');
         put_string(&o, members[i].key, strlen(members[i].key));
         put_char(&o, ':');
-        if (members[i].value)
-            put_value(&o, members[i].value, 2);
-        else
-            put(&o, members[i].raw, members[i].raw_len);
+        const json_member_t *m = &members[i];
+        if (m->value) {
+            put_value(&o, m->value, 2);
+            continue;
+        }
+        if (m->raw_len)
+            put(&o, m->raw, m->raw_len);
+        if (m->string)
+            put_string(&o, m->string, m->string_len);
+        if (m->raw_after_len)
+            put(&o, m->raw_after, m->raw_after_len);
     }
     put(&o, "}}", 2);
     return finish(&o, len);

@@ -47,14 +47,22 @@ char *json_write_result(const json_t *id, const json_t *result, size_t *len);
 
 /*
  * One member of a result written by json_write_result_members(): `value`
- * written as json_write() would, or, when `value` is NULL, the `raw_len`
- * bytes at `raw`, which must be one compact JSON value, verbatim.
+ * written as json_write() would, or, when `value` is NULL, a value written
+ * from text in three parts: the `raw_len` bytes at `raw` verbatim, then,
+ * when `string` is not NULL, its `string_len` bytes (valid UTF-8) as a
+ * JSON string, then the `raw_after_len` bytes at `raw_after` verbatim.
+ * Together they must make one compact JSON value: [{"text": + "hi" + }],
+ * say.
  */
 typedef struct json_member {
     const char *key; /* NUL-terminated */
     const json_t *value;
     const char *raw;
     size_t raw_len;
+    const char *string;
+    size_t string_len;
+    const char *raw_after;
+    size_t raw_after_len;
 } json_member_t;
 
 /*

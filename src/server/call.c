@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "protocol/utf8.h"
 #include "server/server_internal.h"
 #include "clock.h"
 
@@ -35,6 +36,7 @@ void call_cleanup(mcp_call_t *call)
 {
     if (call->owns_arguments)
         json_decref(call->arguments);
+    free(call->first_text);
     json_decref(call->content);
     json_decref(call->structured);
     json_decref(call->contents);
@@ -234,18 +236,78 @@ static int append(json_t **list, json_t *item_new)
     return json_array_append_new(*list, item_new) == 0 ? MCP_OK : MCP_ENOMEM;
 }
 
+/*
+ * A tool's content while it is one text block, the commonest answer of
+ * all, is kept as that text (call->first_text) rather than as a block: the
+ * answer is then written from the text (answer_tool_directly()), and the
+ * block object, its two strings and the array, made and freed for each
+ * call, were more instructions than the rest of the result. Whatever adds
+ * a second block, or reads the content, settles the text into
+ * call->content first.
+ */
+int call_settle_content(mcp_call_t *call)
+{
+    if (!call->first_text)
+        return MCP_OK;
+    json_t *content = call->content ? call->content : json_array();
+    json_t *block = content ? json_object() : NULL;
+    /* set_new and insert_new take their value even when they fail. */
+    bool made = block &&
+                json_object_set_new_nocheck(block, "type", json_string_nocheck("text")) == 0 &&
+                json_object_set_new_nocheck(
+                    block, "text", json_stringn_nocheck(call->first_text, call->first_text_len)) == 0;
+    if (!made)
+        json_decref(block);
+    if (!made || json_array_insert_new(content, 0, block) != 0) {
+        if (content != call->content)
+            json_decref(content);
+        return MCP_ENOMEM; /* the text stays, and so does the answer */
+    }
+    call->content = content;
+    free(call->first_text);
+    call->first_text = NULL;
+    return MCP_OK;
+}
+
+/* Adds a text block of `len` bytes at `text` (malloc'd, taken; NUL at
+ * text[len]), checked to be UTF-8. */
+static int add_text_taken(mcp_call_t *call, char *text, size_t len)
+{
+    if (!mcp_utf8_valid(text, len)) {
+        free(text);
+        return MCP_EINVAL;
+    }
+    if (!call->first_text && json_array_size(call->content) == 0) {
+        call->first_text = text;
+        call->first_text_len = len;
+        return MCP_OK;
+    }
+    int rc = call_settle_content(call);
+    if (rc == MCP_OK)
+        rc = append(&call->content, mcp_content_text(text));
+    free(text);
+    return rc;
+}
+
 int mcp_call_add_content(mcp_call_t *call, json_t *block_new)
 {
     if (!json_is_object(block_new)) {
         json_decref(block_new);
         return MCP_EINVAL;
     }
+    if (call_settle_content(call) != MCP_OK) {
+        json_decref(block_new);
+        return MCP_ENOMEM;
+    }
     return append(&call->content, block_new);
 }
 
 int mcp_call_add_text(mcp_call_t *call, const char *text)
 {
-    return append(&call->content, mcp_content_text(text));
+    if (!text)
+        return MCP_EINVAL;
+    char *copy = strdup(text);
+    return copy ? add_text_taken(call, copy, strlen(copy)) : MCP_ENOMEM;
 }
 
 int mcp_call_add_textf(mcp_call_t *call, const char *fmt, ...)
@@ -257,9 +319,8 @@ int mcp_call_add_textf(mcp_call_t *call, const char *fmt, ...)
     va_end(ap);
     if (n < 0)
         return MCP_ENOMEM;
-    int rc = mcp_call_add_text(call, text);
-    free(text);
-    return rc;
+    /* Up to a NUL that a %c may have put in, as mcp_call_add_text(). */
+    return add_text_taken(call, text, strlen(text));
 }
 
 int mcp_call_set_structured(mcp_call_t *call, json_t *value_new)
@@ -279,7 +340,7 @@ int mcp_call_tool_error(mcp_call_t *call, const char *fmt, ...)
     int n = vasprintf(&text, fmt, ap);
     va_end(ap);
     call->is_error = true;
-    if (n >= 0)
+    if (n >= 0 && call_settle_content(call) == MCP_OK)
         append(&call->content, mcp_content_text(text));
     free(text);
     return MCP_OK;

@@ -285,6 +285,8 @@ static json_t *with_member(json_t *result, const char *key, json_t *value_new)
 
 static json_t *tool_result(mcp_call_t *call)
 {
+    if (call_settle_content(call) != MCP_OK)
+        return NULL;
     if (call->structured && json_array_size(call->content) == 0) {
         /* The spec asks tools that return structured content to also give
          * its serialisation as text, for clients that only read content. */
@@ -384,13 +386,24 @@ static bool answer_tool_directly(mcp_exchange_t *ex, mcp_call_t *call)
     const mcp_server_t *srv = ex->srv;
     if (call->method != METHOD_TOOLS_CALL || ex->era != MCP_ERA_MODERN ||
         !ex->sink->send_text || call->result_meta ||
-        (call->structured && json_array_size(call->content) == 0) ||
+        (call->structured && !call->first_text && json_array_size(call->content) == 0) ||
         (!srv->omit_server_info_meta && !srv->result_meta_text))
         return false;
     json_member_t members[5];
     size_t n = 0;
-    members[n++] = call->content ? (json_member_t){.key = "content", .value = call->content}
-                                 : (json_member_t){.key = "content", .raw = "[]", .raw_len = 2};
+    static const char block_head[] = "[{\"type\":\"text\",\"text\":";
+    if (call->first_text)
+        members[n++] = (json_member_t){.key = "content",
+                                       .raw = block_head,
+                                       .raw_len = sizeof block_head - 1,
+                                       .string = call->first_text,
+                                       .string_len = call->first_text_len,
+                                       .raw_after = "}]",
+                                       .raw_after_len = 2};
+    else if (call->content)
+        members[n++] = (json_member_t){.key = "content", .value = call->content};
+    else
+        members[n++] = (json_member_t){.key = "content", .raw = "[]", .raw_len = 2};
     if (call->structured)
         members[n++] = (json_member_t){.key = "structuredContent", .value = call->structured};
     if (call->is_error)

@@ -563,6 +563,9 @@ struct mcp_call {
 
     /* Tool result (the arrays here are NULL until first appended to) */
     json_t *content;         /* array, or NULL */
+    char *first_text;        /* the content while it is one text block (see
+                                call_settle_content), or NULL */
+    size_t first_text_len;
     json_t *structured;      /* or NULL */
     bool is_error;
     /* Resource result */
@@ -594,6 +597,10 @@ struct mcp_call {
 
 void call_init(mcp_call_t *call, mcp_exchange_t *ex, method_id_t method, const char *target);
 void call_cleanup(mcp_call_t *call);
+/* Moves a text kept in call->first_text into call->content, as its first
+ * block; MCP_ENOMEM (nothing changed) when it cannot. Done before anything
+ * reads call->content or adds to it. */
+int call_settle_content(mcp_call_t *call);
 
 /* Starts the handler-backed method of an exchange, taking the caller's
  * reference: resolves its tool, resource or prompt (an unknown one is

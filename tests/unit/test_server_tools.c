@@ -702,8 +702,25 @@ static int shaped(mcp_call_t *call, void *user)
         return rc ? rc : mcp_call_add_content(call, mcp_content_image(pixels, sizeof pixels,
                                                                        "image/png"));
     }
+    if (strcmp(shape, "texts") == 0) {
+        int rc = mcp_call_add_text(call, "first");
+        return rc ? rc : mcp_call_add_textf(call, "second%c hidden", 0);
+    }
+    if (strcmp(shape, "textf") == 0)
+        return mcp_call_add_textf(call, "only %d, then%c hidden", 1, 0);
     if (strcmp(shape, "error") == 0)
         return mcp_call_tool_error(call, "it went %s", "wrong");
+    if (strcmp(shape, "text_error") == 0) {
+        int rc = mcp_call_add_text(call, "partial output");
+        return rc ? rc : mcp_call_tool_error(call, "then it went %s", "wrong");
+    }
+    if (strcmp(shape, "bad_utf8") == 0) {
+        /* Refused, and the content stays as it was. */
+        int rc = mcp_call_add_text(call, "kept");
+        if (rc == MCP_OK && mcp_call_add_text(call, "\xc3(") != MCP_EINVAL)
+            return mcp_call_fail(call, MCP_INTERNAL_ERROR, "invalid UTF-8 was accepted");
+        return rc;
+    }
     if (strcmp(shape, "structured") == 0) {
         int rc = mcp_call_add_text(call, "see structuredContent");
         return rc ? rc : mcp_call_set_structured(call, json_pack("{s:f,s:[i,n]}", "x", 1.5,
@@ -750,8 +767,10 @@ static void answer_both_ways(mcp_server_t *srv, json_t *id, const char *shape, c
 static void test_text_answer_is_the_tree_answer(void **state)
 {
     (void)state;
-    static const char *const shapes[] = {"empty", "text", "blocks", "error",
-                                         "structured", "structured_only", "meta"};
+    static const char *const shapes[] = {"empty",      "text",       "texts",
+                                         "textf",      "blocks",     "error",
+                                         "text_error", "bad_utf8",   "structured",
+                                         "structured_only", "meta"};
     json_t *ids[] = {json_integer(-9007199254740993LL), json_string("id \"quoted\"\n")};
     for (int omit = 0; omit < 2; omit++) {
         mcp_server_t *srv = mcp_server_new(
@@ -769,7 +788,16 @@ static void test_text_answer_is_the_tree_answer(void **state)
                              tree);
                 /* The shapes differ where they should. */
                 assert_true((strstr(text, "\"isError\":true") != NULL) ==
-                            (strcmp(shapes[s], "error") == 0));
+                            (strstr(shapes[s], "error") != NULL));
+                assert_null(strstr(text, "hidden"));
+                if (strcmp(shapes[s], "texts") == 0)
+                    assert_non_null(strstr(text, "\"content\":[{\"type\":\"text\",\"text\":"
+                                                 "\"first\"},{\"type\":\"text\",\"text\":"
+                                                 "\"second\"}]"));
+                if (strcmp(shapes[s], "text_error") == 0 || strcmp(shapes[s], "bad_utf8") == 0)
+                    assert_non_null(strstr(text, strcmp(shapes[s], "bad_utf8") == 0
+                                                     ? "[{\"type\":\"text\",\"text\":\"kept\"}]"
+                                                     : "\"text\":\"partial output\"},{"));
                 assert_true((strstr(text, "serverInfo") != NULL) == !omit);
                 assert_true(strstr(text, "\"resultType\":\"complete\"") != NULL);
                 free(text);
