@@ -5,6 +5,8 @@
  * Every rejection must carry -32700 or -32600. The response writer that
  * builds no tree (json_write_result) must write what building the response
  * and dumping it writes, for the message's id with its result or params.
+ * The server's reading, through a memo that may read a request's envelope
+ * without its tree, must give the same outcome and the same message.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,6 +16,7 @@
 #include "mcp/errors.h"
 #include "mcp/jsonrpc.h"
 #include "protocol/json_writer.h"
+#include "protocol/jsonrpc_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -112,9 +115,40 @@ static bool check(const char *buf, size_t len, const mcp_parse_limits_t *limits,
     return true;
 }
 
+/* The memo outlives the inputs, as a server thread's does. */
+static json_read_memo_t memo = {.parent_key = "params", .key = "_meta"};
+
+static bool same_value(const json_t *a, const json_t *b)
+{
+    return (a == NULL) == (b == NULL) && (!a || json_equal(a, b));
+}
+
+static void check_memo_reading(const char *buf, size_t len, const mcp_parse_limits_t *limits)
+{
+    mcp_message_t plain, read;
+    mcp_error_t plain_err = {0}, read_err = {0};
+    int plain_rc = mcp_jsonrpc_parse(buf, len, limits, &plain, &plain_err);
+    int read_rc = jsonrpc_parse_memo(buf, len, limits, &read, &read_err, &memo);
+    if (plain_rc != read_rc || plain_err.code != read_err.code || plain.kind != read.kind ||
+        strcmp(plain_err.message, read_err.message) != 0)
+        abort();
+    if (!same_value(plain.id, read.id) || !same_value(plain.params, read.params) ||
+        !same_value(plain.result, read.result) || !same_value(plain.error, read.error))
+        abort();
+    if ((plain.method == NULL) != (read.method == NULL) ||
+        (plain.method && strcmp(plain.method, read.method) != 0))
+        abort();
+    mcp_message_clear(&plain);
+    mcp_message_clear(&read);
+    mcp_error_clear(&plain_err);
+    mcp_error_clear(&read_err);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *buf = (const char *)data;
+    check_memo_reading(buf, size, NULL);
+    check_memo_reading(buf, size, &(mcp_parse_limits_t){.max_bytes = 256, .max_depth = 4});
     check(buf, size, NULL, MCP_DEFAULT_MAX_DEPTH);
     mcp_parse_limits_t small = {.max_bytes = 256, .max_depth = 4};
     bool accepted = check(buf, size, &small, small.max_depth);

@@ -985,6 +985,96 @@ json_t *json_read_out_of_range_as_null(const char *buf, size_t len, int max_nest
     return read_text(buf, len, max_nesting, too_deep, err, NULL, true);
 }
 
+/* The member of `members` named by the key the reader stands on, or NULL. */
+static json_read_member_t *wanted_member(const struct reader *r, json_read_member_t *members,
+                                         size_t n)
+{
+    if (r->string_has_nul)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strlen(members[i].key) == r->string_len &&
+            memcmp(members[i].key, r->string, r->string_len) == 0)
+            return &members[i];
+    return NULL;
+}
+
+/* Reads the members of the object whose '{' the reader just passed;
+ * false at the first thing json_read_members() does not take. */
+static bool read_wanted_members(struct reader *r, json_read_member_t *members, size_t n)
+{
+    const char *object = r->token_start;
+    scan(r);
+    if (r->token == '}')
+        return true;
+    for (;;) {
+        if (r->token != TOKEN_STRING)
+            return false;
+        json_read_member_t *m = wanted_member(r, members, n);
+        if (!m || m->present)
+            return false;
+        m->present = true;
+        /* The key is one of the caller's, so the scratch buffer may be
+         * reused by the value. */
+        const char *key = m->key;
+        size_t key_len = r->string_len;
+        scan_punctuation(r);
+        if (r->token != ':')
+            return false;
+        scan(r);
+        if (m->equals) {
+            if (r->token != TOKEN_STRING || r->string_in_scratch ||
+                r->string_len != strlen(m->equals) ||
+                memcmp(r->string, m->equals, r->string_len) != 0)
+                return false;
+        } else {
+            /* Not remembered at this depth; notes where the memo's parent
+             * object starts when this is it. */
+            remembered(r, object, 1, key, key_len);
+            m->value = parse_value(r, 2);
+            if (!m->value)
+                return false;
+        }
+        scan_punctuation(r);
+        if (r->token != ',')
+            break;
+        scan(r);
+    }
+    return r->token == '}';
+}
+
+bool json_read_members(const char *buf, size_t len, int max_nesting, json_read_memo_t *memo,
+                       json_read_member_t *members, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        members[i].value = NULL;
+        members[i].present = false;
+    }
+    if (!buf || max_nesting < 1)
+        return false;
+    json_error_t ignored;
+    struct reader r = {.start = buf, .end = buf + len, .p = buf, .token_start = buf,
+                       .max_nesting = max_nesting, .err = &ignored, .memo = memo};
+    r.scratch = r.inline_scratch;
+    r.scratch_cap = sizeof r.inline_scratch;
+
+    scan(&r);
+    bool ok = r.token == '{' && read_wanted_members(&r, members, n);
+    if (ok) {
+        scan(&r);
+        ok = r.token == TOKEN_EOF;
+    }
+    if (r.scratch != r.inline_scratch)
+        release(r.scratch);
+    if (!ok) {
+        for (size_t i = 0; i < n; i++) {
+            json_decref(members[i].value);
+            members[i].value = NULL;
+            members[i].present = false;
+        }
+    }
+    return ok;
+}
+
 static json_t *read_text(const char *buf, size_t len, int max_nesting, bool *too_deep,
                          json_error_t *err, json_read_memo_t *memo, bool out_of_range_is_null)
 {

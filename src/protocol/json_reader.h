@@ -94,6 +94,38 @@ json_t *json_read_memo(const char *buf, size_t len, int max_nesting, bool *too_d
                        json_error_t *err, json_read_memo_t *memo);
 
 /*
+ * One member of the object json_read_members() reads: `key` and `equals`
+ * set by the caller, `value` and `present` filled in by the read.
+ */
+typedef struct json_read_member {
+    const char *key;    /* the member's name */
+    const char *equals; /* NULL: the value is built into `value`; else the
+                           value must be a string of exactly these bytes
+                           (no escapes), and is checked, not built */
+    json_t *value;      /* the value read (a reference), or NULL */
+    bool present;       /* whether the member was there */
+} json_read_member_t;
+
+/*
+ * Reads a text that is one object with some of the `n` members named in
+ * `members` and no others, each at most once, without building the object
+ * itself: each value goes to its member (through `memo` as in
+ * json_read_memo(), the object being the outermost value). For a reader
+ * that wants a few members of a well-known object, the commonest case of
+ * which costs the object, its hashed keys and their values to build and
+ * to free (a JSON-RPC request's envelope).
+ *
+ * Returns true when the text is such an object, read whole and within
+ * `max_nesting` (as json_read_nested()); the caller owns the values.
+ * Returns false for anything else, valid or not -- another member, a
+ * duplicate, an `equals` mismatch, a syntax error, too deep, out of memory
+ * -- having freed what it read: the caller then reads the text the usual
+ * way, which tells it what the text is and reports its errors exactly.
+ */
+bool json_read_members(const char *buf, size_t len, int max_nesting, json_read_memo_t *memo,
+                       json_read_member_t *members, size_t n);
+
+/*
  * json_read_nested(), except that a number out of json_int_t's range (an
  * integer) or a double's (a real that overflows) reads as null instead of
  * failing the read. For telling a peer which of its messages held such a

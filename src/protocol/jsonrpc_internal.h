@@ -10,7 +10,9 @@
 /*
  * mcp_jsonrpc_parse() reading through `memo` (NULL: none): a value the
  * memo remembers may be shared with earlier and later messages, so the
- * message must only be read, never modified.
+ * message must only be read, never modified. With a memo, out->root of a
+ * well-formed request or notification is not the message but an array
+ * that owns its parts (id, method, params); read those fields, never root.
  */
 int jsonrpc_parse_memo(const char *buf, size_t len, const mcp_parse_limits_t *limits,
                        mcp_message_t *out, mcp_error_t *err, json_read_memo_t *memo);

@@ -13,6 +13,7 @@
 #include "mcp/errors.h"
 #include "mcp/jsonrpc.h"
 #include "protocol/json_writer.h"
+#include "protocol/jsonrpc_internal.h"
 
 #include "nested_json.h"
 
@@ -946,6 +947,71 @@ static void exercise_allocations(void)
     json_decref(id);
 }
 
+/* The server's reading (with a memo, a request's envelope read without
+ * its tree) gives what the plain reading gives, message for message. */
+static void test_memo_reading_matches_parse(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        bool quick; /* read without the outermost tree */
+    } cases[] = {
+        {"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"e\","
+         "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}", true},
+        {"{\"params\":{},\"method\":\"m\",\"id\":\"s\\u0000\",\"jsonrpc\":\"2.0\"}", true},
+        {" {\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\"} ", true},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\\u00e9\"}", true},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"extra\":true}", false},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"method\":\"n\"}", false},
+        {"{\"jsonrpc\":\"2\\u002e0\",\"id\":1,\"method\":\"m\"}", false},
+        {"{\"jsonrpc\":\"2.1\",\"id\":1,\"method\":\"m\"}", false},
+        {"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"m\"}", false},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"m\"}", false},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\\u0000\"}", false},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":[1]}", false},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}", false},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1}", false},
+        {"{\"id\":1,\"method\":\"m\"}", false},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", false},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\":[[[[[1]]]]]}}", false},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"} x", false},
+        {"{\"jsonrpc\":\"2.0\",\"id\":99999999999999999999,\"method\":\"m\"}", false},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",}", false},
+        {"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}]", false},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", false},
+    };
+    json_read_memo_t memo = {.parent_key = "params", .key = "_meta"};
+    mcp_parse_limits_t limits = {.max_depth = 5};
+    for (int round = 0; round < 2; round++) { /* the second with the memo full */
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            const char *text = cases[i].text;
+            mcp_message_t plain, read;
+            mcp_error_t plain_err = {0}, read_err = {0};
+            int plain_rc = mcp_jsonrpc_parse(text, strlen(text), &limits, &plain, &plain_err);
+            int read_rc =
+                jsonrpc_parse_memo(text, strlen(text), &limits, &read, &read_err, &memo);
+            if (plain_rc != read_rc || plain_err.code != read_err.code ||
+                strcmp(plain_err.message, read_err.message) != 0 || plain.kind != read.kind)
+                fail_msg("%s: %d %d \"%s\" against %d %d \"%s\"", text, plain_rc,
+                         plain_err.code, plain_err.message, read_rc, read_err.code,
+                         read_err.message);
+            assert_true(json_is_array(read.root) == cases[i].quick);
+            assert_true((plain.id == NULL) == (read.id == NULL));
+            assert_true(!plain.id || json_equal(plain.id, read.id));
+            assert_true((plain.method == NULL) == (read.method == NULL));
+            if (plain.method)
+                assert_string_equal(plain.method, read.method);
+            assert_true((plain.params == NULL) == (read.params == NULL));
+            assert_true(!plain.params || json_equal(plain.params, read.params));
+            mcp_message_clear(&plain);
+            mcp_message_clear(&read);
+            mcp_error_clear(&plain_err);
+            mcp_error_clear(&read_err);
+        }
+    }
+    json_read_memo_clear(&memo);
+}
+
 static void test_out_of_memory(void **state)
 {
     (void)state;
@@ -987,6 +1053,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_dump_integers),
         cmocka_unit_test(test_builders_parse_back),
+        cmocka_unit_test(test_memo_reading_matches_parse),
         cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
