@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mcp/request.h"
+#include "json_get.h"
 
 static bool key_is(const char *key, size_t len, const char *name, size_t name_len)
 {
@@ -16,7 +17,7 @@ static bool key_is(const char *key, size_t len, const char *name, size_t name_le
 void mcp_envelope_read(const json_t *params, mcp_envelope_t *out)
 {
     memset(out, 0, sizeof *out);
-    out->meta = json_object_get(params, "_meta");
+    out->meta = mcp_json_get(params, "_meta");
     if (!json_is_object(out->meta))
         return;
     json_t *meta = (json_t *)out->meta;

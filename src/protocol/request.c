@@ -22,6 +22,7 @@
 #include "mcp/xmcp_header.h"
 #include "protocol/envelope.h"
 #include "protocol/headers_internal.h"
+#include "json_get.h"
 
 static const char *const log_levels[] = {
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
@@ -54,14 +55,14 @@ const char *mcp_method_name_param(const char *method)
 
 static const json_t *request_meta(const mcp_message_t *msg)
 {
-    return msg ? json_object_get(msg->params, "_meta") : NULL;
+    return msg ? mcp_json_get(msg->params, "_meta") : NULL;
 }
 
 mcp_era_t mcp_request_era(const mcp_message_t *msg)
 {
     /* The claim alone decides, whatever its value: a malformed modern
      * envelope must be rejected as modern, not served as legacy. */
-    return json_object_get(request_meta(msg), MCP_META_PROTOCOL_VERSION) ? MCP_ERA_MODERN
+    return mcp_json_get(request_meta(msg), MCP_META_PROTOCOL_VERSION) ? MCP_ERA_MODERN
                                                                          : MCP_ERA_LEGACY;
 }
 
@@ -200,7 +201,7 @@ static int check_name_header(const mcp_message_t *msg, const mcp_headers_t *head
     const char *param = mcp_method_name_param(msg->method);
     if (!param)
         return MCP_OK;
-    const json_t *body = json_object_get(msg->params, param);
+    const json_t *body = mcp_json_get(msg->params, param);
     const char *raw;
     int rc = header_once(headers, MCP_HEADER_NAME, &raw, body, err);
     if (rc != MCP_OK)
@@ -307,7 +308,7 @@ static int check_param_header(const mcp_headers_t *headers, const mcp_param_head
 static int check_annotated_headers(const mcp_request_check_t *check,
                                    const mcp_param_headers_t *annotated, mcp_error_t *e)
 {
-    const json_t *arguments = json_object_get(check->msg->params, "arguments");
+    const json_t *arguments = mcp_json_get(check->msg->params, "arguments");
     int rc = MCP_OK;
     for (size_t i = 0; rc == MCP_OK && i < annotated->count; i++)
         rc = check_param_header(check->headers, &annotated->items[i], arguments, e);

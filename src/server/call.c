@@ -12,6 +12,7 @@
 #include "protocol/utf8.h"
 #include "server/server_internal.h"
 #include "clock.h"
+#include "json_get.h"
 
 void call_init(mcp_call_t *call, mcp_exchange_t *ex, method_id_t method, const char *target)
 {
@@ -19,7 +20,7 @@ void call_init(mcp_call_t *call, mcp_exchange_t *ex, method_id_t method, const c
     call->ex = ex;
     call->method = method;
     call->target = target;
-    call->arguments = json_object_get(ex->msg.params, "arguments");
+    call->arguments = mcp_json_get(ex->msg.params, "arguments");
     if (!json_is_object(call->arguments)) {
         call->arguments = json_object();
         call->owns_arguments = true;
@@ -76,7 +77,7 @@ const json_t *mcp_call_arguments(const mcp_call_t *call)
 
 const json_t *mcp_call_arg(const mcp_call_t *call, const char *name)
 {
-    return name ? json_object_get(call->arguments, name) : NULL;
+    return mcp_json_get(call->arguments, name);
 }
 
 const char *mcp_call_arg_string(const mcp_call_t *call, const char *name)

@@ -16,6 +16,7 @@
 #include "protocol/headers_internal.h"
 #include "protocol/jsonrpc_internal.h"
 #include "server/server_internal.h"
+#include "json_get.h"
 
 /* ------------------------------------------------------------------------
  * The request metadata each thread remembers
@@ -506,7 +507,7 @@ int server_submit_one(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
     entry_t *tool = NULL;
     if (method == METHOD_TOOLS_CALL)
         tool = registry_find(srv, ENTRY_TOOL,
-                             json_string_value(json_object_get(msg.params, "name")));
+                             json_string_value(mcp_json_get(msg.params, "name")));
     /* The tasks methods are for clients that declared the extension on
      * the request: others get -32021 naming it, whatever the task id (the
      * spec's MUST). */

@@ -14,6 +14,7 @@
 
 #include "server/aead_codec.h"
 #include "server/server_internal.h"
+#include "json_get.h"
 
 /* ------------------------------------------------------------------------
  * Validating what the client answered
@@ -117,8 +118,8 @@ static int check_responses(mcp_exchange_t *ex, const json_t *responses, const js
 int input_prepare(mcp_exchange_t *ex, mcp_error_t *err)
 {
     const json_t *params = ex->msg.params;
-    const json_t *state = json_object_get(params, "requestState");
-    const json_t *responses = json_object_get(params, "inputResponses");
+    const json_t *state = mcp_json_get(params, "requestState");
+    const json_t *responses = mcp_json_get(params, "inputResponses");
     json_t *asked = NULL;
     codec_ref_t *codec = NULL;
     /* With single use on, the state is spent only once the retry is

@@ -12,6 +12,7 @@
 
 #include "protocol/json_writer.h"
 #include "server/server_internal.h"
+#include "json_get.h"
 
 /* ------------------------------------------------------------------------
  * Built-in methods
@@ -101,7 +102,7 @@ json_t *method_builtin(mcp_server_t *srv, method_id_t method, const json_t *para
 
 const char *method_string_param(const json_t *params, const char *key, mcp_error_t *err)
 {
-    const json_t *v = json_object_get(params, key);
+    const json_t *v = mcp_json_get(params, key);
     const char *s = json_string_value(v);
     if (!s || strlen(s) != json_string_length(v)) {
         mcp_error_set(err, MCP_EINVAL, MCP_INVALID_PARAMS, NULL,
@@ -141,7 +142,7 @@ static int resolve_tool(mcp_exchange_t *ex, const char **target, mcp_error_t *er
     const char *name = method_string_param(params, "name", err);
     if (!name)
         return MCP_EINVAL;
-    if (!arguments_valid(json_object_get(params, "arguments"), false, err))
+    if (!arguments_valid(mcp_json_get(params, "arguments"), false, err))
         return MCP_EINVAL;
     ex->entry = registry_find(ex->srv, ENTRY_TOOL, name);
     if (!ex->entry)
@@ -450,7 +451,7 @@ static int invoke(mcp_exchange_t *ex, mcp_call_t *call, const completion_request
 static const char *call_target_of(const mcp_exchange_t *ex)
 {
     const char *key = strcmp(ex->msg.method, "resources/read") == 0 ? "uri" : "name";
-    return json_string_value(json_object_get(ex->msg.params, key));
+    return json_string_value(mcp_json_get(ex->msg.params, key));
 }
 
 /* The tool, resource or prompt a request names, into ex->entry. */
