@@ -8,7 +8,6 @@
  * more jobs than there are idle threads.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -22,6 +21,7 @@
 #include "server/worker_pool.h"
 #include "clock.h"
 #include "spin.h"
+#include "thread_state.h"
 
 /* First allocation of the queue, and the capacity above which an emptied
  * queue gives its memory back (so a burst does not pin it forever). */
@@ -326,29 +326,6 @@ static bool start_thread(mcp_pool_t *pool)
     return true;
 }
 
-/*
- * Whether thread `tid` of this process is blocked: sleeping, waiting for
- * I/O or stopped, rather than running or ready to run. Read from the state
- * field of /proc/self/task/TID/stat, which follows the command name in
- * parentheses. When it cannot be read, the thread counts as blocked, so
- * the pool grows as if every busy thread were.
- */
-static bool thread_blocked(pid_t tid)
-{
-    char path[64], stat[512];
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return true;
-    ssize_t n = read(fd, stat, sizeof stat - 1);
-    close(fd);
-    if (n <= 0)
-        return true;
-    stat[n] = '\0';
-    const char *paren = strrchr(stat, ')');
-    return !paren || paren[1] != ' ' || paren[2] != 'R';
-}
-
 /* How many busy threads are blocked in a job they took GROW_DELAY_MS ago
  * or more (lock held). Younger jobs are left out: a quick job may sleep
  * for a moment on a lock, which is no reason for another thread. */
@@ -356,7 +333,7 @@ static int blocked_threads(const mcp_pool_t *pool, int64_t now)
 {
     int blocked = 0;
     for (const struct worker *w = pool->workers; w; w = w->next)
-        if (w->busy && now - w->job_started_ms >= GROW_DELAY_MS && thread_blocked(w->tid))
+        if (w->busy && now - w->job_started_ms >= GROW_DELAY_MS && mcp_thread_blocked(w->tid))
             blocked++;
     return blocked;
 }
