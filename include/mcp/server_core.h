@@ -46,6 +46,9 @@ typedef enum mcp_out_kind {
 
 typedef struct mcp_sink mcp_sink_t;
 
+/* One submitted request in flight, for cancellation by the transport. */
+typedef struct mcp_exchange mcp_exchange_t;
+
 /*
  * Where the core sends the outgoing messages of one submitted message.
  * Embed it as the first member of your own struct. The sink must stay
@@ -80,6 +83,16 @@ struct mcp_sink {
      * the work of answering. Returns like send(). */
     int (*send_text)(mcp_sink_t *sink, mcp_out_kind_t kind, const char *text, size_t len,
                      int http_status);
+    /* Optional (NULL: not called). For a request that runs a handler,
+     * called at most once, on the submitting thread, with the handle
+     * mcp_server_submit() stores in *exchange_out (borrowed: the same
+     * reference), when the caller asked for one, and before the handler
+     * starts. A handler can run inside
+     * mcp_server_submit() (mcp_tool_t.run_inline, and the built-in HTTP
+     * engine's event threads: see mcp_server_options_t.worker_threads);
+     * a transport that must be able to cancel the request meanwhile (its
+     * client left) takes the handle from here. */
+    void (*started)(mcp_sink_t *sink, mcp_exchange_t *exchange);
 };
 
 /* Context of an incoming message, as the transport saw it. Borrowed for the
@@ -93,8 +106,6 @@ typedef struct mcp_request_context {
 /* A sequence of messages from one client (a stdio connection). */
 typedef struct mcp_conn mcp_conn_t;
 
-/* One submitted request in flight, for cancellation by the transport. */
-typedef struct mcp_exchange mcp_exchange_t;
 
 /* Creates a connection for `transport` on `srv`. NULL on allocation
  * failure. */
@@ -175,7 +186,8 @@ MCP_API int mcp_server_end_session_as(mcp_server_t *srv, const char *session_id,
  * Submits one incoming message: `len` bytes of JSON (one JSON-RPC message;
  * `bytes` may be NULL only when len is 0). Validation failures are
  * answered at once through the sink; method work runs on the worker pool
- * and answers later. `srv`, `ctx` and `sink`, with its send and release,
+ * (or, for a quick handler, inside this call: see mcp_sink_t.started) and
+ * answers later. `srv`, `ctx` and `sink`, with its send and release,
  * are required. Returns MCP_OK when the sink was taken (release() will be
  * called exactly once), or a negative code when the core could not take
  * it: MCP_EINVAL for a missing argument or NULL bytes with len > 0,
@@ -184,7 +196,10 @@ MCP_API int mcp_server_end_session_as(mcp_server_t *srv, const char *session_id,
  *
  * `conn` may be NULL (a one-off HTTP POST). When `exchange_out` is not NULL
  * it receives a handle to cancel the request (NULL for messages answered
- * at once); release it with mcp_exchange_release().
+ * at once); release it with mcp_exchange_release(). The handle is set,
+ * and sink->started() called with it, before the handler starts: a
+ * handler that runs inside this call (see mcp_sink_t.started) can be
+ * cancelled from another thread through it.
  */
 MCP_API int mcp_server_submit(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, size_t len,
                               const mcp_request_context_t *ctx, mcp_sink_t *sink,

@@ -599,10 +599,7 @@ int server_submit_one(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
         listen_open(srv, ex);
         goto done;
     }
-    if (exchange_out) {
-        exchange_ref(ex);
-        *exchange_out = ex;
-    }
+    exchange_hand_out(ex, exchange_out);
     method_start(ex);
 done:
     mcp_message_clear(&msg);

@@ -98,6 +98,16 @@ void exchange_ref(mcp_exchange_t *ex)
     atomic_fetch_add(&ex->refs, 1);
 }
 
+void exchange_hand_out(mcp_exchange_t *ex, mcp_exchange_t **out)
+{
+    if (!out)
+        return;
+    exchange_ref(ex);
+    *out = ex;
+    if (ex->sink->started)
+        ex->sink->started(ex->sink, ex);
+}
+
 bool exchange_try_ref(mcp_exchange_t *ex)
 {
     int refs = atomic_load(&ex->refs);

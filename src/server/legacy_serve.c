@@ -300,7 +300,7 @@ int mcp_server_open_session_stream_as(mcp_server_t *srv, const char *session_id,
         return MCP_ENOMEM;
     }
     ex->era = MCP_ERA_LEGACY;
-    if (exchange_out) {
+    if (exchange_out) { /* a stream, not a handler: no started() */
         exchange_ref(ex);
         *exchange_out = ex;
     }
@@ -581,10 +581,7 @@ mcp_exchange_t *legacy_exchange_new(mcp_server_t *srv, mcp_conn_t *conn, mcp_ses
     }
     if (!exchange_track(conn, ex))
         return NULL;
-    if (exchange_out) {
-        exchange_ref(ex);
-        *exchange_out = ex;
-    }
+    exchange_hand_out(ex, exchange_out);
     return ex;
 }
 

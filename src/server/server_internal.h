@@ -338,6 +338,13 @@ struct mcp_exchange {
 mcp_exchange_t *exchange_new(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
                              const mcp_request_context_t *ctx, mcp_sink_t *sink);
 void exchange_ref(mcp_exchange_t *ex);
+/* Gives the transport its handle to a request that runs a handler, when
+ * it asked for one (`out` not NULL): a reference in *out, and the sink's
+ * started() callback. Called before the handler starts, which may be
+ * inside the submission (lend.h). Streams (listen, a legacy session's
+ * GET) hand theirs out without started(): the transport must not end a
+ * stream before its submission has opened it. */
+void exchange_hand_out(mcp_exchange_t *ex, mcp_exchange_t **out);
 /* Takes a reference unless the exchange is already being freed. */
 bool exchange_try_ref(mcp_exchange_t *ex);
 void exchange_unref(mcp_exchange_t *ex);

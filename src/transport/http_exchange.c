@@ -171,6 +171,7 @@ static void sink_set_header(mcp_sink_t *sink, const char *name, const char *valu
 static int sink_send_event(mcp_sink_t *sink, const json_t *msg, const char *event_id);
 static int sink_send_text(mcp_sink_t *sink, mcp_out_kind_t kind, const char *text, size_t len,
                           int status);
+static void sink_started(mcp_sink_t *sink, mcp_exchange_t *core);
 
 static mcp_http_exchange_t *exchange_create(mcp_http_endpoint_t *ep, const mcp_http_request_t *req,
                                          const mcp_http_responder_t *responder,
@@ -188,6 +189,7 @@ static mcp_http_exchange_t *exchange_create(mcp_http_endpoint_t *ep, const mcp_h
     x->sink.set_header = sink_set_header;
     x->sink.send_event = sink_send_event;
     x->sink.send_text = sink_send_text;
+    x->sink.started = sink_started;
     atomic_init(&x->refs, 1);
     pthread_mutex_init(&x->lock, NULL);
     x->state = EXCHANGE_READING;
@@ -344,6 +346,18 @@ static int send_response_locked(mcp_http_exchange_t *x, const json_t *msg, int s
     int rc = send_response_text_locked(x, json, len, status);
     free(json);
     return rc;
+}
+
+/* The core's handle, before the handler starts: the handler may run inside
+ * mcp_server_submit() (lend.h), and a client that leaves meanwhile must be
+ * able to cancel it. The reference is the one submit hands back; x->core
+ * is set to the same pointer when it returns. */
+static void sink_started(mcp_sink_t *sink, mcp_exchange_t *core)
+{
+    mcp_http_exchange_t *x = (mcp_http_exchange_t *)sink;
+    pthread_mutex_lock(&x->lock);
+    x->core = core;
+    pthread_mutex_unlock(&x->lock);
 }
 
 static int sink_send(mcp_sink_t *sink, mcp_out_kind_t kind, const json_t *msg, int status)
@@ -774,6 +788,10 @@ int mcp_http_end(mcp_http_exchange_t *x)
     pthread_mutex_unlock(&x->lock);
 
     http_timeouts_arm(x);
+    /* Ours, until this returns: the handler may run inside the submission
+     * (lend.h), and its event loop, moved to another thread meanwhile, may
+     * close the connection and drop the engine's reference. */
+    http_exchange_ref(x);
     mcp_headers_t headers = {x->headers, x->n_headers};
     mcp_request_context_t ctx = {
         .transport = MCP_TRANSPORT_HTTP, .headers = &headers, .principal = x->principal};
@@ -804,6 +822,7 @@ int mcp_http_end(mcp_http_exchange_t *x)
      * its streams, before x->core was set: end it as they were ended. */
     if (end_stream)
         mcp_exchange_end_stream(core);
+    http_exchange_unref(x);
     return MCP_OK;
 }
 
