@@ -25,8 +25,11 @@
  *     mcp_server_run_stdio(srv, NULL);
  *     mcp_server_free(srv);
  *
- * Threading: handlers run on the server's worker pool, several at once;
- * a slow handler never blocks other requests. Everything in this header may
+ * Threading: handlers run several at once, on the server's worker pool or,
+ * on the built-in HTTP engine, on the event thread that read the request
+ * until they block for about a millisecond (mcp_http_options_t.threads);
+ * a slow handler never blocks other requests for longer than that, once.
+ * Handlers must be thread-safe either way. Everything in this header may
  * be called from any thread, including adding and removing registry entries
  * while the server is serving (the change is published to listeners as a
  * list_changed event). mcp_call_* functions may only be used on the `call`
@@ -107,11 +110,12 @@ typedef struct mcp_server_options {
      * become a task. NULL: none. */
     const char *extensions;
 
-    /* Worker threads kept ready for handlers; 0 picks one per CPU but
-     * the first (at least one), leaving a CPU to the threads that read
-     * requests. When every worker is busy, a request waits up to 5 ms for
-     * one to come free; if a worker is then blocked in its handler
-     * (sleeping, waiting for I/O), the request gets a thread of its own:
+    /* Worker threads kept ready for handlers (those that run on the pool:
+     * see run_inline); 0 picks one per CPU but the first (at least one),
+     * leaving a CPU to the threads that read requests. When every worker
+     * is busy, a request waits up to 5 ms for one to come free; if a
+     * worker is then blocked in its handler (sleeping, waiting for I/O),
+     * the request gets a thread of its own:
      * the pool grows up to 64 threads, or this number if larger, so a
      * blocked handler delays no other request by more than that; the
      * extra threads exit after 30 s without work. Workers that compute
@@ -370,17 +374,21 @@ typedef struct mcp_tool {
     const char *required_capabilities;
     mcp_tool_fn handler;       /* required */
     void *user;                /* passed to the handler */
-    /* Run the handler on the thread that received the request (an HTTP
-     * event thread, the stdio reader) instead of handing it to the worker
-     * pool. Only for handlers that finish in microseconds and never block:
-     * no I/O, no sleeping, no lock held for long. Skipping the hand-off
-     * roughly doubles the HTTP throughput of a trivial tool
-     * (docs/benchmarks.md), but while the handler runs its thread serves
-     * nothing else: other connections of that event thread wait, and on
-     * stdio the next message (a cancellation included) is read only once
-     * it returns. Asking for input is fine (it never waits: the handler
-     * returns and runs again with the answers). Default false: the worker
-     * pool. Not with `tasks` (a task outlives its request on a worker). */
+    /* Always run the handler on the thread that received the request (an
+     * HTTP event thread, the stdio reader), never on the worker pool. Only
+     * for handlers that finish in microseconds and never block: no I/O, no
+     * sleeping, no lock held for long. The built-in HTTP engine runs every
+     * handler on its event thread at first anyway, and moves its other
+     * connections away from one that blocks (mcp_http_options_t.threads);
+     * this flag also skips the hand-off on stdio and on the libmicrohttpd
+     * engine, where it roughly doubles the throughput of a trivial tool
+     * (docs/benchmarks.md), and it never moves: while the handler runs,
+     * its thread serves nothing else (other connections of that event
+     * thread wait, and on stdio the next message, a cancellation
+     * included, is read only once it returns). Asking for input is fine
+     * (it never waits: the handler returns and runs again with the
+     * answers). Default false. Not with `tasks` (a task outlives its
+     * request on a worker). */
     bool run_inline;
     /* May calls of this tool become tasks? (MCP_TASKS_NONE by default.) */
     mcp_task_support_t tasks;

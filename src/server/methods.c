@@ -4,7 +4,8 @@
  * server/discover and the four list methods are answered from the
  * registries without user code. tools/call, resources/read, prompts/get
  * and completion/complete find their target, run the user's handler on a
- * worker thread, and turn what it built into the method's result.
+ * worker thread (or on the receiving thread, when it is lent: lend.h), and
+ * turn what it built into the method's result.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,9 @@
 
 #include "protocol/json_writer.h"
 #include "server/server_internal.h"
+#include "clock.h"
 #include "json_get.h"
+#include "lend.h"
 
 /* ------------------------------------------------------------------------
  * Built-in methods
@@ -494,6 +497,44 @@ static void method_job(void *arg)
     method_run(arg);
 }
 
+/* After a call held a lent thread too long, the handler's calls go to the
+ * pool for a second, then two, four... up to about an hour: a handler that
+ * blocks every time costs its event loop one short stall per pause, and
+ * one that was only unlucky (preempted, or slow once) is lent again soon. */
+#define LEND_PAUSE_MS 1000
+#define LEND_PAUSE_DOUBLINGS 12
+
+/*
+ * Runs the handler right here when the receiving thread is lent (lend.h):
+ * the built-in HTTP engine's event threads offer themselves, and take the
+ * thread back by moving their event loop elsewhere if the handler runs
+ * long. Handlers that may become tasks always go to the pool (a task
+ * outlives its request on a worker). False: the caller queues the job.
+ */
+static bool run_on_lent_thread(mcp_exchange_t *ex)
+{
+    mcp_lender_t *lender = mcp_thread_lender;
+    entry_t *e = ex->entry;
+    if (!lender || e->tasks != MCP_TASKS_NONE ||
+        atomic_load_explicit(&ex->srv->shutting_down, memory_order_relaxed))
+        return false;
+    int64_t again = atomic_load_explicit(&e->lend_again_ms, memory_order_relaxed);
+    if (again && mcp_clock_coarse_ms() < again)
+        return false;
+    if (!lender->begin(lender))
+        return false;
+    entry_ref(e); /* the exchange, and its reference, may be gone when the handler returns */
+    method_run(ex);
+    if (!lender->end(lender)) {
+        unsigned n = atomic_fetch_add_explicit(&e->long_runs, 1, memory_order_relaxed);
+        int64_t pause = (int64_t)LEND_PAUSE_MS << (n < LEND_PAUSE_DOUBLINGS ? n : LEND_PAUSE_DOUBLINGS);
+        atomic_store_explicit(&e->lend_again_ms, mcp_clock_coarse_ms() + pause,
+                              memory_order_relaxed);
+    }
+    entry_unref(e);
+    return true;
+}
+
 void method_start(mcp_exchange_t *ex)
 {
     mcp_error_t err = {0};
@@ -511,6 +552,8 @@ void method_start(mcp_exchange_t *ex)
             method_run(ex);
             return;
         }
+        if (run_on_lent_thread(ex))
+            return;
     }
     if (server_run_job(ex->srv, method_job, ex) != MCP_OK) {
         mcp_error_set(&err, MCP_ECLOSED, MCP_INTERNAL_ERROR, NULL, "Server is shutting down");

@@ -47,6 +47,8 @@ entry_t *entry_new(entry_kind_t kind, const char *key, json_t *def_new, void *us
         return NULL;
     }
     atomic_init(&e->refs, 1);
+    atomic_init(&e->lend_again_ms, 0);
+    atomic_init(&e->long_runs, 0);
     e->kind = kind;
     e->def = def_new;
     e->user = user;

@@ -59,6 +59,11 @@ typedef struct entry {
     struct mcp_uri_template *tpl; /* templates */
     json_t *required_args;        /* prompts: array of required argument names */
     bool run_inline;              /* the handler runs on the receiving thread */
+    /* The mutable part: when a call of the handler held a lent thread too
+     * long (lend.h), its calls go to the pool until lend_again_ms
+     * (mcp_clock_coarse_ms), a pause that doubles with each such call. */
+    _Atomic int64_t lend_again_ms;
+    atomic_uint long_runs;
     mcp_task_support_t tasks;     /* tools: may a call become a task */
     bool unlisted;                /* resources: readable, but not in resources/list */
     void (*release)(void *user);  /* called with `user` when the entry is freed, or NULL */

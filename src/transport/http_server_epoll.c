@@ -4,16 +4,21 @@
  * everything about a request. This file only frames requests and moves
  * bytes.
  *
- * Threads. Each event thread ("loop") owns an epoll set and the
- * connections it accepted; the listening socket is in every set
- * (EPOLLEXCLUSIVE: one loop wakes per connection). A loop reads, frames
- * the request (protocol/http1.c), and hands it to the endpoint. The answer
- * comes back through the responder callbacks on whichever thread produced
- * it -- a worker, the timeout thread, or the loop itself for an inline
- * handler -- and that thread writes it to the socket directly, so an
- * answer costs no hand-off back to the loop. Only what the loop must do
- * itself is posted to it: reading a request that arrived, pipelined,
- * while the previous one was answered.
+ * Threads. Each event loop owns an epoll set and the connections dealt
+ * to it; the listening socket is in every set (EPOLLEXCLUSIVE: one loop
+ * wakes per connection). A loop reads, frames the request
+ * (protocol/http1.c), and hands it to the endpoint. The answer comes back
+ * through the responder callbacks on whichever thread produced it -- a
+ * worker, the timeout thread, or the loop's own -- and that thread writes
+ * it to the socket directly, so an answer costs no hand-off back to the
+ * loop. Only what the loop must do itself is posted to it: reading a
+ * request that arrived, pipelined, while the previous one was answered.
+ *
+ * A loop is served by one thread at a time, but not always the same one:
+ * the loop lends its thread to the handler of the request it reads
+ * (lend.h), and when that handler blocks, a watchdog moves the loop to a
+ * new thread and the lent one ends with the handler ("Lending", below).
+ * So what a loop keeps between events lives in loop_t, not on a stack.
  *
  * One connection, as its loop sees it:
  *
@@ -67,7 +72,9 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "lend.h"
 #include "log.h"
+#include "thread_state.h"
 #include "mcp/jsonrpc.h"
 #include "protocol/http1.h"
 #include "spin.h"
@@ -172,9 +179,15 @@ typedef struct conn {
     int64_t linger_until;
 } conn_t;
 
+/* A loop's lend word (see "Lending" below): a sequence number, counting
+ * the handlers it has lent its thread to, and the state of the last. */
+#define LEND_OWNED 0u /* the thread runs the loop */
+#define LEND_LENT 1u  /* the thread runs a handler; the loop waits */
+#define LEND_STATE 1u
+#define LEND_SEQ_ONE 2u
+
 struct loop {
     epoll_engine_t *engine;
-    pthread_t thread;
     int epfd;
     int wake_fd; /* eventfd: posted connections, or stop */
     bool started;
@@ -186,6 +199,19 @@ struct loop {
     int64_t now;    /* mcp_clock_coarse_ms() after the last wake-up */
     /* Accepting paused (ACCEPT_PAUSE_MS) until then; 0: not paused. */
     int64_t accept_paused_until;
+    /* The batch of events being served, and the next to serve. They are
+     * the loop's, not its thread's: a thread that takes the loop over
+     * from one lent to a slow handler serves the rest of the batch. */
+    struct epoll_event events[MAX_EVENTS];
+    int n_events, next_event;
+
+    /* Lending (see "Lending" below). */
+    mcp_lender_t lender;        /* offered to the server on the loop's thread */
+    conn_t *ending;             /* inside mcp_http_end() for this connection */
+    _Atomic uint64_t lend;      /* LEND_* state, and a sequence number */
+    _Atomic int64_t lent_at_us; /* when the handler started */
+    _Atomic pid_t thread_id;    /* the thread that serves the loop (gettid()) */
+    uint64_t watched;           /* the watchdog's: the lend it took the loop from */
 
     pthread_mutex_t post_lock;
     conn_t *posted;
@@ -209,10 +235,43 @@ struct epoll_engine {
     atomic_bool accept_starved;
     unsigned n_loops;
     loop_t *loops;
+
+    /* The threads that run loops, the first ones and those that took
+     * a loop over, count themselves out here as they end. */
+    pthread_mutex_t threads_lock;
+    pthread_cond_t threads_gone;
+    unsigned live_threads;
+    /* The watchdog that takes a loop over from a slow handler. It sleeps
+     * while no loop lends its thread (watch_idle; a lending loop wakes
+     * it). */
+    pthread_t watchdog;
+    bool watchdog_started;
+    pthread_mutex_t watch_lock;
+    pthread_cond_t watch_wake;
+    bool watch_stop; /* under watch_lock */
+    atomic_bool watch_idle;
 };
 
-/* The loop whose thread this is (NULL on other threads). */
+/* The loop whose thread this is (NULL on other threads, and on a thread
+ * whose loop moved on while it ran a handler). */
 static _Thread_local loop_t *current_loop;
+/* This thread runs a handler for its loop (lend_begin()): the lend word it
+ * set, and the connection it holds. */
+static _Thread_local uint64_t lent_word;
+static _Thread_local conn_t *lent_conn;
+static _Thread_local bool lent_parked; /* lent_conn's input was taken off the scratch buffer */
+/* Set on a thread lent to a handler when its loop moved to another thread
+ * meanwhile: everything on its stack unwinds without touching the loop's
+ * state, and the thread ends. */
+static _Thread_local bool lent_away;
+
+/* May this thread serve what its loop must do itself (the input of a
+ * connection that is between requests)? Not while it runs a handler: the
+ * loop may move on, and would not know. */
+static bool serving_loop(const loop_t *loop)
+{
+    return current_loop == loop && !lent_conn;
+}
 
 /* ------------------------------------------------------------------------
  * Connections
@@ -389,7 +448,7 @@ static mcp_http_exchange_t *next_request_locked(conn_t *c)
         atomic_store_explicit(&c->active_ms, mcp_clock_coarse_ms(), memory_order_relaxed);
         atomic_store_explicit(&c->request_started_ms, 0, memory_order_relaxed);
         atomic_store_explicit(&c->request_bytes, 0, memory_order_relaxed);
-        if (c->pending_input && current_loop != c->loop)
+        if (c->pending_input && !serving_loop(c->loop))
             post(c);
     }
     return x;
@@ -681,7 +740,10 @@ static void consume(conn_t *c, size_t n)
     c->in_len -= n;
 }
 
-/* The request's body is all read: to the endpoint, or (refused) done. */
+/* The request's body is all read: to the endpoint, or (refused) done.
+ * The handler may run in here, on this thread (lend.h); if the loop moved
+ * to another thread meanwhile, lent_away is set on return, and the
+ * connection is posted to the loop, which serves what comes next. */
 static void body_complete(conn_t *c)
 {
     pthread_mutex_lock(&c->lock);
@@ -695,7 +757,11 @@ static void body_complete(conn_t *c)
         mcp_http_exchange_release(release);
         return;
     }
-    mcp_http_end(x); /* may answer (and move on) right here */
+    loop_t *loop = c->loop;
+    loop->ending = c; /* for lend_begin() */
+    mcp_http_end(x);  /* may answer (and move on) right here */
+    if (!lent_away)
+        loop->ending = NULL;
     pthread_mutex_lock(&c->lock);
     c->in_end = false;
     release = NULL;
@@ -707,6 +773,13 @@ static void body_complete(conn_t *c)
     }
     pthread_mutex_unlock(&c->lock);
     mcp_http_exchange_release(release);
+    if (lent_away) {
+        /* The socket may hold more (this thread read it last, and its
+         * edge will not come again), and so may the input buffer: the
+         * loop's new thread reads and serves them. */
+        post(c);
+        conn_unref(c); /* lend_begin()'s */
+    }
 }
 
 /* Passes body bytes on; over the limit, the endpoint answers 413 at once
@@ -822,7 +895,7 @@ static bool start_request(conn_t *c, size_t head_len)
         return false;
     if (no_body)
         body_complete(c);
-    return true;
+    return !lent_away;
 }
 
 /* A chunked body that breaks its coding: the request is cancelled and
@@ -845,7 +918,8 @@ static bool body_framing_error(conn_t *c)
 }
 
 /* Frames what the buffer holds, as far as it goes. False when the
- * connection was closed. */
+ * connection was closed, or when the loop moved to another thread while
+ * a handler ran on this one (lent_away): then the caller returns at once. */
 static bool serve_input(conn_t *c)
 {
     epoll_engine_t *engine = c->loop->engine;
@@ -853,7 +927,11 @@ static bool serve_input(conn_t *c)
         pthread_mutex_lock(&c->lock);
         read_state_t state = c->rstate;
         bool lingering = c->lingering;
-        c->pending_input = c->in_len > 0 && state == READ_DONE && !lingering;
+        /* Answered, but the thread that ended the request is still inside
+         * mcp_http_end() (a handler lent its thread, and the loop moved
+         * on): the next request waits until it is out, and posts us. */
+        bool ending = c->in_end;
+        c->pending_input = c->in_len > 0 && (state == READ_DONE || ending) && !lingering;
         /* Between requests, with answers piled up unsent: the next waits
          * for on_writable(). (The answers are in order: each request's
          * output is appended only after the one before it.) */
@@ -864,7 +942,7 @@ static bool serve_input(conn_t *c)
             c->in_len = 0; /* closing: whatever comes is dropped */
             return true;
         }
-        if (full)
+        if (full || ending)
             return true;
         switch (state) {
         case READ_HEAD: {
@@ -878,7 +956,7 @@ static bool serve_input(conn_t *c)
             if (end == 0)
                 return true;
             if (!start_request(c, end))
-                return c->fd >= 0;
+                return !lent_away && c->fd >= 0;
             break;
         }
         case READ_BODY: {
@@ -888,8 +966,11 @@ static bool serve_input(conn_t *c)
             body_bytes(c, c->in, n);
             consume(c, n);
             c->body_left -= n;
-            if (c->body_left == 0)
+            if (c->body_left == 0) {
                 body_complete(c);
+                if (lent_away)
+                    return false;
+            }
             break;
         }
         case READ_CHUNKED: {
@@ -902,10 +983,11 @@ static bool serve_input(conn_t *c)
                 return body_framing_error(c);
             body_bytes(c, c->in, data_len);
             consume(c, (size_t)used);
-            if (done)
-                body_complete(c);
-            else
+            if (!done)
                 return true; /* everything was consumed */
+            body_complete(c);
+            if (lent_away)
+                return false;
             break;
         }
         case READ_DONE:
@@ -968,7 +1050,7 @@ static void on_readable(conn_t *c, bool hung_up)
              * output has drained), and reads the rest then -- unless it
              * is out already, and the buffer can be served now. */
             pthread_mutex_lock(&c->lock);
-            bool waiting = (c->rstate == READ_DONE || c->out_full) && !c->lingering;
+            bool waiting = (c->rstate == READ_DONE || c->out_full || c->in_end) && !c->lingering;
             c->pending_input = waiting;
             pthread_mutex_unlock(&c->lock);
             if (waiting && hung_up) {
@@ -1039,6 +1121,226 @@ static void on_writable(conn_t *c)
     pthread_mutex_unlock(&c->lock);
     if (resume && serve_input(c))
         on_readable(c, false); /* what the socket holds brings no new edge */
+}
+
+/* ------------------------------------------------------------------------
+ * Lending the loop's thread to a handler (lend.h)
+ *
+ * While a request is being ended (body_complete()), the loop offers its
+ * thread to the server, which runs a quick handler right there instead of
+ * waking a worker for it. The loop's lend word says that its thread is
+ * lent, and since when. The watchdog looks every MCP_LEND_BUDGET_US and
+ * takes the loop from a handler lent longer: a new thread takes the word
+ * back (LEND_LENT to LEND_OWNED, for that lend's sequence number) and goes
+ * on serving the loop, starting with the rest of the batch. The lent
+ * thread learns it when the handler returns (lend_end() finds the word
+ * changed), unwinds without touching the loop, posting the connection to
+ * it, and ends.
+ *
+ * What makes that safe: while lent, the thread touches only what a worker
+ * may touch (connections under their locks, posting). The connection's
+ * input is moved off the loop's scratch buffer before the handler runs,
+ * and the connection and its exchange are held by references of their own
+ * (mcp_http_end() holds the exchange's).
+ * ------------------------------------------------------------------------ */
+
+static loop_t *lender_loop(mcp_lender_t *self)
+{
+    return (loop_t *)(void *)((char *)self - offsetof(loop_t, lender));
+}
+
+static void watchdog_wake(epoll_engine_t *engine)
+{
+    pthread_mutex_lock(&engine->watch_lock);
+    atomic_store(&engine->watch_idle, false);
+    pthread_cond_signal(&engine->watch_wake);
+    pthread_mutex_unlock(&engine->watch_lock);
+}
+
+static bool lend_begin(mcp_lender_t *self)
+{
+    loop_t *loop = lender_loop(self);
+    conn_t *c = loop->ending;
+    if (!c || current_loop != loop || lent_conn ||
+        atomic_load_explicit(&loop->engine->stopping, memory_order_relaxed))
+        return false;
+    /* The scratch buffer stays with the loop: leftover input (pipelined
+     * requests) gets a buffer of the connection's own. */
+    lent_parked = false;
+    if (c->in == loop->scratch) {
+        if (c->in_len == 0) {
+            c->in = NULL;
+            c->in_cap = 0;
+            lent_parked = true;
+        } else if (!own_input(c, c->in_len > INPUT_BLOCK ? c->in_len : INPUT_BLOCK)) {
+            return false;
+        }
+    }
+    conn_ref(c);
+    lent_conn = c;
+    uint64_t word = atomic_load_explicit(&loop->lend, memory_order_relaxed);
+    lent_word = word + LEND_SEQ_ONE + LEND_LENT;
+    atomic_store_explicit(&loop->lent_at_us, mcp_clock_us(), memory_order_relaxed);
+    /* Sequentially consistent, as is the watchdog's watch_idle: either it
+     * sees this lend before it sleeps, or this sees it asleep. */
+    atomic_store(&loop->lend, lent_word);
+    if (atomic_load(&loop->engine->watch_idle))
+        watchdog_wake(loop->engine);
+    return true;
+}
+
+static bool lend_end(mcp_lender_t *self)
+{
+    loop_t *loop = lender_loop(self);
+    conn_t *c = lent_conn;
+    uint64_t expected = lent_word;
+    lent_conn = NULL;
+    if (atomic_compare_exchange_strong(&loop->lend, &expected, lent_word - LEND_LENT)) {
+        if (lent_parked && !c->in) {
+            c->in = loop->scratch;
+            c->in_cap = SCRATCH_BYTES;
+        }
+        conn_unref(c); /* never the last: the loop holds one */
+        return true;
+    }
+    /* The loop is another thread's now. body_complete() posts the
+     * connection to it and drops the reference. */
+    lent_away = true;
+    current_loop = NULL;
+    mcp_thread_lender = NULL;
+    return false;
+}
+
+/* Counts a thread that runs (or may take over) a loop; false when none
+ * could be started. */
+static bool start_loop_thread(epoll_engine_t *engine, void *(*main_fn)(void *), void *arg)
+{
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_mutex_lock(&engine->threads_lock);
+    engine->live_threads++;
+    pthread_mutex_unlock(&engine->threads_lock);
+    pthread_t tid;
+    bool ok = pthread_create(&tid, &attr, main_fn, arg) == 0;
+    pthread_attr_destroy(&attr);
+    if (!ok) {
+        pthread_mutex_lock(&engine->threads_lock);
+        if (--engine->live_threads == 0)
+            pthread_cond_broadcast(&engine->threads_gone);
+        pthread_mutex_unlock(&engine->threads_lock);
+    }
+    return ok;
+}
+
+/* The last thing a loop's thread does: loops_stop() waits for this. */
+static void loop_thread_done(epoll_engine_t *engine)
+{
+    pthread_mutex_lock(&engine->threads_lock);
+    if (--engine->live_threads == 0)
+        pthread_cond_broadcast(&engine->threads_gone);
+    pthread_mutex_unlock(&engine->threads_lock);
+}
+
+static void run_loop(loop_t *loop, bool resumed);
+
+typedef struct takeover {
+    loop_t *loop;
+    uint64_t word; /* the lend to end */
+} takeover_t;
+
+static void *take_over_main(void *arg)
+{
+    takeover_t t = *(takeover_t *)arg;
+    free(arg);
+    epoll_engine_t *engine = t.loop->engine;
+    uint64_t expected = t.word;
+    /* The handler may have returned while this thread started: then the
+     * loop is still its thread's, and this one has nothing to do. */
+    if (atomic_compare_exchange_strong(&t.loop->lend, &expected, t.word - LEND_LENT))
+        run_loop(t.loop, true);
+    loop_thread_done(engine);
+    return NULL;
+}
+
+/* Moves the loop to a new thread (the watchdog's). */
+static void take_over(loop_t *loop, uint64_t word)
+{
+    takeover_t *t = malloc(sizeof *t);
+    if (!t)
+        return; /* tried again at the next look */
+    *t = (takeover_t){loop, word};
+    if (start_loop_thread(loop->engine, take_over_main, t))
+        loop->watched = word;
+    else
+        free(t);
+}
+
+/* How many looks in a row without a lend before the watchdog sleeps. */
+#define WATCH_QUIET_LOOKS 100
+/* A lent thread that is not blocked (it computes, or waits for a CPU) keeps
+ * its loop this much longer. On a loaded machine a thread waits for a CPU
+ * for milliseconds at a time (4 ms and more on a 2-vCPU VM under load), and
+ * a loop taken from a quick handler that was only preempted would send that
+ * handler to the pool for nothing; a handler that computes this long is
+ * worth a thread of its own all the same. */
+#define LEND_RUNNABLE_LIMIT_US (20 * MCP_LEND_BUDGET_US)
+
+/* Should the watchdog take the loop from its lent thread? */
+static bool lent_too_long(loop_t *loop, uint64_t word, int64_t now)
+{
+    if (!(word & LEND_LENT) || word == loop->watched)
+        return false;
+    int64_t lent_for = now - atomic_load_explicit(&loop->lent_at_us, memory_order_relaxed);
+    return lent_for >= LEND_RUNNABLE_LIMIT_US ||
+           (lent_for >= MCP_LEND_BUDGET_US &&
+            mcp_thread_blocked(atomic_load_explicit(&loop->thread_id, memory_order_relaxed)));
+}
+
+static bool any_lent(epoll_engine_t *engine)
+{
+    for (unsigned i = 0; i < engine->n_loops; i++)
+        if (atomic_load(&engine->loops[i].lend) & LEND_LENT)
+            return true;
+    return false;
+}
+
+static void *watch_main(void *arg)
+{
+    epoll_engine_t *engine = arg;
+    uint64_t last_sum = 0;
+    int quiet = 0;
+    pthread_mutex_lock(&engine->watch_lock);
+    while (!engine->watch_stop) {
+        if (quiet >= WATCH_QUIET_LOOKS) {
+            /* Nothing lent for a while: sleep until a lend wakes us. */
+            atomic_store(&engine->watch_idle, true);
+            while (!engine->watch_stop && atomic_load(&engine->watch_idle) && !any_lent(engine))
+                pthread_cond_wait(&engine->watch_wake, &engine->watch_lock);
+            atomic_store(&engine->watch_idle, false);
+            quiet = 0;
+            continue;
+        }
+        struct timespec deadline = mcp_clock_deadline(MCP_LEND_BUDGET_US / 1000);
+        pthread_cond_timedwait(&engine->watch_wake, &engine->watch_lock, &deadline);
+        if (engine->watch_stop)
+            break;
+        pthread_mutex_unlock(&engine->watch_lock);
+        uint64_t sum = 0;
+        int64_t now = mcp_clock_us();
+        for (unsigned i = 0; i < engine->n_loops; i++) {
+            loop_t *loop = &engine->loops[i];
+            uint64_t word = atomic_load(&loop->lend);
+            sum += word;
+            if (lent_too_long(loop, word, now))
+                take_over(loop, word);
+        }
+        quiet = sum == last_sum ? quiet + 1 : 0;
+        last_sum = sum;
+        pthread_mutex_lock(&engine->watch_lock);
+    }
+    pthread_mutex_unlock(&engine->watch_lock);
+    return NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -1165,6 +1467,20 @@ static bool serve_posted(loop_t *loop)
         if (c->fd >= 0 && serve_input(c))
             on_readable(c, false);
         conn_unref(c); /* the posting's */
+        if (lent_away) {
+            /* The rest is the loop's new thread's to serve, and so is a
+             * stop this wake-up brought. */
+            while (list) {
+                c = list;
+                list = c->posted_next;
+                post(c);
+                conn_unref(c);
+            }
+            uint64_t one = 1;
+            n = write(loop->wake_fd, &one, sizeof one);
+            (void)n;
+            return false;
+        }
     }
     return !stop;
 }
@@ -1206,62 +1522,84 @@ static void sweep(loop_t *loop)
     }
 }
 
-static void *loop_main(void *arg)
+/* Serves the loop on this thread until it stops, or until the loop moves
+ * to another thread while this one runs a handler (lent_away). `resumed`:
+ * this thread took the loop over, and serves the rest of the batch first. */
+static void run_loop(loop_t *loop, bool resumed)
 {
-    loop_t *loop = arg;
     current_loop = loop;
-    struct epoll_event events[MAX_EVENTS];
+    mcp_thread_lender = &loop->lender;
+    atomic_store_explicit(&loop->thread_id, gettid(), memory_order_relaxed);
     int64_t next_sweep = mcp_clock_coarse_ms() + 1000;
     int64_t busy_since = mcp_clock_us();
-    for (;;) {
-        /* With connections open, the next request usually comes within
-         * microseconds of an answer: wait for it actively first, since
-         * sleeping and being woken costs tens of them on a VM (spin.h).
-         * Spinning is what keeps a loop from sleeping between the
-         * requests of a busy client; measured on a 2-vCPU VM, it raised
-         * HTTP tools/call at 16 connections by about 30% (docs/benchmarks.md). */
-        int n = loop->conns ? mcp_spin_epoll(loop->epfd, events, MAX_EVENTS,
-                                             loop->engine->spin_us)
-                            : 0;
-        if (n == 0) {
-            int timeout = loop->conns ? 1000 : -1;
-            if (loop->accept_paused_until) {
-                int64_t left = loop->accept_paused_until - mcp_clock_coarse_ms();
-                timeout = left <= 0 ? 0 : left < 1000 ? (int)left : 1000;
-            }
-            n = epoll_wait(loop->epfd, events, MAX_EVENTS, timeout);
-            busy_since = mcp_clock_us(); /* it ran out of work: yielded or slept */
-        } else if (mcp_clock_us() - busy_since >= BUSY_YIELD_US) {
-            /* Busy for a while without a break: let a thread waiting for
-             * this CPU (the other loop, a worker, a client on the same
-             * machine) run now, rather than when the scheduler's slice
-             * ends, milliseconds later. Until then every answer this loop
-             * owes waits, and the slowest of them make the tail: with
-             * handlers run inline at 16 and 64 connections on a 2-vCPU
-             * VM, this took p99 from ~4 ms to ~1.3 ms, at the same rate
-             * (docs/benchmarks.md). A yield with no one waiting returns
-             * at once. */
-            sched_yield();
-            busy_since = mcp_clock_us();
-        }
+    if (resumed) {
+        loop->ending = NULL;
         loop->now = mcp_clock_coarse_ms();
-        for (int i = 0; i < n; i++) {
-            void *p = events[i].data.ptr;
+    }
+    for (bool wait = !resumed;; wait = true) {
+        if (wait) {
+            /* With connections open, the next request usually comes within
+             * microseconds of an answer: wait for it actively first, since
+             * sleeping and being woken costs tens of them on a VM (spin.h).
+             * Spinning is what keeps a loop from sleeping between the
+             * requests of a busy client; measured on a 2-vCPU VM, it raised
+             * HTTP tools/call at 16 connections by about 30%
+             * (docs/benchmarks.md). */
+            int n = loop->conns ? mcp_spin_epoll(loop->epfd, loop->events, MAX_EVENTS,
+                                                 loop->engine->spin_us)
+                                : 0;
+            if (n == 0) {
+                int timeout = loop->conns ? 1000 : -1;
+                if (loop->accept_paused_until) {
+                    int64_t left = loop->accept_paused_until - mcp_clock_coarse_ms();
+                    timeout = left <= 0 ? 0 : left < 1000 ? (int)left : 1000;
+                }
+                n = epoll_wait(loop->epfd, loop->events, MAX_EVENTS, timeout);
+                busy_since = mcp_clock_us(); /* it ran out of work: yielded or slept */
+            } else if (mcp_clock_us() - busy_since >= BUSY_YIELD_US) {
+                /* Busy for a while without a break: let a thread waiting for
+                 * this CPU (the other loop, a worker, a client on the same
+                 * machine) run now, rather than when the scheduler's slice
+                 * ends, milliseconds later. Until then every answer this loop
+                 * owes waits, and the slowest of them make the tail: with
+                 * handlers run inline at 16 and 64 connections on a 2-vCPU
+                 * VM, this took p99 from ~4 ms to ~1.3 ms, at the same rate
+                 * (docs/benchmarks.md). A yield with no one waiting returns
+                 * at once. */
+                sched_yield();
+                busy_since = mcp_clock_us();
+            }
+            loop->n_events = n > 0 ? n : 0;
+            loop->next_event = 0;
+            loop->now = mcp_clock_coarse_ms();
+        }
+        while (loop->next_event < loop->n_events) {
+            struct epoll_event *ev = &loop->events[loop->next_event++];
+            void *p = ev->data.ptr;
             if (p == loop) {
-                if (!serve_posted(loop)) {
+                bool go_on = serve_posted(loop);
+                if (lent_away)
+                    return;
+                if (!go_on) {
                     free_closed(loop);
-                    return NULL;
+                    return;
                 }
             } else if (p == loop->engine) {
                 accept_connections(loop);
             } else {
                 conn_t *c = p;
+                uint32_t events = ev->events;
                 if (c->fd < 0)
                     continue; /* closed by an earlier event of this batch */
-                if (events[i].events & EPOLLOUT)
+                if (events & EPOLLOUT) {
                     on_writable(c); /* which may serve input, and close */
-                if ((events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && c->fd >= 0)
-                    on_readable(c, events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR));
+                    if (lent_away)
+                        return;
+                }
+                if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && c->fd >= 0)
+                    on_readable(c, events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR));
+                if (lent_away)
+                    return;
             }
         }
         if (loop->now >= next_sweep) {
@@ -1272,6 +1610,14 @@ static void *loop_main(void *arg)
             resume_accepting(loop);
         free_closed(loop);
     }
+}
+
+static void *loop_main(void *arg)
+{
+    loop_t *loop = arg;
+    run_loop(loop, false);
+    loop_thread_done(loop->engine);
+    return NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -1319,12 +1665,27 @@ static void engine_free(epoll_engine_t *engine)
     }
     if (engine->listen_fd >= 0)
         close(engine->listen_fd);
+    pthread_mutex_destroy(&engine->threads_lock);
+    pthread_cond_destroy(&engine->threads_gone);
+    pthread_mutex_destroy(&engine->watch_lock);
+    pthread_cond_destroy(&engine->watch_wake);
     free(engine->loops);
     free(engine);
 }
 
+/* Stops the watchdog first, so that no loop moves from here on, then
+ * every loop, and waits for all of their threads: those that serve a loop
+ * and those that still run a handler their loop was taken from. */
 static void loops_stop(epoll_engine_t *engine)
 {
+    if (engine->watchdog_started) {
+        pthread_mutex_lock(&engine->watch_lock);
+        engine->watch_stop = true;
+        pthread_cond_signal(&engine->watch_wake);
+        pthread_mutex_unlock(&engine->watch_lock);
+        pthread_join(engine->watchdog, NULL);
+        engine->watchdog_started = false;
+    }
     for (unsigned i = 0; i < engine->n_loops; i++) {
         loop_t *loop = &engine->loops[i];
         if (!loop->started)
@@ -1335,9 +1696,12 @@ static void loops_stop(epoll_engine_t *engine)
         uint64_t one = 1;
         ssize_t n = write(loop->wake_fd, &one, sizeof one);
         (void)n;
-        pthread_join(loop->thread, NULL);
         loop->started = false;
     }
+    pthread_mutex_lock(&engine->threads_lock);
+    while (engine->live_threads > 0)
+        pthread_cond_wait(&engine->threads_gone, &engine->threads_lock);
+    pthread_mutex_unlock(&engine->threads_lock);
 }
 
 static int engine_start(const http_engine_config_t *cfg, void **out, uint16_t *port,
@@ -1363,10 +1727,19 @@ static int engine_start(const http_engine_config_t *cfg, void **out, uint16_t *p
     atomic_init(&engine->accept_starved, false);
     engine->loops = loops;
     engine->n_loops = cfg->threads;
+    pthread_mutex_init(&engine->threads_lock, NULL);
+    pthread_cond_init(&engine->threads_gone, NULL);
+    pthread_mutex_init(&engine->watch_lock, NULL);
+    mcp_clock_cond_init(&engine->watch_wake);
+    atomic_init(&engine->watch_idle, false);
     bool scratch = true;
     for (unsigned i = 0; i < cfg->threads; i++) {
         loops[i].engine = engine;
         loops[i].epfd = loops[i].wake_fd = -1;
+        loops[i].lender = (mcp_lender_t){lend_begin, lend_end};
+        atomic_init(&loops[i].lend, 0);
+        atomic_init(&loops[i].lent_at_us, 0);
+        atomic_init(&loops[i].thread_id, 0);
         pthread_mutex_init(&loops[i].post_lock, NULL);
         scratch = scratch && (loops[i].scratch = malloc(SCRATCH_BYTES));
     }
@@ -1399,11 +1772,18 @@ static int engine_start(const http_engine_config_t *cfg, void **out, uint16_t *p
     }
     for (unsigned i = 0; i < cfg->threads && rc == MCP_OK; i++) {
         loop_t *loop = &loops[i];
-        if (pthread_create(&loop->thread, NULL, loop_main, loop) != 0)
+        if (!start_loop_thread(engine, loop_main, loop))
             rc = mcp_error_set(err, MCP_EIO, MCP_INTERNAL_ERROR, NULL,
                                "cannot start the HTTP event threads");
         else
             loop->started = true;
+    }
+    if (rc == MCP_OK) {
+        if (pthread_create(&engine->watchdog, NULL, watch_main, engine) != 0)
+            rc = mcp_error_set(err, MCP_EIO, MCP_INTERNAL_ERROR, NULL,
+                               "cannot start the HTTP event threads");
+        else
+            engine->watchdog_started = true;
     }
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (rc != MCP_OK) {

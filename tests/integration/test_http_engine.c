@@ -64,12 +64,14 @@
  * The server under test
  * ------------------------------------------------------------------------ */
 
-/* Calls of "echo" and "inline" so far. */
+/* Calls of "echo" and "inline" so far, and the thread of the last. */
 static atomic_int echo_calls;
+static _Atomic pid_t echo_thread;
 
 static int echo(mcp_call_t *call, void *user)
 {
     atomic_fetch_add(&echo_calls, 1);
+    atomic_store(&echo_thread, gettid());
     const char *text = mcp_call_arg_string(call, "text");
     return mcp_call_add_text(call, text ? text : "");
 }
@@ -79,8 +81,11 @@ static int echo(mcp_call_t *call, void *user)
 static atomic_int block_started, block_release, block_cancelled;
 static _Atomic int64_t block_cancelled_at;
 
+static _Atomic pid_t block_thread;
+
 static int block(mcp_call_t *call, void *user)
 {
+    atomic_store(&block_thread, gettid());
     atomic_fetch_add(&block_started, 1);
     for (int64_t start = now_ms(); !atomic_load(&block_release);) {
         if (mcp_call_sleep(call, 2) != MCP_OK) {
@@ -802,6 +807,101 @@ static void test_pipelining(void **state)
     assert_true(client_quiet(c, 50));
     client_close(c);
     stop(f);
+}
+
+/* ------------------------------------------------------------------------
+ * Handlers on the event thread, and the loop moving away from a slow one
+ * ------------------------------------------------------------------------ */
+
+/* The thread "echo" or "inline" ran its last call on. */
+static pid_t echo_ran_on(client_t *c, const char *tool, int id)
+{
+    call_ok(c, tool, id, "where");
+    return atomic_load(&echo_thread);
+}
+
+static void test_lent_thread(void **state)
+{
+    /* One event thread: every connection is on the same loop. */
+    fixture_t *f = start((mcp_http_options_t){.threads = 1});
+    client_t *a = client_open(f, 0), *b = client_open(f, 0);
+
+    /* A pooled handler runs on the event thread that read its request,
+     * as an inline one does. */
+    pid_t loop_thread = echo_ran_on(a, "inline", 1);
+    assert_int_equal(echo_ran_on(a, "echo", 2), loop_thread);
+    assert_int_equal(echo_ran_on(b, "echo", 3), loop_thread);
+
+    /* "block" starts there too, and blocks: within a few milliseconds the
+     * loop moves to another thread, which serves the other connection
+     * while "block" still holds the first. Without the move, b's answer
+     * would wait for the release below. */
+    send_call(a, "block", 4, "held");
+    assert_true(wait_count(&block_started, 1));
+    assert_int_equal(atomic_load(&block_thread), loop_thread);
+    int64_t asked = now_ms();
+    pid_t new_loop_thread = echo_ran_on(b, "echo", 5);
+    assert_true(now_ms() - asked < PATIENCE_MS);
+    assert_int_equal(atomic_load(&block_cancelled), 0);
+    assert_int_not_equal(new_loop_thread, loop_thread);
+    assert_int_equal(echo_ran_on(b, "inline", 6), new_loop_thread);
+    /* The held connection's next request, pipelined behind "block", waits
+     * its turn. */
+    send_call(a, "echo", 7, "behind");
+    assert_true(client_quiet(a, QUIET_MS));
+
+    /* Released, "block" answers from the thread it ran on; then the loop's
+     * new thread serves the connection on. */
+    atomic_store(&block_release, 1);
+    expect_call_answer(a, 4, "held");
+    expect_call_answer(a, 7, "behind");
+    assert_int_equal(atomic_load(&echo_thread), new_loop_thread);
+    assert_int_equal(echo_ran_on(a, "echo", 8), new_loop_thread);
+
+    /* "block" held its thread too long: its next call goes to the pool
+     * (it returns at once now), while "echo" still runs on the loop. */
+    call_ok(a, "block", 9, "pooled");
+    assert_int_not_equal(atomic_load(&block_thread), new_loop_thread);
+    assert_int_equal(echo_ran_on(b, "echo", 10), new_loop_thread);
+
+    client_close(a);
+    client_close(b);
+    stop(f);
+}
+
+/* A connection that hangs up while its handler holds the loop's former
+ * thread: the loop closes it and cancels the handler, and the thread,
+ * coming back, touches nothing that is gone (ASan watches). */
+static void test_hangup_while_lent(void **state)
+{
+    fixture_t *f = start((mcp_http_options_t){.threads = 1});
+    client_t *a = client_open(f, 0), *b = client_open(f, 0);
+    send_call(a, "block", 1, "held");
+    assert_true(wait_count(&block_started, 1));
+    call_ok(b, "echo", 2, "meanwhile"); /* the loop has moved */
+    client_close(a);
+    assert_true(wait_count(&block_cancelled, 1));
+    call_ok(b, "echo", 3, "after");
+    client_close(b);
+    stop(f);
+}
+
+/* Stopping the server while a handler holds a lent thread waits for it. */
+static void test_stop_while_lent(void **state)
+{
+    fixture_t *f = start((mcp_http_options_t){.threads = 1});
+    client_t *a = client_open(f, 0), *b = client_open(f, 0);
+    send_call(a, "block", 1, "held");
+    assert_true(wait_count(&block_started, 1));
+    call_ok(b, "echo", 2, "meanwhile");
+    /* It cancels "block", and returns once the thread that ran it is
+     * done. */
+    mcp_http_server_stop(f->http);
+    assert_int_equal(atomic_load(&block_cancelled), 1);
+    mcp_server_free(f->srv);
+    free(f);
+    client_close(a);
+    client_close(b);
 }
 
 /* ------------------------------------------------------------------------
@@ -2039,6 +2139,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keep_alive),
         cmocka_unit_test(test_pipelining),
+        cmocka_unit_test(test_lent_thread),
+        cmocka_unit_test(test_hangup_while_lent),
+        cmocka_unit_test(test_stop_while_lent),
         cmocka_unit_test(test_split_writes),
         cmocka_unit_test(test_chunked_body),
         cmocka_unit_test(test_expect_continue),
