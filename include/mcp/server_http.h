@@ -195,9 +195,16 @@ typedef struct mcp_http_options {
     uint16_t port;
     /* The endpoint rules above. */
     mcp_http_endpoint_options_t endpoint;
-    /* Event threads accepting connections and moving bytes; 0 picks 2.
-     * They run only the handlers registered to run inline (the server's
-     * worker pool runs the others). */
+    /* Event threads accepting connections and moving bytes; 0 picks one
+     * fewer than the CPUs the process may run on (at least one, at most
+     * 16). On the built-in engine
+     * they also run the handlers: a handler runs on the thread that read
+     * its request, and if it has not returned within about a millisecond
+     * (blocked, or computing for 20 ms), the thread's other connections
+     * move to a new thread while it finishes, and its next calls go to the
+     * server's worker pool for a while (1 s, doubling each time it
+     * happens again). Handlers that may become tasks always run on the
+     * pool. On libmicrohttpd, handlers run on the pool. */
     unsigned threads;
     /* Most simultaneous connections; 0 picks 1024, or the open-file limit
      * (RLIMIT_NOFILE) less 64 when that is lower (half of it when it is
@@ -258,9 +265,10 @@ MCP_API uint16_t mcp_http_server_port(const mcp_http_server_t *http);
  * Stops and frees the server: stops accepting connections, lets requests
  * in flight finish for up to shutdown_grace_ms, cancels the rest (their
  * connections are closed), then closes every connection. Blocks until the
- * HTTP threads are gone; handlers that ignore cancellation may still be
- * running (mcp_server_free() waits for them). Call it once, from a thread
- * that is not an HTTP or handler thread. NULL-safe.
+ * HTTP threads are gone, among them those running handlers on the built-in
+ * engine (see `threads`); handlers that ignore cancellation may still be
+ * running on the worker pool (mcp_server_free() waits for them). Call it
+ * once, from a thread that is not an HTTP or handler thread. NULL-safe.
  */
 MCP_API void mcp_http_server_stop(mcp_http_server_t *http);
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -16,7 +17,7 @@
 #include "transport/http_endpoint.h"
 #include "transport/http_server_engine.h"
 
-#define DEFAULT_THREADS 2
+#define MAX_DEFAULT_THREADS 16
 #define DEFAULT_CONNECTION_LIMIT 1024
 /* Descriptors the default connection limit leaves to everything else
  * (the listener, event fds, what handlers open). */
@@ -25,6 +26,27 @@
 #define DEFAULT_GRACE_MS 5000
 #define DEFAULT_MAX_HEADER_BYTES 8192
 #define MAX_TLS_FILE ((off_t)1024 * 1024)
+
+/*
+ * Event threads when the options leave it to us: one fewer than the CPUs
+ * this process may run on, at least one and at most MAX_DEFAULT_THREADS.
+ * Handlers run on the event threads (lend.h), so an event thread computes
+ * what a worker used to; the CPU left over is for everything else: the
+ * threads that take over from blocked handlers, the application's own,
+ * and on a small machine whatever shares it. On a 2-vCPU VM with the load
+ * generator beside it, two event threads made three busy threads on two
+ * CPUs, and whichever waited for a CPU held its connections for a
+ * scheduler tick: p99 at 16 connections was 3.9 ms with two threads and
+ * 0.3 ms with one, at the same throughput (docs/benchmarks.md).
+ */
+static unsigned default_threads(void)
+{
+    cpu_set_t set;
+    int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    if (cpus <= 2)
+        return 1;
+    return cpus - 1 < MAX_DEFAULT_THREADS ? (unsigned)cpus - 1 : MAX_DEFAULT_THREADS;
+}
 
 struct mcp_http_server {
     mcp_http_endpoint_t *ep;
@@ -148,7 +170,7 @@ int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
         .log_user = srv->log_user,
         .bind_text = o->bind_address ? o->bind_address : "127.0.0.1",
         .port = o->port,
-        .threads = o->threads ? o->threads : DEFAULT_THREADS,
+        .threads = o->threads ? o->threads : default_threads(),
         .spin_us = srv->spin_us, /* mcp_server_options_t.spin_us, resolved */
         .connection_limit = o->connection_limit ? o->connection_limit : default_connection_limit(),
         .connection_timeout_s =
