@@ -869,16 +869,26 @@ static void test_lent_thread(void **state)
     stop(f);
 }
 
+/* One event thread, "block" holding it on *a, and *b served after the
+ * loop moved on. */
+static fixture_t *start_lent_and_moved(client_t **a, client_t **b)
+{
+    fixture_t *f = start((mcp_http_options_t){.threads = 1});
+    *a = client_open(f, 0);
+    *b = client_open(f, 0);
+    send_call(*a, "block", 1, "held");
+    assert_true(wait_count(&block_started, 1));
+    call_ok(*b, "echo", 2, "meanwhile");
+    return f;
+}
+
 /* A connection that hangs up while its handler holds the loop's former
  * thread: the loop closes it and cancels the handler, and the thread,
  * coming back, touches nothing that is gone (ASan watches). */
 static void test_hangup_while_lent(void **state)
 {
-    fixture_t *f = start((mcp_http_options_t){.threads = 1});
-    client_t *a = client_open(f, 0), *b = client_open(f, 0);
-    send_call(a, "block", 1, "held");
-    assert_true(wait_count(&block_started, 1));
-    call_ok(b, "echo", 2, "meanwhile"); /* the loop has moved */
+    client_t *a, *b;
+    fixture_t *f = start_lent_and_moved(&a, &b);
     client_close(a);
     assert_true(wait_count(&block_cancelled, 1));
     call_ok(b, "echo", 3, "after");
@@ -889,11 +899,8 @@ static void test_hangup_while_lent(void **state)
 /* Stopping the server while a handler holds a lent thread waits for it. */
 static void test_stop_while_lent(void **state)
 {
-    fixture_t *f = start((mcp_http_options_t){.threads = 1});
-    client_t *a = client_open(f, 0), *b = client_open(f, 0);
-    send_call(a, "block", 1, "held");
-    assert_true(wait_count(&block_started, 1));
-    call_ok(b, "echo", 2, "meanwhile");
+    client_t *a, *b;
+    fixture_t *f = start_lent_and_moved(&a, &b);
     /* It cancels "block", and returns once the thread that ran it is
      * done. */
     mcp_http_server_stop(f->http);
