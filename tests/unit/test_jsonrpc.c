@@ -750,6 +750,57 @@ static void test_write_result(void **state)
         json_decref(ids[i]);
 }
 
+/* Strings are escaped wherever the byte to escape falls, whole words of
+ * plain bytes before it or not (the writer looks at eight at a time):
+ * compared with escaping one byte at a time, for each special byte at
+ * each position of strings up to 24 bytes long. */
+static void test_escapes_at_every_position(void **state)
+{
+    (void)state;
+    static const char specials[] = {'"', '\\', '\x01', '\x1f', '\n', ' ', '\x7f', '!', '#', '[',
+                                    ']', '\xc3'};
+    for (size_t len = 1; len <= 24; len++) {
+        for (size_t at = 0; at < len; at++) {
+            for (size_t k = 0; k < sizeof specials; k++) {
+                char raw[32];
+                memset(raw, 'a', len);
+                raw[at] = specials[k];
+                if (specials[k] == '\xc3') { /* keep it UTF-8: \u00e9 */
+                    if (at + 1 == len)
+                        continue;
+                    raw[at + 1] = '\xa9';
+                }
+                char expected[256];
+                size_t e = 0;
+                expected[e++] = '"';
+                for (size_t i = 0; i < len; i++) {
+                    unsigned char c = (unsigned char)raw[i];
+                    if (c == '"' || c == '\\') {
+                        expected[e++] = '\\';
+                        expected[e++] = (char)c;
+                    } else if (c == '\n') {
+                        expected[e++] = '\\';
+                        expected[e++] = 'n';
+                    } else if (c < 0x20) {
+                        e += (size_t)snprintf(expected + e, sizeof expected - e, "\\u%04x", c);
+                    } else {
+                        expected[e++] = (char)c;
+                    }
+                }
+                expected[e++] = '"';
+                expected[e] = '\0';
+                json_t *v = json_stringn(raw, len);
+                assert_non_null(v);
+                char *text = json_write(v, JSON_WRITE_COMPACT, NULL);
+                assert_non_null(text);
+                assert_string_equal(text, expected);
+                free(text);
+                json_decref(v);
+            }
+        }
+    }
+}
+
 /* Integers are written in decimal, the sign only when negative, down to
  * the extremes of int64. */
 static void test_dump_integers(void **state)
@@ -1052,6 +1103,7 @@ int main(void)
         cmocka_unit_test(test_dump),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_dump_integers),
+        cmocka_unit_test(test_escapes_at_every_position),
         cmocka_unit_test(test_builders_parse_back),
         cmocka_unit_test(test_memo_reading_matches_parse),
         cmocka_unit_test(test_out_of_memory),
