@@ -18,6 +18,7 @@ struct out {
     size_t len, cap;
     bool failed; /* allocation failed or a value cannot be written */
     json_write_mode_t mode;
+    const json_splice_t *splice; /* a value written already, or NULL */
 };
 
 /* Makes room for `n` more bytes and the terminating NUL; false (and the
@@ -292,6 +293,16 @@ static void put_value(struct out *o, const json_t *v, int depth)
         o->failed = true;
         return;
     }
+    if (o->splice && v == o->splice->node) {
+        put_char(o, '[');
+        for (size_t k = 0; k < o->splice->n; k++) {
+            if (k)
+                put_char(o, ',');
+            put(o, o->splice->items[k].text, o->splice->items[k].len);
+        }
+        put_char(o, ']');
+        return;
+    }
     switch (json_typeof(v)) {
     case JSON_OBJECT:
         put_object(o, v, depth);
@@ -338,11 +349,22 @@ static char *finish(struct out *o, size_t *len)
 
 char *json_write_result(const json_t *id, const json_t *result, size_t *len)
 {
+    return json_write_result_spliced(id, result, NULL, len);
+}
+
+char *json_write_result_spliced(const json_t *id, const json_t *result,
+                                const json_splice_t *splice, size_t *len)
+{
     static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
     static const char member[] = ",\"result\":";
     if (!(json_is_string(id) || json_is_integer(id)) || !json_is_object(result))
         return NULL;
-    struct out o = {.mode = JSON_WRITE_COMPACT};
+    struct out o = {.mode = JSON_WRITE_COMPACT, .splice = splice};
+    /* A pasted text is most of the answer (a list page of a hundred
+     * kilobytes): room for it at once, rather than doubling up to it,
+     * copying as the buffer grows and touching fresh pages each time. */
+    if (splice && splice->node && splice->len < SIZE_MAX / 4)
+        reserve(&o, splice->len + splice->n + 1024);
     put(&o, head, sizeof head - 1);
     put_value(&o, id, 1);
     put(&o, member, sizeof member - 1);

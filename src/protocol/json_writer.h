@@ -45,6 +45,35 @@ char *json_write(const json_t *value, json_write_mode_t mode, size_t *len);
  */
 char *json_write_result(const json_t *id, const json_t *result, size_t *len);
 
+/* Compact JSON text: `len` bytes at `text`. */
+typedef struct json_text {
+    const char *text;
+    size_t len;
+} json_text_t;
+
+/*
+ * Text already written for the elements of one array of a tree: `n`
+ * texts, what json_write() in compact mode gives for each element of
+ * `node`, in order; `len` is the sum of their lengths. The server keeps
+ * the text of each tool, resource and prompt it lists, and writes a list
+ * page by pasting them rather than walking a thousand trees for every
+ * tools/list.
+ */
+typedef struct json_splice {
+    const json_t *node; /* NULL: nothing to paste */
+    const json_text_t *items;
+    size_t n, len;
+} json_splice_t;
+
+/*
+ * json_write_result(), writing splice's texts, in brackets and separated
+ * by commas, where it meets splice->node (`splice` NULL: nothing is
+ * pasted). The caller vouches that the texts are the node's elements':
+ * they are pasted as they are.
+ */
+char *json_write_result_spliced(const json_t *id, const json_t *result,
+                                const json_splice_t *splice, size_t *len);
+
 /*
  * One member of a result written by json_write_result_members(): `value`
  * written as json_write() would, or, when `value` is NULL, a value written

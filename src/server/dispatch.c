@@ -363,7 +363,8 @@ static void reject_legacy(mcp_message_t *msg, const mcp_request_context_t *ctx,
  * `result_new` (NULL when it failed, with *err filled) shaped, or the
  * error. */
 static void answer_here(mcp_server_t *srv, const mcp_message_t *msg, json_t *result_new,
-                        mcp_error_t *err, mcp_era_t era, mcp_sink_t *sink)
+                        const json_splice_t *splice, mcp_error_t *err, mcp_era_t era,
+                        mcp_sink_t *sink)
 {
     mcp_result_shape_t shape;
     server_result_shape(srv, &shape);
@@ -372,7 +373,7 @@ static void answer_here(mcp_server_t *srv, const mcp_message_t *msg, json_t *res
         result_new = NULL;
     }
     if (result_new)
-        sink_answer_result(sink, msg->id, result_new);
+        sink_answer_result(sink, msg->id, result_new, splice);
     else
         sink_answer(sink, rejection(msg->id, err, era), mcp_http_status_for_code(err->code, false));
 }
@@ -551,21 +552,28 @@ int server_submit_one(mcp_server_t *srv, mcp_conn_t *conn, const char *bytes, si
     case METHOD_TOOLS_LIST:
     case METHOD_RESOURCES_LIST:
     case METHOD_RESOURCES_TEMPLATES_LIST:
-    case METHOD_PROMPTS_LIST:
-        answer_here(srv, &msg, method_builtin(srv, method, msg.params, &err), &err, era, sink);
+    case METHOD_PROMPTS_LIST: {
+        /* Shaping touches only the result's own members: the list's text
+         * can be pasted as it was written. */
+        list_text_t items;
+        json_t *result = method_builtin(srv, method, msg.params, &items, &err);
+        answer_here(srv, &msg, result, &items.splice, &err, era, sink);
+        list_text_clear(&items);
         goto done;
+    }
     case METHOD_TASKS_GET:
     case METHOD_TASKS_UPDATE:
     case METHOD_TASKS_CANCEL:
         /* A few lookups under a lock: answered here, like the lists. */
-        answer_here(srv, &msg, task_method(srv, method, msg.params, ctx->principal, &err), &err,
-                    era, sink);
+        answer_here(srv, &msg, task_method(srv, method, msg.params, ctx->principal, &err), NULL,
+                    &err, era, sink);
         goto done;
     case METHOD_SKILLS_LIST:
     case METHOD_SKILLS_GET:
     case METHOD_RESOURCES_DIRECTORY_READ:
         /* Lookups in what was loaded: answered here, like the lists. */
-        answer_here(srv, &msg, skills_method(srv, method, msg.params, &err), &err, era, sink);
+        answer_here(srv, &msg, skills_method(srv, method, msg.params, &err), NULL, &err, era,
+                    sink);
         goto done;
     case METHOD_TOOLS_CALL:
     case METHOD_RESOURCES_READ:

@@ -313,9 +313,10 @@ void exchange_finish_text(mcp_exchange_t *ex, const char *text, size_t len)
 
 /* The text of the response carrying `result_new` (taken), for a sink that
  * takes text; NULL, with *err filled, when it cannot be written. */
-static char *result_text(const json_t *id, json_t *result_new, size_t *len, mcp_error_t *err)
+static char *result_text(const json_t *id, json_t *result_new, const json_splice_t *splice,
+                         size_t *len, mcp_error_t *err)
 {
-    char *text = json_write_result(id, result_new, len);
+    char *text = json_write_result_spliced(id, result_new, splice, len);
     json_decref(result_new);
     if (!text)
         mcp_error_set(err, MCP_ENOMEM, MCP_INTERNAL_ERROR, NULL,
@@ -331,7 +332,7 @@ void exchange_finish_result(mcp_exchange_t *ex, json_t *result_new)
     }
     size_t len = 0;
     mcp_error_t err = {0};
-    char *text = result_text(ex->msg.id, result_new, &len, &err);
+    char *text = result_text(ex->msg.id, result_new, NULL, &len, &err);
     if (!text) {
         exchange_fail(ex, &err, false);
         mcp_error_clear(&err);
@@ -356,7 +357,8 @@ void exchange_fail(mcp_exchange_t *ex, const mcp_error_t *err, bool before_dispa
     exchange_finish(ex, response, status);
 }
 
-void sink_answer_result(mcp_sink_t *sink, const json_t *id, json_t *result_new)
+void sink_answer_result(mcp_sink_t *sink, const json_t *id, json_t *result_new,
+                        const json_splice_t *splice)
 {
     if (!sink->send_text) {
         json_t *response = mcp_jsonrpc_result(id, result_new);
@@ -368,7 +370,7 @@ void sink_answer_result(mcp_sink_t *sink, const json_t *id, json_t *result_new)
     }
     size_t len = 0;
     mcp_error_t err = {0};
-    char *text = result_text(id, result_new, &len, &err);
+    char *text = result_text(id, result_new, splice, &len, &err);
     if (text) {
         sink->send_text(sink, MCP_OUT_RESPONSE, text, len, 200);
         free(text);

@@ -346,7 +346,7 @@ static void answer_error(mcp_sink_t *sink, const mcp_message_t *msg, int status,
 
 static void answer_result(mcp_sink_t *sink, const mcp_message_t *msg, json_t *result_new)
 {
-    sink_answer_result(sink, msg->id, result_new);
+    sink_answer_result(sink, msg->id, result_new, NULL);
 }
 
 /* The initialize result: negotiated version, legacy capabilities (tasks
@@ -758,7 +758,7 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
             answer_error(sink, msg, 200, MCP_METHOD_NOT_FOUND, "Method not found");
         } else {
             mcp_error_t err = {0};
-            json_t *result = method_builtin(srv, method, msg->params, &err);
+            json_t *result = method_builtin(srv, method, msg->params, NULL, &err);
             const char *version = s ? s->protocol_version : stateless_version(ctx);
             if (result && method == METHOD_TOOLS_LIST && legacy_tasks_served(srv, version) &&
                 legacy_tools_show_task_support(srv, json_object_get(result, "tools")) != MCP_OK) {

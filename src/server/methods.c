@@ -60,14 +60,14 @@ static json_t *discover_result(mcp_server_t *srv)
 }
 
 static json_t *list_result(mcp_server_t *srv, entry_kind_t kind, const char *member,
-                           const json_t *params, mcp_error_t *err)
+                           const json_t *params, list_text_t *text, mcp_error_t *err)
 {
     char *after;
     if (!registry_cursor_param(params, &after, err))
         return NULL;
     json_t *items = NULL;
     char *next = NULL;
-    registry_page(srv, kind, after, &items, &next);
+    registry_page(srv, kind, after, &items, &next, text);
     free(after);
     json_t *result = json_pack("{s:o}", member, items);
     /* A page without its nextCursor would end the listing early. */
@@ -80,19 +80,21 @@ static json_t *list_result(mcp_server_t *srv, entry_kind_t kind, const char *mem
 }
 
 json_t *method_builtin(mcp_server_t *srv, method_id_t method, const json_t *params,
-                       mcp_error_t *err)
+                       list_text_t *text, mcp_error_t *err)
 {
+    if (text)
+        *text = (list_text_t){0};
     switch (method) {
     case METHOD_DISCOVER:
         return discover_result(srv);
     case METHOD_TOOLS_LIST:
-        return list_result(srv, ENTRY_TOOL, "tools", params, err);
+        return list_result(srv, ENTRY_TOOL, "tools", params, text, err);
     case METHOD_RESOURCES_LIST:
-        return list_result(srv, ENTRY_RESOURCE, "resources", params, err);
+        return list_result(srv, ENTRY_RESOURCE, "resources", params, text, err);
     case METHOD_RESOURCES_TEMPLATES_LIST:
-        return list_result(srv, ENTRY_TEMPLATE, "resourceTemplates", params, err);
+        return list_result(srv, ENTRY_TEMPLATE, "resourceTemplates", params, text, err);
     case METHOD_PROMPTS_LIST:
-        return list_result(srv, ENTRY_PROMPT, "prompts", params, err);
+        return list_result(srv, ENTRY_PROMPT, "prompts", params, text, err);
     default:
         mcp_error_set(err, MCP_EINVAL, MCP_INTERNAL_ERROR, NULL, "not a built-in method");
         return NULL;

@@ -28,6 +28,7 @@ void entry_unref(entry_t *e)
     if (!e || atomic_fetch_sub(&e->refs, 1) != 1)
         return;
     free(e->key);
+    free(atomic_load_explicit(&e->def_text, memory_order_relaxed));
     json_decref(e->def);
     json_decref(e->required_caps);
     mcp_param_headers_clear(&e->param_headers);
@@ -49,6 +50,7 @@ entry_t *entry_new(entry_kind_t kind, const char *key, json_t *def_new, void *us
     atomic_init(&e->refs, 1);
     atomic_init(&e->lend_again_ms, 0);
     atomic_init(&e->long_runs, 0);
+    atomic_init(&e->def_text, NULL);
     e->kind = kind;
     e->def = def_new;
     e->user = user;
@@ -290,17 +292,65 @@ bool registry_cursor_param(const json_t *params, char **after_out, mcp_error_t *
     return true;
 }
 
+/* The text of e->def, written the first time it is asked for (the def
+ * never changes); NULL when out of memory. Two threads may both write it:
+ * one keeps its text, the other frees its own. */
+static const entry_text_t *entry_def_text(entry_t *e)
+{
+    entry_text_t *t = atomic_load_explicit(&e->def_text, memory_order_acquire);
+    if (t)
+        return t;
+    size_t len = 0;
+    char *text = json_write(e->def, JSON_WRITE_COMPACT, &len);
+    t = text ? malloc(sizeof *t + len + 1) : NULL;
+    if (t) {
+        t->len = len;
+        memcpy(t->text, text, len + 1);
+    }
+    free(text);
+    if (!t)
+        return NULL;
+    entry_text_t *first = NULL;
+    if (atomic_compare_exchange_strong_explicit(&e->def_text, &first, t, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return t;
+    free(t);
+    return first;
+}
+
+void list_text_clear(list_text_t *text)
+{
+    for (size_t i = 0; i < text->n_held; i++)
+        entry_unref(text->held[i]);
+    free(text->held);
+    free((json_text_t *)text->splice.items);
+    memset(text, 0, sizeof *text);
+}
+
 void registry_page(mcp_server_t *srv, entry_kind_t kind, const char *after, json_t **items,
-                   char **next_cursor)
+                   char **next_cursor, list_text_t *text)
 {
     json_t *list = json_array();
     char *next = NULL;
     registry_t *r = &srv->reg[kind];
+    bool texts = text != NULL;
+    json_text_t *pieces = NULL;
+    entry_t **held = NULL;
+    size_t len = 0, n_held = 0;
+    if (text)
+        memset(text, 0, sizeof *text);
 
     pthread_rwlock_rdlock(&srv->lock);
     size_t i = after ? lower_bound(r, after, true) : 0;
     size_t taken = 0;
     const entry_t *last = NULL;
+    if (texts) {
+        /* Room for a page's worth, or every entry from `after` on. */
+        size_t most = r->count - i < srv->page_size ? r->count - i : srv->page_size;
+        pieces = most ? malloc(most * sizeof *pieces) : NULL;
+        held = most ? malloc(most * sizeof *held) : NULL;
+        texts = most == 0 || (pieces && held);
+    }
     for (; i < r->count; i++) {
         if (r->items[i]->unlisted)
             continue;
@@ -309,7 +359,18 @@ void registry_page(mcp_server_t *srv, entry_kind_t kind, const char *after, json
             next = registry_cursor_encode(last->key);
             break;
         }
-        json_array_append(list, r->items[i]->def);
+        /* The texts must say what the tree says. */
+        if (json_array_append(list, r->items[i]->def) != 0)
+            texts = false;
+        const entry_text_t *t = texts ? entry_def_text(r->items[i]) : NULL;
+        if (t) {
+            pieces[n_held] = (json_text_t){t->text, t->len};
+            held[n_held++] = r->items[i];
+            entry_ref(r->items[i]);
+            len += t->len;
+        } else {
+            texts = false;
+        }
         last = r->items[i];
         taken++;
     }
@@ -317,6 +378,14 @@ void registry_page(mcp_server_t *srv, entry_kind_t kind, const char *after, json
 
     *items = list;
     *next_cursor = next;
+    if (!text)
+        return;
+    /* The pieces are freed with the entries they came from, pasted or
+     * not (the texts failed midway: out of memory). */
+    *text = (list_text_t){.held = held, .n_held = n_held};
+    text->splice.items = pieces;
+    if (texts && list)
+        text->splice = (json_splice_t){list, pieces, taken, len};
 }
 
 /* ------------------------------------------------------------------------

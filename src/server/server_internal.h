@@ -21,6 +21,7 @@
 #include "mcp/request_state.h"
 #include "mcp/server.h"
 #include "mcp/server_core.h"
+#include "protocol/json_writer.h"
 #include "server/event_bus.h"
 #include "server/session.h"
 #include "server/skills.h"
@@ -39,6 +40,12 @@ typedef enum entry_kind {
     ENTRY_PROMPT,
     ENTRY_KIND_COUNT
 } entry_kind_t;
+
+/* An entry's def as compact JSON text, `len` bytes and a NUL. */
+typedef struct entry_text {
+    size_t len;
+    char text[];
+} entry_text_t;
 
 /* One registered item. Immutable after registration and reference-counted,
  * so a request keeps its entry alive even if it is removed meanwhile. */
@@ -64,6 +71,9 @@ typedef struct entry {
      * (mcp_clock_coarse_ms), a pause that doubles with each such call. */
     _Atomic int64_t lend_again_ms;
     atomic_uint long_runs;
+    /* `def` as text, written the first time the entry is listed: a list
+     * page is these texts pasted together (registry_page()). */
+    _Atomic(entry_text_t *) def_text;
     mcp_task_support_t tasks;     /* tools: may a call become a task */
     bool unlisted;                /* resources: readable, but not in resources/list */
     void (*release)(void *user);  /* called with `user` when the entry is freed, or NULL */
@@ -241,10 +251,25 @@ bool registry_has(mcp_server_t *srv, entry_kind_t kind);
 /*
  * One page of definitions after the key `after` (NULL for the first page;
  * see registry_cursor_param) into *items (new array) and *next_cursor
- * (malloc'd, NULL at the end).
+ * (malloc'd, NULL at the end). When `text` is not NULL, it receives the
+ * text of each definition of the page (list_text_t), for pasting; when
+ * out of memory for that, it is left empty (text->splice.node NULL).
  */
+typedef struct list_text list_text_t;
 void registry_page(mcp_server_t *srv, entry_kind_t kind, const char *after, json_t **items,
-                   char **next_cursor);
+                   char **next_cursor, list_text_t *text);
+
+/* A list page's definitions as text (registry_page()): splice.node is the
+ * page's items array, splice.items the text of each definition. The texts
+ * live in their entries, which are held until list_text_clear(). */
+struct list_text {
+    json_splice_t splice;
+    entry_t **held;
+    size_t n_held;
+};
+
+/* Drops what `text` holds, and empties it. */
+void list_text_clear(list_text_t *text);
 
 /* ------------------------------------------------------------------------
  * Connections and exchanges (dispatch.c, exchange.c)
@@ -386,8 +411,10 @@ json_t *response_out_of_memory(const json_t *id);
 /* Answers a message at once, without an exchange: one response, release. */
 void sink_answer(mcp_sink_t *sink, json_t *response_new, int http_status);
 /* The same with the result `result_new` (taken; an object) of the request
- * `id`, serialised without building the response when the sink takes text. */
-void sink_answer_result(mcp_sink_t *sink, const json_t *id, json_t *result_new);
+ * `id`, serialised without building the response when the sink takes text,
+ * pasting `splice` (NULL: none; see json_write_result_spliced()). */
+void sink_answer_result(mcp_sink_t *sink, const json_t *id, json_t *result_new,
+                        const json_splice_t *splice);
 
 /* ------------------------------------------------------------------------
  * subscriptions/listen (listen.c)
@@ -633,9 +660,13 @@ json_t *method_complete_result(mcp_call_t *call, mcp_error_t *err);
 const char *method_string_param(const json_t *params, const char *key, mcp_error_t *err);
 
 /* Answers the methods the server serves itself (discover and the lists).
- * Returns the result object (new) or NULL with *err filled. */
+ * Returns the result object (new) or NULL with *err filled. When `text` is
+ * not NULL, a list fills it with the texts of its items (registry_page()),
+ * to be pasted when the result is written unchanged below its top level;
+ * other methods leave it empty. Clear it with list_text_clear() in any
+ * case. */
 json_t *method_builtin(mcp_server_t *srv, method_id_t method, const json_t *params,
-                       mcp_error_t *err);
+                       list_text_t *text, mcp_error_t *err);
 
 /* MRTR: opens the request's requestState and checks inputResponses before
  * the handler runs. MCP_OK, or a negative code with *err (-32602). */

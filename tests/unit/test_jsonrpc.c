@@ -750,6 +750,50 @@ static void test_write_result(void **state)
         json_decref(ids[i]);
 }
 
+/* A result whose array's elements are pasted from their texts is written
+ * byte for byte as the same result written from the tree; the array may
+ * be empty, and a splice naming no node pastes nothing. */
+static void test_write_result_spliced(void **state)
+{
+    (void)state;
+    json_t *id = json_integer(9);
+    for (int n = 0; n <= 3; n++) {
+        json_t *items = json_array();
+        for (int i = 0; i < n; i++)
+            json_array_append_new(items, json_pack("{s:s, s:{s:[i,f]}}", "name", "t\"\n\u00e9",
+                                                   "inputSchema", "k", i, 0.5));
+        json_t *result = json_pack("{s:O, s:s, s:s}", "tools", items, "nextCursor", "c",
+                                   "resultType", "complete");
+        json_text_t texts[3];
+        size_t total = 0;
+        for (int i = 0; i < n; i++) {
+            texts[i].text = json_write(json_array_get(items, (size_t)i), JSON_WRITE_COMPACT,
+                                       &texts[i].len);
+            assert_non_null(texts[i].text);
+            total += texts[i].len;
+        }
+        json_splice_t splice = {items, texts, (size_t)n, total};
+        size_t plain_len, spliced_len;
+        char *plain = json_write_result(id, result, &plain_len);
+        char *spliced = json_write_result_spliced(id, result, &splice, &spliced_len);
+        assert_non_null(plain);
+        assert_non_null(spliced);
+        assert_int_equal(spliced_len, plain_len);
+        assert_string_equal(spliced, plain);
+        json_splice_t none = {0};
+        char *unspliced = json_write_result_spliced(id, result, &none, NULL);
+        assert_string_equal(unspliced, plain);
+        free(unspliced);
+        free(plain);
+        free(spliced);
+        for (int i = 0; i < n; i++)
+            free((char *)texts[i].text);
+        json_decref(result);
+        json_decref(items);
+    }
+    json_decref(id);
+}
+
 /* Strings are escaped wherever the byte to escape falls, whole words of
  * plain bytes before it or not (the writer looks at eight at a time):
  * compared with escaping one byte at a time, for each special byte at
@@ -1103,6 +1147,7 @@ int main(void)
         cmocka_unit_test(test_dump),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_dump_integers),
+        cmocka_unit_test(test_write_result_spliced),
         cmocka_unit_test(test_escapes_at_every_position),
         cmocka_unit_test(test_builders_parse_back),
         cmocka_unit_test(test_memo_reading_matches_parse),
