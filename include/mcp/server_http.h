@@ -195,11 +195,11 @@ typedef struct mcp_http_options {
     uint16_t port;
     /* The endpoint rules above. */
     mcp_http_endpoint_options_t endpoint;
-    /* Event threads accepting connections and moving bytes; 0 picks one
-     * fewer than the CPUs the process may run on (at least one, at most
-     * 16). On the built-in engine
-     * they also run the handlers: a handler runs on the thread that read
-     * its request, and if it has not returned within about a millisecond
+    /* Event threads accepting connections and moving bytes; 0 picks, on
+     * the built-in engine, one fewer than the CPUs the process may run on
+     * (at least one, at most 16), and 2 on libmicrohttpd. On the built-in
+     * engine they also run the handlers: a handler runs on the thread that
+     * read its request, and if it has not returned within about a millisecond
      * (blocked, or computing for 20 ms), the thread's other connections
      * move to a new thread while it finishes, and its next calls go to the
      * server's worker pool for a while (1 s, doubling each time it

@@ -18,6 +18,8 @@
 #include "transport/http_server_engine.h"
 
 #define MAX_DEFAULT_THREADS 16
+/* libmicrohttpd's threads only move bytes (handlers run on the pool). */
+#define MHD_DEFAULT_THREADS 2
 #define DEFAULT_CONNECTION_LIMIT 1024
 /* Descriptors the default connection limit leaves to everything else
  * (the listener, event fds, what handlers open). */
@@ -170,7 +172,6 @@ int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
         .log_user = srv->log_user,
         .bind_text = o->bind_address ? o->bind_address : "127.0.0.1",
         .port = o->port,
-        .threads = o->threads ? o->threads : default_threads(),
         .spin_us = srv->spin_us, /* mcp_server_options_t.spin_us, resolved */
         .connection_limit = o->connection_limit ? o->connection_limit : default_connection_limit(),
         .connection_timeout_s =
@@ -188,6 +189,9 @@ int mcp_http_server_start(mcp_server_t *srv, const mcp_http_options_t *opts,
     int picked = pick_engine(o, &engine, err);
     if (picked != MCP_OK)
         return picked;
+    cfg.threads = o->threads                     ? o->threads
+                  : engine == &http_engine_epoll ? default_threads()
+                                                 : MHD_DEFAULT_THREADS;
 
     mcp_http_server_t *http = calloc(1, sizeof *http);
     if (!http)
