@@ -199,9 +199,9 @@ typedef struct mcp_http_options {
      * the built-in engine, one fewer than the CPUs the process may run on
      * (at least one, at most 16), and 2 on libmicrohttpd. On the built-in
      * engine they also run the handlers: a handler runs on the thread that
-     * read its request, and if it has not returned within about a millisecond
-     * (blocked, or computing for 20 ms), the thread's other connections
-     * move to a new thread while it finishes, and its next calls go to the
+     * read its request, and if it has not returned within a millisecond or
+     * two (blocked, or computing), the thread's other connections move to
+     * a new thread while it finishes, and its next calls go to the
      * server's worker pool for a while (1 s, doubling each time it
      * happens again). Handlers that may become tasks always run on the
      * pool. On libmicrohttpd, handlers run on the pool. */

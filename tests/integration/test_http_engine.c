@@ -99,6 +99,19 @@ static int block(mcp_call_t *call, void *user)
     return echo(call, user);
 }
 
+/* "compute": keeps its CPU busy, never blocking, until released. */
+static atomic_int compute_started, compute_release, compute_done;
+
+static int compute(mcp_call_t *call, void *user)
+{
+    atomic_fetch_add(&compute_started, 1);
+    for (int64_t start = now_ms(); !atomic_load_explicit(&compute_release, memory_order_relaxed);)
+        if (now_ms() - start > 3 * PATIENCE_MS)
+            break;
+    atomic_fetch_add(&compute_done, 1);
+    return echo(call, user);
+}
+
 /* "flood": progress notifications of 32 KiB each, as fast as they go or
  * one every `pause_ms`, until one cannot be sent (the client is gone or
  * cut off); reports when it stopped. */
@@ -159,14 +172,18 @@ typedef struct fixture {
     uint16_t port;
 } fixture_t;
 
-/* A server with the tools "echo" (worker pool), "inline" (run_inline) and
- * "block", and the resource BIG_URI, served by the built-in engine. */
+/* A server with the tools "echo" (a default handler), "inline"
+ * (run_inline), "block", "flood" and "compute", and the resource BIG_URI,
+ * served by the built-in engine. */
 static fixture_t *start(mcp_http_options_t opts)
 {
     atomic_store(&block_started, 0);
     atomic_store(&block_release, 0);
     atomic_store(&block_cancelled, 0);
     atomic_store(&block_cancelled_at, 0);
+    atomic_store(&compute_started, 0);
+    atomic_store(&compute_release, 0);
+    atomic_store(&compute_done, 0);
     atomic_store(&flood_stopped, 0);
     atomic_store(&flood_stopped_at, 0);
     atomic_store(&echo_calls, 0);
@@ -191,6 +208,8 @@ static fixture_t *start(mcp_http_options_t opts)
         .name = "block", .input_schema = schema, .handler = block}, &err), MCP_OK);
     assert_int_equal(mcp_server_add_tool(f->srv, &(mcp_tool_t){
         .name = "flood", .input_schema = schema, .handler = flood}, &err), MCP_OK);
+    assert_int_equal(mcp_server_add_tool(f->srv, &(mcp_tool_t){
+        .name = "compute", .input_schema = schema, .handler = compute}, &err), MCP_OK);
     assert_int_equal(mcp_server_add_resource(f->srv, &(mcp_resource_t){
         .uri = BIG_URI, .name = "big", .mime_type = "text/plain", .handler = read_big}, &err),
         MCP_OK);
@@ -204,6 +223,7 @@ static fixture_t *start(mcp_http_options_t opts)
 static void stop(fixture_t *f)
 {
     atomic_store(&block_release, 1); /* a failed test may have left one waiting */
+    atomic_store(&compute_release, 1);
     mcp_http_server_stop(f->http);
     mcp_server_free(f->srv);
     free(f);
@@ -864,6 +884,24 @@ static void test_lent_thread(void **state)
     assert_int_not_equal(atomic_load(&block_thread), new_loop_thread);
     assert_int_equal(echo_ran_on(b, "echo", 10), new_loop_thread);
 
+    client_close(a);
+    client_close(b);
+    stop(f);
+}
+
+/* A handler that computes, never blocking, has the loop moved from it too:
+ * another connection is served while it still runs (within 1-2 ms, by
+ * the CPU-clock probe, where waiting for the 20 ms limit would do too). */
+static void test_computing_handler_moved(void **state)
+{
+    fixture_t *f = start((mcp_http_options_t){.threads = 1});
+    client_t *a = client_open(f, 0), *b = client_open(f, 0);
+    send_call(a, "compute", 1, "computed");
+    assert_true(wait_count(&compute_started, 1));
+    call_ok(b, "echo", 2, "meanwhile");
+    assert_int_equal(atomic_load(&compute_done), 0);
+    atomic_store(&compute_release, 1);
+    expect_call_answer(a, 1, "computed");
     client_close(a);
     client_close(b);
     stop(f);
@@ -2149,6 +2187,7 @@ int main(void)
         cmocka_unit_test(test_lent_thread),
         cmocka_unit_test(test_hangup_while_lent),
         cmocka_unit_test(test_stop_while_lent),
+        cmocka_unit_test(test_computing_handler_moved),
         cmocka_unit_test(test_split_writes),
         cmocka_unit_test(test_chunked_body),
         cmocka_unit_test(test_expect_continue),
