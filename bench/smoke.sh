@@ -79,6 +79,10 @@ for _ in 1 2 3; do
     { echo "smoke: bench_mhd_fixed --spread said: $out" >&2; exit 1; }
 done
 echo "smoke: ok: bench_mhd_fixed --spread"
+start mhd_one "$bin/bench_mhd_fixed" --threads 1
+out=$(curl -sS -X POST -H 'Content-Type: application/json' --data '{}' "$url")
+[[ $out == *'"resultType":"complete"'* ]] || { echo "smoke: bench_mhd_fixed --threads 1 said: $out" >&2; exit 1; }
+echo "smoke: ok: bench_mhd_fixed --threads 1"
 
 expect per_stream_bytes "$bin/bench_memory" --calls 40 --warm 8 --streams 4 -- "$bin/bench_server" http
 echo "smoke: all benchmark programs work"
