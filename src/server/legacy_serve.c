@@ -758,9 +758,14 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
             answer_error(sink, msg, 200, MCP_METHOD_NOT_FOUND, "Method not found");
         } else {
             mcp_error_t err = {0};
-            json_t *result = method_builtin(srv, method, msg->params, NULL, &err);
+            list_text_t items;
+            json_t *result = method_builtin(srv, method, msg->params, &items, &err);
             const char *version = s ? s->protocol_version : stateless_version(ctx);
-            if (result && method == METHOD_TOOLS_LIST && legacy_tasks_served(srv, version) &&
+            /* Shown with their task support, tools are copies: the texts
+             * of the registered definitions no longer fit. Otherwise
+             * legacy shaping touches only the result's own members. */
+            bool shown = result && method == METHOD_TOOLS_LIST && legacy_tasks_served(srv, version);
+            if (shown &&
                 legacy_tools_show_task_support(srv, json_object_get(result, "tools")) != MCP_OK) {
                 json_decref(result);
                 result = NULL;
@@ -768,10 +773,11 @@ void legacy_submit(mcp_server_t *srv, mcp_conn_t *conn, mcp_message_t *msg,
             }
             if (result) {
                 mcp_shape_legacy_result(msg->method, result, s ? s->protocol_version : NULL);
-                answer_result(sink, msg, result);
+                sink_answer_result(sink, msg->id, result, shown ? NULL : &items.splice);
             } else {
                 sink_answer(sink, mcp_jsonrpc_error_from(msg->id, &err), 200);
             }
+            list_text_clear(&items);
             mcp_error_clear(&err);
         }
     } else if ((method == METHOD_TOOLS_CALL || method == METHOD_RESOURCES_READ ||
