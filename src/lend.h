@@ -10,9 +10,11 @@
  *
  * So a transport whose event loop can move to another thread offers its
  * thread here, while it reads a request. The server runs the handler at
- * once on that thread. If the handler has not returned within
- * MCP_LEND_BUDGET_US, the transport gives its event loop to a new thread:
- * the loop's other connections wait at most about twice that long, once.
+ * once on that thread. If the handler has held it MCP_LEND_BUDGET_US and
+ * blocks, or computes, the transport gives its event loop to a new
+ * thread: the loop's other connections wait about one to two budgets,
+ * once (longer only while every CPU is busy, when another thread would
+ * wait for one too).
  * The lent thread finishes the handler, sends its answer as a worker would,
  * and exits. The server then sends later calls of that handler to the
  * pool, where blocking costs nothing.

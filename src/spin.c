@@ -1,5 +1,6 @@
 /* A short, polite active wait; see spin.h for when and why. */
 #include "spin.h"
+#include "thread_state.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -21,8 +22,7 @@ static pthread_once_t cpus_once = PTHREAD_ONCE_INIT;
  * first answer, which errs on the side of not spinning. */
 static void count_cpus(void)
 {
-    cpu_set_t set;
-    several_cpus = sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 1;
+    several_cpus = mcp_cpus_usable() > 1;
 }
 
 int mcp_spin_budget_us(int configured_us)

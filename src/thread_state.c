@@ -2,6 +2,7 @@
 #include "thread_state.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,4 +23,11 @@ bool mcp_thread_blocked(pid_t tid)
      * hold any character, a ')' included: the last one ends it. */
     const char *paren = strrchr(stat, ')');
     return !paren || paren[1] != ' ' || paren[2] != 'R';
+}
+
+int mcp_cpus_usable(void)
+{
+    cpu_set_t set;
+    int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    return n > 0 ? n : 1;
 }

@@ -1,5 +1,6 @@
 /*
- * thread_state.h - is a thread of this process blocked, as Linux sees it?
+ * thread_state.h - what Linux says of this process's threads: is one
+ * blocked, and how many CPUs may they run on?
  *
  * The worker pool (a busy thread blocked in its job is worth replacing)
  * and the HTTP engine's watchdog (a handler blocked on a lent event thread
@@ -22,5 +23,10 @@
  * thread counts as blocked. Thread-safe.
  */
 bool mcp_thread_blocked(pid_t tid);
+
+/* The CPUs this process may run on (its affinity mask), at least 1: what
+ * sizes the HTTP event threads and decides whether to wait actively
+ * (spin.h). A system call: read it once. Thread-safe. */
+int mcp_cpus_usable(void);
 
 #endif /* MCP_THREAD_STATE_H */

@@ -337,8 +337,6 @@ void registry_page(mcp_server_t *srv, entry_kind_t kind, const char *after, json
     json_text_t *pieces = NULL;
     entry_t **held = NULL;
     size_t len = 0, n_held = 0;
-    if (text)
-        memset(text, 0, sizeof *text);
 
     pthread_rwlock_rdlock(&srv->lock);
     size_t i = after ? lower_bound(r, after, true) : 0;

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -15,6 +14,7 @@
 
 #include "server/server_internal.h"
 #include "transport/http_endpoint.h"
+#include "thread_state.h"
 #include "transport/http_server_engine.h"
 
 #define MAX_DEFAULT_THREADS 16
@@ -43,11 +43,8 @@
  */
 static unsigned default_threads(void)
 {
-    cpu_set_t set;
-    int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-    if (cpus <= 2)
-        return 1;
-    return cpus - 1 < MAX_DEFAULT_THREADS ? (unsigned)cpus - 1 : MAX_DEFAULT_THREADS;
+    unsigned spare = (unsigned)mcp_cpus_usable() - 1;
+    return spare < 1 ? 1 : spare > MAX_DEFAULT_THREADS ? MAX_DEFAULT_THREADS : spare;
 }
 
 struct mcp_http_server {

@@ -183,7 +183,6 @@ typedef struct conn {
  * the handlers it has lent its thread to, and the state of the last. */
 #define LEND_OWNED 0u /* the thread runs the loop */
 #define LEND_LENT 1u  /* the thread runs a handler; the loop waits */
-#define LEND_STATE 1u
 #define LEND_SEQ_ONE 2u
 
 struct loop {
@@ -1216,6 +1215,15 @@ static bool lend_end(mcp_lender_t *self)
     return false;
 }
 
+/* The last thing a loop's thread does: loops_stop() waits for this. */
+static void loop_thread_done(epoll_engine_t *engine)
+{
+    pthread_mutex_lock(&engine->threads_lock);
+    if (--engine->live_threads == 0)
+        pthread_cond_broadcast(&engine->threads_gone);
+    pthread_mutex_unlock(&engine->threads_lock);
+}
+
 /* Counts a thread that runs (or may take over) a loop; false when none
  * could be started. */
 static bool start_loop_thread(epoll_engine_t *engine, void *(*main_fn)(void *), void *arg)
@@ -1229,22 +1237,9 @@ static bool start_loop_thread(epoll_engine_t *engine, void *(*main_fn)(void *), 
     pthread_t tid;
     bool ok = pthread_create(&tid, &attr, main_fn, arg) == 0;
     pthread_attr_destroy(&attr);
-    if (!ok) {
-        pthread_mutex_lock(&engine->threads_lock);
-        if (--engine->live_threads == 0)
-            pthread_cond_broadcast(&engine->threads_gone);
-        pthread_mutex_unlock(&engine->threads_lock);
-    }
+    if (!ok)
+        loop_thread_done(engine); /* counted out again */
     return ok;
-}
-
-/* The last thing a loop's thread does: loops_stop() waits for this. */
-static void loop_thread_done(epoll_engine_t *engine)
-{
-    pthread_mutex_lock(&engine->threads_lock);
-    if (--engine->live_threads == 0)
-        pthread_cond_broadcast(&engine->threads_gone);
-    pthread_mutex_unlock(&engine->threads_lock);
 }
 
 static void run_loop(loop_t *loop, bool resumed);
@@ -1552,6 +1547,46 @@ static void sweep(loop_t *loop)
     }
 }
 
+/* Waits for the loop's next batch of events (`busy_since`: when the loop
+ * last ran out of work, for the yield below). */
+static void wait_for_events(loop_t *loop, int64_t *busy_since)
+{
+    /* With connections open, the next request usually comes within
+     * microseconds of an answer: wait for it actively first, since
+     * sleeping and being woken costs tens of them on a VM (spin.h).
+     * Spinning is what keeps a loop from sleeping between the
+     * requests of a busy client; measured on a 2-vCPU VM, it raised
+     * HTTP tools/call at 16 connections by about 30%
+     * (docs/benchmarks.md). */
+    int n = loop->conns ? mcp_spin_epoll(loop->epfd, loop->events, MAX_EVENTS,
+                                         loop->engine->spin_us)
+                        : 0;
+    if (n == 0) {
+        int timeout = loop->conns ? 1000 : -1;
+        if (loop->accept_paused_until) {
+            int64_t left = loop->accept_paused_until - mcp_clock_coarse_ms();
+            timeout = left <= 0 ? 0 : left < 1000 ? (int)left : 1000;
+        }
+        n = epoll_wait(loop->epfd, loop->events, MAX_EVENTS, timeout);
+        *busy_since = mcp_clock_us(); /* it ran out of work: yielded or slept */
+    } else if (mcp_clock_us() - *busy_since >= BUSY_YIELD_US) {
+        /* Busy for a while without a break: let a thread waiting for
+         * this CPU (the other loop, a worker, a client on the same
+         * machine) run now, rather than when the scheduler's slice
+         * ends, milliseconds later. Until then every answer this loop
+         * owes waits, and the slowest of them make the tail: with
+         * handlers run inline at 16 and 64 connections on a 2-vCPU
+         * VM, this took p99 from ~4 ms to ~1.3 ms, at the same rate
+         * (docs/benchmarks.md). A yield with no one waiting returns
+         * at once. */
+        sched_yield();
+        *busy_since = mcp_clock_us();
+    }
+    loop->n_events = n > 0 ? n : 0;
+    loop->next_event = 0;
+    loop->now = mcp_clock_coarse_ms();
+}
+
 /* Serves the loop on this thread until it stops, or until the loop moves
  * to another thread while this one runs a handler (lent_away). `resumed`:
  * this thread took the loop over, and serves the rest of the batch first. */
@@ -1569,43 +1604,9 @@ static void run_loop(loop_t *loop, bool resumed)
         loop->ending = NULL;
         loop->now = mcp_clock_coarse_ms();
     }
-    for (bool wait = !resumed;; wait = true) {
-        if (wait) {
-            /* With connections open, the next request usually comes within
-             * microseconds of an answer: wait for it actively first, since
-             * sleeping and being woken costs tens of them on a VM (spin.h).
-             * Spinning is what keeps a loop from sleeping between the
-             * requests of a busy client; measured on a 2-vCPU VM, it raised
-             * HTTP tools/call at 16 connections by about 30%
-             * (docs/benchmarks.md). */
-            int n = loop->conns ? mcp_spin_epoll(loop->epfd, loop->events, MAX_EVENTS,
-                                                 loop->engine->spin_us)
-                                : 0;
-            if (n == 0) {
-                int timeout = loop->conns ? 1000 : -1;
-                if (loop->accept_paused_until) {
-                    int64_t left = loop->accept_paused_until - mcp_clock_coarse_ms();
-                    timeout = left <= 0 ? 0 : left < 1000 ? (int)left : 1000;
-                }
-                n = epoll_wait(loop->epfd, loop->events, MAX_EVENTS, timeout);
-                busy_since = mcp_clock_us(); /* it ran out of work: yielded or slept */
-            } else if (mcp_clock_us() - busy_since >= BUSY_YIELD_US) {
-                /* Busy for a while without a break: let a thread waiting for
-                 * this CPU (the other loop, a worker, a client on the same
-                 * machine) run now, rather than when the scheduler's slice
-                 * ends, milliseconds later. Until then every answer this loop
-                 * owes waits, and the slowest of them make the tail: with
-                 * handlers run inline at 16 and 64 connections on a 2-vCPU
-                 * VM, this took p99 from ~4 ms to ~1.3 ms, at the same rate
-                 * (docs/benchmarks.md). A yield with no one waiting returns
-                 * at once. */
-                sched_yield();
-                busy_since = mcp_clock_us();
-            }
-            loop->n_events = n > 0 ? n : 0;
-            loop->next_event = 0;
-            loop->now = mcp_clock_coarse_ms();
-        }
+    for (;; resumed = false) {
+        if (!resumed)
+            wait_for_events(loop, &busy_since);
         while (loop->next_event < loop->n_events) {
             struct epoll_event *ev = &loop->events[loop->next_event++];
             void *p = ev->data.ptr;
