@@ -1,6 +1,73 @@
-/* The calling thread's lender (lend.h): the one definition. */
+/*
+ * lend.c - the calling thread's lender, and how a watchdog judges a lent
+ * thread (lend.h).
+ */
 #include "lend.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "thread_state.h"
 
 _Thread_local mcp_lender_t *mcp_thread_lender = NULL;
+
+/* A lent thread that is neither blocked nor seen computing keeps its
+ * transport up to this long: it waits for a CPU. On a loaded machine a
+ * thread waits for one for milliseconds at a time (4 ms and more on a
+ * 2-vCPU VM under load), and a new thread would only wait beside it, while
+ * the handler, quick after all, went to the pool for nothing. */
+#define LEND_RUNNABLE_LIMIT_US (20 * MCP_LEND_BUDGET_US)
+
+void mcp_lend_watch_init(mcp_lend_watch_t *watch)
+{
+    atomic_init(&watch->lent_at_us, 0);
+    atomic_init(&watch->thread_id, 0);
+    /* Replaced by mcp_lend_watch_serve() before the first lend. */
+    atomic_init(&watch->thread_clock, CLOCK_THREAD_CPUTIME_ID);
+    watch->probed = 0;
+    watch->probed_cpu_ns = 0;
+}
+
+void mcp_lend_watch_serve(mcp_lend_watch_t *watch)
+{
+    atomic_store_explicit(&watch->thread_id, gettid(), memory_order_relaxed);
+    clockid_t clock;
+    if (pthread_getcpuclockid(pthread_self(), &clock) == 0)
+        atomic_store_explicit(&watch->thread_clock, clock, memory_order_relaxed);
+}
+
+void mcp_lend_watch_lent(mcp_lend_watch_t *watch)
+{
+    atomic_store_explicit(&watch->lent_at_us, mcp_clock_us(), memory_order_relaxed);
+}
+
+/* CPU time the serving thread has used, in ns; -1 when it cannot be read. */
+static int64_t thread_cpu_ns(const mcp_lend_watch_t *watch)
+{
+    struct timespec ts;
+    if (clock_gettime(atomic_load_explicit(&watch->thread_clock, memory_order_relaxed), &ts) != 0)
+        return -1;
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+bool mcp_lend_overdue(mcp_lend_watch_t *watch, uint64_t word, int64_t now_us)
+{
+    int64_t lent_for = now_us - atomic_load_explicit(&watch->lent_at_us, memory_order_relaxed);
+    if (lent_for < MCP_LEND_BUDGET_US)
+        return false;
+    if (lent_for >= LEND_RUNNABLE_LIMIT_US ||
+        mcp_thread_blocked(atomic_load_explicit(&watch->thread_id, memory_order_relaxed)))
+        return true;
+    int64_t cpu = thread_cpu_ns(watch);
+    if (cpu < 0)
+        return false;
+    if (watch->probed != word) {
+        watch->probed = word;
+        watch->probed_cpu_ns = cpu;
+        return false;
+    }
+    return cpu - watch->probed_cpu_ns >= (int64_t)MCP_LEND_BUDGET_US * 1000 / 2;
+}

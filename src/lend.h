@@ -25,6 +25,9 @@
 #define MCP_LEND_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 
 /* How long a handler may hold a lent thread before the transport moves its
  * event loop to another. */
@@ -46,7 +49,51 @@ struct mcp_lender {
 };
 
 /* The lender of the calling thread, or NULL: set by a transport on its own
- * event threads (the built-in HTTP engine), NULL everywhere else. */
+ * event threads (the built-in HTTP engine, the stdio reader), NULL
+ * everywhere else. */
 extern _Thread_local mcp_lender_t *mcp_thread_lender;
+
+/*
+ * A lender's transport is watched by a thread of its own (its watchdog),
+ * which looks every MCP_LEND_BUDGET_US while a handler holds the lent
+ * thread. What it needs to judge that thread, and how it judges, is the
+ * same for every transport: this.
+ *
+ * The transport numbers its lends: a lend word, whose lowest bit says the
+ * thread is lent (the words of one lender differ from lend to lend).
+ */
+typedef struct mcp_lend_watch {
+    /* Set by the thread that serves the transport, when it starts to
+     * (mcp_lend_watch_serve()), and at each lend (lent_at_us). */
+    _Atomic int64_t lent_at_us;     /* mcp_clock_us() when the handler started */
+    _Atomic pid_t thread_id;        /* gettid() of the serving thread */
+    _Atomic clockid_t thread_clock; /* its CPU-time clock */
+    /* The watchdog's own: the lend it last looked at closely, and the CPU
+     * time its thread had used then. */
+    uint64_t probed;
+    int64_t probed_cpu_ns;
+} mcp_lend_watch_t;
+
+/* Ready to use, with no thread serving yet. */
+void mcp_lend_watch_init(mcp_lend_watch_t *watch);
+
+/* The calling thread serves the transport from now on: the watchdog will
+ * look at this thread. */
+void mcp_lend_watch_serve(mcp_lend_watch_t *watch);
+
+/* A lend starts now, on the serving thread. */
+void mcp_lend_watch_lent(mcp_lend_watch_t *watch);
+
+/*
+ * Has the handler of lend `word` (its thread lent) held the thread too
+ * long, so that the watchdog should give the transport to a new thread?
+ * When it has held it MCP_LEND_BUDGET_US and is blocked, yes. When it is
+ * not blocked, it either computes or waits for a CPU: this notes the
+ * thread's CPU time, and at the next look (a budget later) says yes if the
+ * thread computed for at least half of the time between. A thread that
+ * does neither waits for a CPU, which a new thread would wait for too: it
+ * keeps the transport up to 20 budgets. For the watchdog's thread only.
+ */
+bool mcp_lend_overdue(mcp_lend_watch_t *watch, uint64_t word, int64_t now_us);
 
 #endif /* MCP_LEND_H */

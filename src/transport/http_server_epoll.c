@@ -74,7 +74,6 @@
 #include "clock.h"
 #include "lend.h"
 #include "log.h"
-#include "thread_state.h"
 #include "mcp/jsonrpc.h"
 #include "protocol/http1.h"
 #include "spin.h"
@@ -208,14 +207,8 @@ struct loop {
     mcp_lender_t lender;        /* offered to the server on the loop's thread */
     conn_t *ending;             /* inside mcp_http_end() for this connection */
     _Atomic uint64_t lend;      /* LEND_* state, and a sequence number */
-    _Atomic int64_t lent_at_us; /* when the handler started */
-    _Atomic pid_t thread_id;    /* the thread that serves the loop (gettid()) */
-    _Atomic clockid_t thread_clock; /* and its CPU-time clock */
-    /* The watchdog's: the lend it took the loop from, and the lend it last
-     * looked at closely, with the CPU time its thread had used then. */
-    uint64_t watched;
-    uint64_t probed;
-    int64_t probed_cpu_ns;
+    mcp_lend_watch_t watch;     /* the serving thread, as the watchdog sees it */
+    uint64_t watched;           /* the watchdog's: the lend it took the loop from */
 
     pthread_mutex_t post_lock;
     conn_t *posted;
@@ -1184,7 +1177,7 @@ static bool lend_begin(mcp_lender_t *self)
     lent_conn = c;
     uint64_t word = atomic_load_explicit(&loop->lend, memory_order_relaxed);
     lent_word = word + LEND_SEQ_ONE + LEND_LENT;
-    atomic_store_explicit(&loop->lent_at_us, mcp_clock_us(), memory_order_relaxed);
+    mcp_lend_watch_lent(&loop->watch);
     /* Sequentially consistent, as is the watchdog's watch_idle: either it
      * sees this lend before it sleeps, or this sees it asleep. */
     atomic_store(&loop->lend, lent_word);
@@ -1278,48 +1271,12 @@ static void take_over(loop_t *loop, uint64_t word)
 
 /* How many looks in a row without a lend before the watchdog sleeps. */
 #define WATCH_QUIET_LOOKS 100
-/* A lent thread that is neither blocked nor seen computing keeps its loop
- * up to this long: it waits for a CPU. On a loaded machine a thread waits
- * for one for milliseconds at a time (4 ms and more on a 2-vCPU VM under
- * load), and a new thread for the loop would only wait beside it, while
- * the handler, quick after all, went to the pool for nothing. */
-#define LEND_RUNNABLE_LIMIT_US (20 * MCP_LEND_BUDGET_US)
 
-/* CPU time the loop's thread has used, in ns; -1 when it cannot be read. */
-static int64_t loop_thread_cpu_ns(const loop_t *loop)
-{
-    struct timespec ts;
-    if (clock_gettime(atomic_load_explicit(&loop->thread_clock, memory_order_relaxed), &ts) != 0)
-        return -1;
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/*
- * Should the watchdog take the loop from its lent thread? When the handler
- * has held it for MCP_LEND_BUDGET_US and is blocked, yes. When it is not
- * blocked, it either computes or waits for a CPU: the watchdog notes the
- * thread's CPU time, and at its next look (a budget later) takes the loop
- * if the thread computed for at least half of the time between.
- */
+/* Should the watchdog take the loop from its lent thread (lend.h)? */
 static bool lent_too_long(loop_t *loop, uint64_t word, int64_t now)
 {
-    if (!(word & LEND_LENT) || word == loop->watched)
-        return false;
-    int64_t lent_for = now - atomic_load_explicit(&loop->lent_at_us, memory_order_relaxed);
-    if (lent_for < MCP_LEND_BUDGET_US)
-        return false;
-    if (lent_for >= LEND_RUNNABLE_LIMIT_US ||
-        mcp_thread_blocked(atomic_load_explicit(&loop->thread_id, memory_order_relaxed)))
-        return true;
-    int64_t cpu = loop_thread_cpu_ns(loop);
-    if (cpu < 0)
-        return false;
-    if (loop->probed != word) {
-        loop->probed = word;
-        loop->probed_cpu_ns = cpu;
-        return false;
-    }
-    return cpu - loop->probed_cpu_ns >= (int64_t)MCP_LEND_BUDGET_US * 1000 / 2;
+    return (word & LEND_LENT) && word != loop->watched &&
+           mcp_lend_overdue(&loop->watch, word, now);
 }
 
 static bool any_lent(epoll_engine_t *engine)
@@ -1594,10 +1551,7 @@ static void run_loop(loop_t *loop, bool resumed)
 {
     current_loop = loop;
     mcp_thread_lender = &loop->lender;
-    atomic_store_explicit(&loop->thread_id, gettid(), memory_order_relaxed);
-    clockid_t clock;
-    if (pthread_getcpuclockid(pthread_self(), &clock) == 0)
-        atomic_store_explicit(&loop->thread_clock, clock, memory_order_relaxed);
+    mcp_lend_watch_serve(&loop->watch);
     int64_t next_sweep = mcp_clock_coarse_ms() + 1000;
     int64_t busy_since = mcp_clock_us();
     if (resumed) {
@@ -1772,10 +1726,7 @@ static int engine_start(const http_engine_config_t *cfg, void **out, uint16_t *p
         loops[i].epfd = loops[i].wake_fd = -1;
         loops[i].lender = (mcp_lender_t){lend_begin, lend_end};
         atomic_init(&loops[i].lend, 0);
-        atomic_init(&loops[i].lent_at_us, 0);
-        atomic_init(&loops[i].thread_id, 0);
-        /* Set by run_loop() before its first lend. */
-        atomic_init(&loops[i].thread_clock, CLOCK_THREAD_CPUTIME_ID);
+        mcp_lend_watch_init(&loops[i].watch);
         pthread_mutex_init(&loops[i].post_lock, NULL);
         scratch = scratch && (loops[i].scratch = malloc(SCRATCH_BYTES));
     }
