@@ -25,10 +25,12 @@
  *     mcp_server_run_stdio(srv, NULL);
  *     mcp_server_free(srv);
  *
- * Threading: handlers run several at once, on the server's worker pool or,
- * on the built-in HTTP engine, on the event thread that read the request
- * until they block for about a millisecond (mcp_http_options_t.threads);
- * a slow handler never blocks other requests for longer than that, once.
+ * Threading: handlers run several at once, on the thread that read the
+ * request (the stdio reader, an event thread of the built-in HTTP engine)
+ * until they block or compute for about a millisecond, then on the
+ * server's worker pool (mcp_http_options_t.threads); a slow handler never
+ * blocks other requests for longer than that, once. On the libmicrohttpd
+ * engine, and for tools that may become tasks, always on the pool.
  * Handlers must be thread-safe either way. Everything in this header may
  * be called from any thread, including adding and removing registry entries
  * while the server is serving (the change is published to listeners as a
@@ -379,10 +381,10 @@ typedef struct mcp_tool {
      * for handlers that finish in microseconds and never block: no I/O, no
      * sleeping, no lock held for long. The built-in HTTP engine runs every
      * handler on its event thread at first anyway, and moves its other
-     * connections away from one that blocks (mcp_http_options_t.threads);
-     * this flag also skips the hand-off on stdio and on the libmicrohttpd
-     * engine, where it roughly doubles the throughput of a trivial tool
-     * (docs/benchmarks.md), and it never moves: while the handler runs,
+     * connections away from one that blocks (mcp_http_options_t.threads),
+     * and so does the stdio reader; this flag also skips the hand-off on
+     * the libmicrohttpd engine, where it roughly doubles the throughput of
+     * a trivial tool (docs/benchmarks.md), and it never moves: while the handler runs,
      * its thread serves nothing else (other connections of that event
      * thread wait, and on stdio the next message, a cancellation
      * included, is read only once it returns). Asking for input is fine
@@ -1037,7 +1039,12 @@ typedef struct mcp_stdio_options {
  * a read/write failure or when answers were lost (or when the eventfd
  * mcp_server_stop_stdio() uses cannot be made); MCP_ESTATE
  * when a run is already in progress on this server (one at a time);
- * MCP_EINVAL for a NULL srv; MCP_ENOMEM. Blocks the calling thread.
+ * MCP_EINVAL for a NULL srv; MCP_ENOMEM. Blocks the calling thread, while
+ * a thread of the run's own reads the input and runs the handlers of
+ * quick requests (one that blocks or computes for a millisecond or two
+ * has the reading moved to a new thread, and its next calls go to the
+ * worker pool for a while). A handler still running when the run returns
+ * (it ignored cancellation) runs on; mcp_server_free() waits for it.
  */
 MCP_API int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts);
 

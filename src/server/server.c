@@ -212,6 +212,7 @@ mcp_server_t *mcp_server_new(const mcp_server_options_t *opts, mcp_error_t *err)
     srv->log_user = opts->log_user;
     pthread_rwlock_init(&srv->lock, NULL);
     pthread_mutex_init(&srv->pool_lock, NULL);
+    pthread_cond_init(&srv->stdio_threads_gone, NULL);
     pthread_mutex_init(&srv->codec_lock, NULL);
     pthread_mutex_init(&srv->live_lock, NULL);
     srv->state_ttl_ms = opts->state_ttl_ms;
@@ -304,6 +305,8 @@ void mcp_server_free(mcp_server_t *srv)
     pthread_mutex_lock(&srv->pool_lock);
     struct mcp_pool *pool = srv->pool;
     srv->pool = NULL;
+    while (srv->stdio_threads > 0) /* handlers on stdio readers, cancelled above */
+        pthread_cond_wait(&srv->stdio_threads_gone, &srv->pool_lock);
     pthread_mutex_unlock(&srv->pool_lock);
     mcp_pool_free(pool);
 
@@ -331,6 +334,7 @@ void mcp_server_free(mcp_server_t *srv)
     free(srv->cache_scope);
     pthread_rwlock_destroy(&srv->lock);
     pthread_mutex_destroy(&srv->pool_lock);
+    pthread_cond_destroy(&srv->stdio_threads_gone);
     pthread_mutex_destroy(&srv->codec_lock);
     pthread_mutex_destroy(&srv->live_lock);
     if (atomic_load(&srv->stdio_stop_fd) >= 0)

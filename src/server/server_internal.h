@@ -127,6 +127,11 @@ struct mcp_server {
     /* The worker pool runs handlers; created on first use. */
     pthread_mutex_t pool_lock;
     struct mcp_pool *pool;
+    /* The stdio transport's reader threads, which run handlers too (lent,
+     * lend.h) and may outlive their run while a handler finishes:
+     * mcp_server_free() waits for them as for the pool. Under pool_lock. */
+    unsigned stdio_threads;
+    pthread_cond_t stdio_threads_gone;
 
     /* requestState sealing; created on first use when none was set. */
     pthread_mutex_t codec_lock;

@@ -2,11 +2,11 @@
  * The stdio transport of the server: newline-delimited JSON-RPC on
  * stdin/stdout (digest section 5).
  *
- * One thread (the caller of mcp_server_run_stdio) reads lines and submits
- * each to the core; handlers answer from worker threads, so responses may
- * leave out of order. Every outgoing message is one compact line written
- * under a mutex, so lines never interleave. Nothing else is ever written to
- * stdout.
+ * One thread reads lines and submits each to the core, which runs a quick
+ * handler right on it ("The reader", below) and others on worker threads,
+ * so responses may leave out of order. Every outgoing message is one
+ * compact line written under a mutex, so lines never interleave. Nothing
+ * else is ever written to stdout.
  *
  * A sequential client sends its next request a few microseconds after our
  * answer reaches it. So that the reader does not have to be woken from
@@ -36,6 +36,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -51,6 +53,7 @@
 #include "protocol/id_scan.h"
 #include "server/server_internal.h"
 #include "clock.h"
+#include "lend.h"
 #include "spin.h"
 
 #define DEFAULT_MAX_LINE ((size_t)16 * 1024 * 1024)
@@ -481,6 +484,430 @@ static int stop_fd_of(mcp_server_t *srv)
     return expected;
 }
 
+/* ------------------------------------------------------------------------
+ * The reader, and lending its thread to handlers (lend.h)
+ *
+ * A run reads its input on a thread of its own while the caller of
+ * mcp_server_run_stdio() waits for the input to end. The reader lends its
+ * thread to the handlers of the requests it reads: a quick handler runs
+ * right there and answers with no worker to wake, which takes a
+ * sequential client's call from about two thread hand-offs to none
+ * (docs/benchmarks.md). A watchdog looks every MCP_LEND_BUDGET_US while a
+ * handler holds the reader; when the handler holds it too long
+ * (mcp_lend_overdue()), a new thread takes the reading over, from the next
+ * line, and the lent thread ends once its handler returns. So a slow or
+ * blocking handler holds up the lines behind it for a millisecond or two,
+ * once: the server then sends that handler's calls to the pool for a
+ * while (methods.c).
+ *
+ * The caller's own thread is never lent, so the run ends as it always
+ * did, even while a handler that ignores cancellation runs on; its reader
+ * thread lives on, counted in srv->stdio_threads, and mcp_server_free()
+ * waits for it as it waits for the pool.
+ * ------------------------------------------------------------------------ */
+
+/* A run's lend word: a sequence number counting the handlers its reader
+ * was lent to, and whether it is lent now. */
+#define LEND_LENT 1u
+#define LEND_SEQ_ONE 2u
+/* How many looks in a row without a new lend before the watchdog sleeps. */
+#define WATCH_QUIET_LOOKS 100
+
+typedef struct stdio_run {
+    atomic_int refs; /* the caller's, and one per reader thread */
+    mcp_server_t *srv;
+    mcp_conn_t *conn;
+    stdio_writer_t *w;
+    int in_fd, stop_fd, spin_us;
+    size_t max_line;
+    size_t buf_limit; /* the most the buffer ever needs: a line, its newline and a byte */
+
+    /* The reader's, whichever thread reads: buf[line_start, len) is input
+     * not served yet, and no line ends before `scan`. */
+    char *buf;
+    size_t cap, len, line_start, scan;
+    bool discarding;         /* inside an over-long line, skipping to its end */
+    mcp_id_scan_t oversized; /* that line, scanned for its id as it goes by */
+    bool at_eof;             /* the input ended, its last line submitted */
+    bool stopped;            /* ended by mcp_server_stop_stdio(), not by EOF */
+    int rc;
+
+    mcp_lender_t lender;
+    _Atomic uint64_t lend; /* LEND_LENT, and the sequence number */
+    mcp_lend_watch_t watch;
+    uint64_t watched;      /* the watchdog's: the lend it took the reading from */
+    bool watchdog_started; /* the reader's; the caller's once `finished` */
+    pthread_t watchdog;
+
+    pthread_mutex_t lock;
+    pthread_cond_t changed; /* `finished` set, or the watchdog woken */
+    bool finished;          /* the reading is over: at_eof, stopped and rc say how */
+    bool watch_stop;
+    atomic_bool watch_idle; /* the watchdog sleeps until a lend wakes it */
+} stdio_run_t;
+
+/* The run this thread reads for: NULL on other threads, and on a reader
+ * whose reading moved to another thread while it ran a handler. */
+static _Thread_local stdio_run_t *current_run;
+/* The lend word this thread set when it was lent; 0 while not lent. */
+static _Thread_local uint64_t lent_word;
+/* The reading moved on while this thread ran a handler: it unwinds
+ * without touching the run's input, and ends. */
+static _Thread_local bool lent_away;
+
+static void run_unref(stdio_run_t *r)
+{
+    if (atomic_fetch_sub(&r->refs, 1) != 1)
+        return;
+    pthread_mutex_destroy(&r->lock);
+    pthread_cond_destroy(&r->changed);
+    free(r->buf);
+    free(r);
+}
+
+static stdio_run_t *run_of(mcp_lender_t *self)
+{
+    return (stdio_run_t *)(void *)((char *)self - offsetof(stdio_run_t, lender));
+}
+
+static void *watch_main(void *arg);
+
+static bool lend_begin(mcp_lender_t *self)
+{
+    stdio_run_t *r = run_of(self);
+    if (current_run != r || lent_word)
+        return false;
+    if (!r->watchdog_started) {
+        if (pthread_create(&r->watchdog, NULL, watch_main, r) != 0)
+            return false; /* no watchdog, no lending: the pool */
+        r->watchdog_started = true;
+    }
+    lent_word = atomic_load_explicit(&r->lend, memory_order_relaxed) + LEND_SEQ_ONE + LEND_LENT;
+    mcp_lend_watch_lent(&r->watch);
+    /* Sequentially consistent, as is watch_idle: either the watchdog sees
+     * this lend before it sleeps, or this sees it asleep. */
+    atomic_store(&r->lend, lent_word);
+    if (atomic_load(&r->watch_idle)) {
+        pthread_mutex_lock(&r->lock);
+        atomic_store(&r->watch_idle, false);
+        pthread_cond_broadcast(&r->changed);
+        pthread_mutex_unlock(&r->lock);
+    }
+    return true;
+}
+
+static bool lend_end(mcp_lender_t *self)
+{
+    stdio_run_t *r = run_of(self);
+    uint64_t expected = lent_word;
+    lent_word = 0;
+    if (atomic_compare_exchange_strong(&r->lend, &expected, expected - LEND_LENT))
+        return true;
+    lent_away = true; /* another thread reads now */
+    current_run = NULL;
+    mcp_thread_lender = NULL;
+    return false;
+}
+
+/* The last thing a reader thread does. */
+static void reader_done(stdio_run_t *r)
+{
+    mcp_server_t *srv = r->srv;
+    run_unref(r);
+    pthread_mutex_lock(&srv->pool_lock);
+    if (--srv->stdio_threads == 0)
+        pthread_cond_broadcast(&srv->stdio_threads_gone);
+    pthread_mutex_unlock(&srv->pool_lock);
+}
+
+/* Starts a reader thread, counted in the server and holding the run;
+ * false when none could be started. */
+static bool start_reader(stdio_run_t *r, void *(*main_fn)(void *), void *arg)
+{
+    atomic_fetch_add(&r->refs, 1);
+    pthread_mutex_lock(&r->srv->pool_lock);
+    r->srv->stdio_threads++;
+    pthread_mutex_unlock(&r->srv->pool_lock);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t tid;
+    bool ok = pthread_create(&tid, &attr, main_fn, arg) == 0;
+    pthread_attr_destroy(&attr);
+    if (!ok)
+        reader_done(r);
+    return ok;
+}
+
+/*
+ * Serves the lines of the input read so far, from `scan` on, and keeps
+ * the start of the next line. False when the reading moved to another
+ * thread while this one ran a handler. The next reader goes on from the
+ * line after the one whose handler took long; the lent thread does not
+ * touch the buffer again (the server has read its line by the time a
+ * handler runs).
+ */
+static bool serve_lines(stdio_run_t *r)
+{
+    char *nl;
+    while ((nl = memchr(r->buf + r->scan, '\n', r->len - r->scan)) != NULL) {
+        size_t start = r->line_start, end = (size_t)(nl - r->buf);
+        r->line_start = r->scan = end + 1;
+        if (r->discarding) {
+            /* The tail of an over-long line ends here. */
+            mcp_id_scan_feed(&r->oversized, r->buf + start, end - start);
+            answer_oversized(r->w, r->max_line, &r->oversized);
+            r->discarding = false;
+        } else if (end - start > r->max_line) {
+            begin_oversized(&r->oversized, r->buf + start, end - start);
+            answer_oversized(r->w, r->max_line, &r->oversized);
+        } else {
+            submit_line(r->srv, r->conn, r->w, r->buf + start, end - start);
+            if (lent_away)
+                return false;
+        }
+    }
+    if (r->discarding) {
+        /* Still inside the over-long line: scan what we have, keep none of it. */
+        mcp_id_scan_feed(&r->oversized, r->buf + r->line_start, r->len - r->line_start);
+        r->len = 0;
+    } else {
+        r->len -= r->line_start;
+        memmove(r->buf, r->buf + r->line_start, r->len);
+        if (r->len > r->max_line) {
+            begin_oversized(&r->oversized, r->buf, r->len);
+            r->discarding = true;
+            r->len = 0;
+        }
+    }
+    r->line_start = 0;
+    r->scan = r->len;
+    if (r->cap > READ_CHUNK && r->len <= READ_CHUNK / 2) {
+        /* A long line grew the buffer (up to max_line, 16 MiB by
+         * default); give that back once what is left fits the usual
+         * size, rather than hold it for the rest of the run. */
+        char *smaller = realloc(r->buf, READ_CHUNK);
+        if (smaller) {
+            r->buf = smaller;
+            r->cap = READ_CHUNK;
+        }
+    }
+    return true;
+}
+
+/* The input ended: a last line without its newline is still a message.
+ * False when the reading moved to another thread meanwhile. */
+static bool serve_last_line(stdio_run_t *r)
+{
+    r->at_eof = true;
+    if (r->discarding) {
+        answer_oversized(r->w, r->max_line, &r->oversized);
+    } else if (r->len > 0) {
+        size_t len = r->len;
+        r->len = 0;
+        submit_line(r->srv, r->conn, r->w, r->buf, len);
+    }
+    return !lent_away;
+}
+
+static void finish_reading(stdio_run_t *r)
+{
+    pthread_mutex_lock(&r->lock);
+    r->finished = true;
+    pthread_cond_broadcast(&r->changed);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* Reads and serves the input until it ends, a stop comes or reading
+ * fails, then tells the caller; or until the reading moves to another
+ * thread, which then goes on where this one was (a batch half served, or
+ * the input's end). */
+static void read_input(stdio_run_t *r)
+{
+    current_run = r;
+    mcp_thread_lender = &r->lender;
+    mcp_lend_watch_serve(&r->watch);
+    if (!r->at_eof && !serve_lines(r))
+        return;
+    while (!r->at_eof) {
+        struct pollfd fds[3] = {{.fd = r->in_fd, .events = POLLIN},
+                                {.fd = r->stop_fd, .events = POLLIN}};
+        if (wait_for_input(r->w, fds, r->spin_us) < 0) {
+            if (errno == EINTR)
+                continue;
+            r->rc = MCP_EIO;
+            break;
+        }
+        if (fds[1].revents) {
+            r->stopped = true; /* mcp_server_stop_stdio(): the client is still there */
+            break;
+        }
+        pthread_mutex_lock(&r->w->lock);
+        bool broken = r->w->broken;
+        pthread_mutex_unlock(&r->w->lock);
+        if (broken) {
+            r->rc = MCP_EIO; /* the client stopped reading our output */
+            break;
+        }
+        if (r->len == r->cap) {
+            size_t grown = r->cap > r->buf_limit / 2 ? r->buf_limit : r->cap * 2;
+            char *bigger = grown > r->cap ? realloc(r->buf, grown) : NULL;
+            if (!bigger) {
+                /* Only reachable at the line limit (the buffer holds
+                 * only the line's start): start discarding. */
+                begin_oversized(&r->oversized, r->buf, r->len);
+                r->discarding = true;
+                r->len = r->scan = 0;
+                continue;
+            }
+            r->buf = bigger;
+            r->cap = grown;
+        }
+        ssize_t n = read(r->in_fd, r->buf + r->len, r->cap - r->len);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n < 0) {
+            r->rc = MCP_EIO;
+            break;
+        }
+        if (n == 0) {
+            /* EOF: the client closed our stdin. */
+            if (!serve_last_line(r))
+                return;
+            break;
+        }
+        r->len += (size_t)n;
+        if (!serve_lines(r))
+            return;
+    }
+    current_run = NULL;
+    mcp_thread_lender = NULL;
+    finish_reading(r);
+}
+
+static void *reader_main(void *arg)
+{
+    stdio_run_t *r = arg;
+    read_input(r);
+    reader_done(r);
+    return NULL;
+}
+
+typedef struct takeover {
+    stdio_run_t *r;
+    uint64_t word; /* the lend to end */
+} takeover_t;
+
+static void *take_over_main(void *arg)
+{
+    takeover_t t = *(takeover_t *)arg;
+    free(arg);
+    uint64_t expected = t.word;
+    /* The handler may have returned while this thread started: then the
+     * reading is still its thread's, and this one has nothing to do. */
+    if (atomic_compare_exchange_strong(&t.r->lend, &expected, t.word - LEND_LENT))
+        read_input(t.r);
+    reader_done(t.r);
+    return NULL;
+}
+
+/* Gives the reading to a new thread (the watchdog's). */
+static void take_over(stdio_run_t *r, uint64_t word)
+{
+    takeover_t *t = malloc(sizeof *t);
+    if (!t)
+        return; /* tried again at the next look */
+    *t = (takeover_t){r, word};
+    if (start_reader(r, take_over_main, t))
+        r->watched = word;
+    else
+        free(t);
+}
+
+static void *watch_main(void *arg)
+{
+    stdio_run_t *r = arg;
+    uint64_t last = 0;
+    int quiet = 0;
+    pthread_mutex_lock(&r->lock);
+    while (!r->watch_stop) {
+        if (quiet >= WATCH_QUIET_LOOKS) {
+            /* Nothing lent for a while: sleep until a lend wakes us. */
+            atomic_store(&r->watch_idle, true);
+            while (!r->watch_stop && atomic_load(&r->watch_idle) &&
+                   !(atomic_load(&r->lend) & LEND_LENT))
+                pthread_cond_wait(&r->changed, &r->lock);
+            atomic_store(&r->watch_idle, false);
+            quiet = 0;
+            continue;
+        }
+        struct timespec deadline = mcp_clock_deadline(MCP_LEND_BUDGET_US / 1000);
+        pthread_cond_timedwait(&r->changed, &r->lock, &deadline);
+        if (r->watch_stop)
+            break;
+        pthread_mutex_unlock(&r->lock);
+        uint64_t word = atomic_load(&r->lend);
+        if ((word & LEND_LENT) && word != r->watched &&
+            mcp_lend_overdue(&r->watch, word, mcp_clock_us()))
+            take_over(r, word);
+        quiet = word == last ? quiet + 1 : 0;
+        last = word;
+        pthread_mutex_lock(&r->lock);
+    }
+    pthread_mutex_unlock(&r->lock);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * The run
+ * ------------------------------------------------------------------------ */
+
+static stdio_run_t *run_new(mcp_server_t *srv, mcp_conn_t *conn, stdio_writer_t *w, int in_fd,
+                            int stop_fd, size_t max_line, int spin_us)
+{
+    stdio_run_t *r = calloc(1, sizeof *r);
+    char *buf = malloc(READ_CHUNK);
+    if (!r || !buf) {
+        free(r);
+        free(buf);
+        return NULL;
+    }
+    atomic_init(&r->refs, 1);
+    r->srv = srv;
+    r->conn = conn;
+    r->w = w;
+    r->in_fd = in_fd;
+    r->stop_fd = stop_fd;
+    r->spin_us = spin_us;
+    r->max_line = max_line;
+    /* Computed so that a max_line near SIZE_MAX (no limit) cannot wrap
+     * around to a tiny buffer. */
+    r->buf_limit = max_line > SIZE_MAX - 2 ? SIZE_MAX : max_line + 2;
+    r->buf = buf;
+    r->cap = READ_CHUNK;
+    r->lender = (mcp_lender_t){lend_begin, lend_end};
+    atomic_init(&r->lend, 0);
+    mcp_lend_watch_init(&r->watch);
+    pthread_mutex_init(&r->lock, NULL);
+    mcp_clock_cond_init(&r->changed);
+    atomic_init(&r->watch_idle, false);
+    r->rc = MCP_OK;
+    return r;
+}
+
+/* Waits for the reading to end, then for the watchdog. */
+static void run_wait(stdio_run_t *r)
+{
+    pthread_mutex_lock(&r->lock);
+    while (!r->finished)
+        pthread_cond_wait(&r->changed, &r->lock);
+    r->watch_stop = true;
+    pthread_cond_broadcast(&r->changed);
+    pthread_mutex_unlock(&r->lock);
+    if (r->watchdog_started)
+        pthread_join(r->watchdog, NULL);
+}
+
 int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
 {
     if (!srv)
@@ -490,10 +917,6 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
     size_t max_line = opts && opts->max_line ? opts->max_line : DEFAULT_MAX_LINE;
     int grace_ms = opts && opts->shutdown_grace_ms > 0 ? opts->shutdown_grace_ms
                                                        : DEFAULT_GRACE_MS;
-    /* The buffer never needs more than a whole line, its newline and a
-     * byte to spare; computed so that a max_line near SIZE_MAX (no limit)
-     * cannot wrap around to a tiny buffer. */
-    size_t buf_limit = max_line > SIZE_MAX - 2 ? SIZE_MAX : max_line + 2;
 
     int stop_fd = stop_fd_of(srv);
     if (stop_fd < 0)
@@ -508,109 +931,21 @@ int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
     int spin_us = srv->spin_us; /* mcp_server_options_t.spin_us, resolved */
     stdio_writer_t *w = writer_new(out_fd, spin_us, in_fd, stop_fd, grace_ms);
     mcp_conn_t *conn = mcp_conn_new(srv, MCP_TRANSPORT_STDIO);
-    char *buf = malloc(READ_CHUNK);
-    size_t cap = READ_CHUNK, used = 0;
-    bool discarding = false; /* inside an over-long line, skipping to its end */
-    mcp_id_scan_t oversized; /* that line, scanned for its id as it goes by */
-    bool stopped = false;    /* ended by mcp_server_stop_stdio, not by EOF */
+    stdio_run_t *r = w && conn ? run_new(srv, conn, w, in_fd, stop_fd, max_line, spin_us) : NULL;
+    bool stopped = false;
     int rc = MCP_OK;
-    if (!w || !conn || !buf) {
+    if (!r) {
         rc = MCP_ENOMEM;
         goto out;
     }
     mcp_conn_set_outbound(conn, outbound_new(w));
-
-    for (;;) {
-        struct pollfd fds[3] = {{.fd = in_fd, .events = POLLIN}, {.fd = stop_fd, .events = POLLIN}};
-        if (wait_for_input(w, fds, spin_us) < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = MCP_EIO;
-            break;
-        }
-        if (fds[1].revents) {
-            stopped = true; /* mcp_server_stop_stdio(): the client is still there */
-            break;
-        }
-        pthread_mutex_lock(&w->lock);
-        bool broken = w->broken;
-        pthread_mutex_unlock(&w->lock);
-        if (broken) {
-            rc = MCP_EIO; /* the client stopped reading our output */
-            break;
-        }
-        if (used == cap) {
-            size_t grown = cap > buf_limit / 2 ? buf_limit : cap * 2;
-            char *bigger = grown > cap ? realloc(buf, grown) : NULL;
-            if (!bigger) {
-                /* Only reachable at the line limit (the buffer holds
-                 * only the line's start): start discarding. */
-                begin_oversized(&oversized, buf, used);
-                discarding = true;
-                used = 0;
-                continue;
-            }
-            buf = bigger;
-            cap = grown;
-        }
-        ssize_t n = read(in_fd, buf + used, cap - used);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (n < 0) {
-            rc = MCP_EIO;
-            break;
-        }
-        if (n == 0) {
-            /* EOF: the client closed our stdin. A last line without its
-             * newline is still a message. */
-            if (!discarding && used > 0)
-                submit_line(srv, conn, w, buf, used);
-            else if (discarding)
-                answer_oversized(w, max_line, &oversized);
-            break;
-        }
-        size_t end = used + (size_t)n, scan = used, line_start = 0;
-        char *nl;
-        while ((nl = memchr(buf + scan, '\n', end - scan)) != NULL) {
-            size_t line_end = (size_t)(nl - buf);
-            if (discarding) {
-                /* The tail of an over-long line ends here. */
-                mcp_id_scan_feed(&oversized, buf + line_start, line_end - line_start);
-                answer_oversized(w, max_line, &oversized);
-                discarding = false;
-            } else if (line_end - line_start > max_line) {
-                begin_oversized(&oversized, buf + line_start, line_end - line_start);
-                answer_oversized(w, max_line, &oversized);
-            } else {
-                submit_line(srv, conn, w, buf + line_start, line_end - line_start);
-            }
-            line_start = scan = line_end + 1;
-        }
-        if (discarding) {
-            /* Still inside the over-long line: scan what we have, keep
-             * none of it. */
-            mcp_id_scan_feed(&oversized, buf + line_start, end - line_start);
-            used = 0;
-        } else {
-            used = end - line_start;
-            memmove(buf, buf + line_start, used);
-            if (used > max_line) {
-                begin_oversized(&oversized, buf, used);
-                discarding = true;
-                used = 0;
-            }
-        }
-        if (cap > READ_CHUNK && used <= READ_CHUNK / 2) {
-            /* A long line grew the buffer (up to max_line, 16 MiB by
-             * default); give that back once what is left fits the usual
-             * size, rather than hold it for the rest of the run. */
-            char *smaller = realloc(buf, READ_CHUNK);
-            if (smaller) {
-                buf = smaller;
-                cap = READ_CHUNK;
-            }
-        }
+    if (!start_reader(r, reader_main, r)) {
+        rc = MCP_ENOMEM;
+        goto out;
     }
+    run_wait(r);
+    stopped = r->stopped;
+    rc = r->rc;
 
     /* Listen streams end now: gracefully when the server stops (the client
      * still reads), silently at EOF (the client is gone). Other work in
@@ -636,8 +971,9 @@ out:
         (void)k;
         writer_unref(w);
     }
+    if (r)
+        run_unref(r);
     mcp_conn_free(conn);
-    free(buf);
     atomic_store(&srv->stdio_running, false);
     return rc;
 }

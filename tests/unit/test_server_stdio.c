@@ -5,12 +5,13 @@
  * MCP_EIO once the reader of our output went away. (Framing, limits and
  * shutdown are tested with real processes in tests/integration.)
  */
-#define _GNU_SOURCE /* pipe2 */
+#define _GNU_SOURCE /* pipe2, gettid */
 
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,9 +42,69 @@ typedef struct run {
     bool out_socket;   /* out is a socket pair rather than a pipe */
 } run_t;
 
+/* The thread the last "echo" or "echo_inline" ran on. */
+static _Atomic pid_t echo_thread;
+
 static int echo(mcp_call_t *call, void *user)
 {
+    atomic_store(&echo_thread, gettid());
     return mcp_call_add_text(call, mcp_call_arg_string(call, "text"));
+}
+
+/* How long a test waits for what must come (sanitizers are slow). */
+#define PATIENCE_MS 3000
+
+/* "block": echoes once the test releases it, or fails once cancelled;
+ * reports its thread, its start and the cancellation. */
+static atomic_int block_started, block_release, block_cancelled;
+static _Atomic pid_t block_thread;
+
+static int block(mcp_call_t *call, void *user)
+{
+    atomic_store(&block_thread, gettid());
+    atomic_fetch_add(&block_started, 1);
+    for (int64_t start = now_ms(); !atomic_load(&block_release);) {
+        if (mcp_call_sleep(call, 2) != MCP_OK) {
+            atomic_fetch_add(&block_cancelled, 1);
+            return MCP_ECANCELED;
+        }
+        if (now_ms() - start > 3 * PATIENCE_MS)
+            return mcp_call_tool_error(call, "never released");
+    }
+    return echo(call, user);
+}
+
+/* "compute": keeps its CPU busy, never blocking, until released. */
+static atomic_int compute_started, compute_release;
+
+static int compute(mcp_call_t *call, void *user)
+{
+    atomic_fetch_add(&compute_started, 1);
+    for (int64_t start = now_ms(); !atomic_load_explicit(&compute_release, memory_order_relaxed);)
+        if (now_ms() - start > 3 * PATIENCE_MS)
+            break;
+    return mcp_call_add_text(call, mcp_call_arg_string(call, "text"));
+}
+
+static void reset_handlers(void)
+{
+    atomic_store(&block_started, 0);
+    atomic_store(&block_release, 0);
+    atomic_store(&block_cancelled, 0);
+    atomic_store(&compute_started, 0);
+    atomic_store(&compute_release, 0);
+}
+
+/* Waits up to PATIENCE_MS for *count to reach n. */
+static bool wait_count(atomic_int *count, int n)
+{
+    struct timespec pause = {0, 1000000L};
+    for (int64_t start = now_ms(); atomic_load(count) < n;) {
+        if (now_ms() - start > PATIENCE_MS)
+            return false;
+        nanosleep(&pause, NULL);
+    }
+    return true;
 }
 
 /* Answers after a pause longer than any spin budget, so that the reader
@@ -152,6 +214,12 @@ static mcp_server_t *new_server_spinning(int spin_us)
                                                             .handler = slow_echo},
                                          NULL),
                      MCP_OK);
+    assert_int_equal(mcp_server_add_tool(srv, &(mcp_tool_t){.name = "block", .handler = block},
+                                         NULL),
+                     MCP_OK);
+    assert_int_equal(
+        mcp_server_add_tool(srv, &(mcp_tool_t){.name = "compute", .handler = compute}, NULL),
+        MCP_OK);
     return srv;
 }
 
@@ -431,6 +499,126 @@ static void test_slow_reader_loses_nothing(void **state)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* Handlers on the reader's thread, and the reading moving away        */
+/* ------------------------------------------------------------------ */
+
+/* The thread "echo" or "echo_inline" ran call `id` on. */
+static pid_t echo_ran_on(run_t *r, const char *tool, json_int_t id)
+{
+    send_call(r, id, tool, "where");
+    expect_echo(r, id, "where");
+    return atomic_load(&echo_thread);
+}
+
+/* A default handler runs on the reader's thread, as an inline one does.
+ * One that blocks there has the reading moved to another thread within a
+ * few milliseconds: the lines behind it are served meanwhile, those of
+ * the same write included (the new reader goes on from the next line).
+ * Having held the reader, the handler's next call goes to the pool. */
+static void test_handlers_run_on_the_reader(void **state)
+{
+    reset_handlers();
+    mcp_server_t *srv = new_server();
+    run_t r;
+    run_start(&r, srv);
+    pid_t reader = echo_ran_on(&r, "echo_inline", 1);
+    assert_int_equal(echo_ran_on(&r, "echo", 2), reader);
+    assert_int_equal(echo_ran_on(&r, "echo", 3), reader);
+
+    /* "block" and two echoes in one write. */
+    char *lines = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&lines, &size);
+    for (json_int_t id = 4; id <= 6; id++) {
+        json_t *request = modern_request(
+            id, "tools/call",
+            json_pack("{s:s, s:{s:s}}", "name", id == 4 ? "block" : "echo", "arguments", "text",
+                      id == 4 ? "held" : "behind"));
+        char *text = json_dumps(request, JSON_COMPACT);
+        fprintf(out, "%s\n", text);
+        free(text);
+        json_decref(request);
+    }
+    fclose(out);
+    assert_int_equal(write(r.in[1], lines, size), (ssize_t)size);
+    free(lines);
+    assert_true(wait_count(&block_started, 1));
+    assert_int_equal(atomic_load(&block_thread), reader);
+    int64_t asked = now_ms();
+    expect_echo(&r, 5, "behind");
+    expect_echo(&r, 6, "behind");
+    assert_true(now_ms() - asked < PATIENCE_MS);
+    pid_t new_reader = atomic_load(&echo_thread);
+    assert_int_not_equal(new_reader, reader);
+    assert_int_equal(echo_ran_on(&r, "echo_inline", 7), new_reader);
+
+    /* Released, "block" answers from the thread it ran on. */
+    atomic_store(&block_release, 1);
+    expect_echo(&r, 4, "held");
+    assert_int_equal(atomic_load(&block_cancelled), 0);
+
+    /* It held the reader too long: its next call runs on the pool (it
+     * returns at once now), while "echo" still runs on the reader. */
+    send_call(&r, 8, "block", "pooled");
+    expect_echo(&r, 8, "pooled");
+    assert_int_not_equal(atomic_load(&block_thread), new_reader);
+    assert_int_not_equal(atomic_load(&block_thread), reader);
+    assert_int_equal(echo_ran_on(&r, "echo", 9), new_reader);
+
+    mcp_server_stop_stdio(srv);
+    assert_int_equal(run_join(&r), MCP_OK);
+    mcp_server_free(srv);
+}
+
+/* A handler that computes, never blocking, has the reading moved from it
+ * too: the next line is answered while it still runs. */
+static void test_computing_handler_moved(void **state)
+{
+    reset_handlers();
+    mcp_server_t *srv = new_server();
+    run_t r;
+    run_start(&r, srv);
+    send_call(&r, 1, "compute", "computed");
+    assert_true(wait_count(&compute_started, 1));
+    send_echo(&r, 2, "meanwhile");
+    expect_echo(&r, 2, "meanwhile");
+    atomic_store(&compute_release, 1);
+    expect_echo(&r, 1, "computed");
+    mcp_server_stop_stdio(srv);
+    assert_int_equal(run_join(&r), MCP_OK);
+    mcp_server_free(srv);
+}
+
+/* The input ends, or a stop comes, while a handler holds a reader that
+ * was lent away: the run waits the grace period, cancels the handler and
+ * returns; mcp_server_free() waits for that thread to be done (ASan
+ * watches what it touches). */
+static void test_end_while_lent(void **state)
+{
+    for (int stop = 0; stop < 2; stop++) {
+        reset_handlers();
+        mcp_server_t *srv = new_server();
+        run_t r;
+        run_start_as(&r, srv, (run_t){.grace_ms = 200});
+        send_call(&r, 1, "block", "held");
+        assert_true(wait_count(&block_started, 1));
+        send_echo(&r, 2, "meanwhile");
+        expect_echo(&r, 2, "meanwhile");
+        if (stop) {
+            mcp_server_stop_stdio(srv);
+        } else {
+            close(r.in[1]);
+            r.in[1] = -1;
+        }
+        assert_true(run_ends_within(&r, PATIENCE_MS));
+        assert_int_equal(r.rc, MCP_OK);
+        assert_true(wait_count(&block_cancelled, 1));
+        mcp_server_free(srv);
+        close_all(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +629,9 @@ int main(void)
         cmocka_unit_test(test_slow_reader_loses_nothing),
         cmocka_unit_test(test_inline_handlers),
         cmocka_unit_test(test_sequential_calls_whatever_the_active_wait),
+        cmocka_unit_test(test_handlers_run_on_the_reader),
+        cmocka_unit_test(test_computing_handler_moved),
+        cmocka_unit_test(test_end_while_lent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
