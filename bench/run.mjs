@@ -170,6 +170,45 @@ async function httpEcho() {
   }
 }
 
+// 1d. The 75% target, head to head. Table 1 runs eight servers in turn, so
+// libmcp's cell and the ceiling's are half a minute apart, and on this
+// shared machine the host's load moves either by a third in that time (one
+// run: libmcp 68-78k, the ceiling 94-100k; a run of alternating cells
+// minutes later: both 75-77k). Here the three contenders run in adjacent
+// cells, their order rotating every round so none is always first, and
+// each round gives one ratio: libmcp against the better of the two bare
+// layouts in that round (the stricter ceiling: the maximum of two noisy
+// cells). The target is the median of those ratios; every round is shown.
+const HEAD_ROUNDS = 9;
+async function headToHead() {
+  const servers = {
+    libmcp: await startServer([...LIBMCP, 'http']),
+    mhd_one: await startServer([bin('bench_mhd_fixed'), '--threads', '1']),
+    mhd: await startServer([bin('bench_mhd_fixed')])
+  };
+  const names = Object.keys(servers);
+  const rounds = [];
+  try {
+    for (const s of Object.values(servers)) wrk(s.url, 16, 'echo', 1); // warm-up
+    for (let round = 0; round < HEAD_ROUNDS; round++) {
+      const order = names.map((_, i) => names[(i + round) % names.length]);
+      const cells = {};
+      for (const name of order) {
+        log(`http head to head, round ${round + 1}: ${name}`);
+        cells[name] = wrk(servers[name].url, 16, 'echo', seconds);
+      }
+      rounds.push({ order, cells });
+    }
+  } finally {
+    for (const s of Object.values(servers)) await stopServer(s);
+  }
+  results.head_to_head = rounds.map(({ order, cells }) => {
+    const best = cells.mhd_one.rps >= cells.mhd.rps ? 'mhd_one' : 'mhd';
+    return { order, libmcp: cells.libmcp, mhd_one: cells.mhd_one, mhd: cells.mhd, ceiling: best,
+             ratio: cells.libmcp.rps / cells[best].rps };
+  });
+}
+
 // 2. stdio round trips: every client with every server, and the ceiling:
 // bare C processes passing the same lines through pipes, no MCP at all.
 // Where the scheduler puts the two processes decides it (one CPU: two
@@ -389,9 +428,27 @@ function report() {
         }));
   for (const r of results.http.filter((x) => x.errors))
     console.log(`(${r.server} at ${r.connections} connections: ${r.errors} requests timed out in wrk)`);
+  const hh = results.head_to_head ?? [];
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  if (hh.length)
+    table('1d. Head to head at 16 connections: libmcp and the two bare layouts in adjacent cells, ' +
+          'order rotating; requests/s, and libmcp against the better layout of its round',
+          ['round', 'order', 'libmcp', 'p99', 'one thread', 'pool', 'libmcp/better'],
+          hh.map((r, i) => [i + 1, r.order.map((n) => ({ libmcp: 'L', mhd_one: '1', mhd: 'P' })[n]).join(''),
+                            fmt(r.libmcp.rps), us(r.libmcp.p99_us), fmt(r.mhd_one.rps), fmt(r.mhd.rps),
+                            `${fmt(100 * r.ratio)}%`]));
   const [l16, i16, t16, m16] = [h('libmcp', 16), h('libmcp_inline', 16), h('ts', 16), ceiling(16)];
   target('HTTP c=16: >= 25x the TypeScript v2 server', l16.rps >= 25 * t16.rps, ratio(l16.rps, t16.rps));
-  target('HTTP c=16: >= 75% of bare libmicrohttpd', l16.rps >= 0.75 * m16.rps,
+  if (hh.length) {
+    const ratios = hh.map((r) => r.ratio);
+    const mid = median(ratios);
+    target('HTTP c=16: >= 75% of bare libmicrohttpd (1d: median of rounds)', mid >= 0.75,
+           `${fmt(100 * mid, 1)}% (rounds ${fmt(100 * Math.min(...ratios))}% to ` +
+           `${fmt(100 * Math.max(...ratios))}%, ${ratios.filter((x) => x >= 0.75).length} of ` +
+           `${ratios.length} at 75% or more)`);
+  }
+  target(`${hh.length ? '  (info) in table 1, medians' : 'HTTP c=16: >= 75% of bare libmicrohttpd'}`,
+         hh.length ? null : l16.rps >= 0.75 * m16.rps,
          `${pct1(l16.rps, m16.rps)} of ${m16.server === 'mhd_one' ? 'one thread' : 'the pool'} ` +
          `(rounds ${perRound(l16, m16)})`);
   target('  (info) of bare MHD, pool / one thread', null,
@@ -513,7 +570,7 @@ function report() {
 if (process.argv[2] === '--report') {
   Object.assign(results, JSON.parse(readFileSync(process.argv[3], 'utf8')));
 } else {
-  for (const step of [httpEcho, stdioPairs, memory, mrtr, large, connect]) await step();
+  for (const step of [httpEcho, headToHead, stdioPairs, memory, mrtr, large, connect]) await step();
   results.machine.load_after = os.loadavg().map((x) => +x.toFixed(2));
   results.finished = new Date().toISOString();
 }
