@@ -1,6 +1,6 @@
 /*
- * lend.c - the calling thread's lender, and how a watchdog judges a lent
- * thread (lend.h).
+ * lend.c - the calling thread's lender, how a watchdog judges a lent
+ * thread, and the watchdog thread (lend.h).
  */
 #include "lend.h"
 
@@ -70,4 +70,85 @@ bool mcp_lend_overdue(mcp_lend_watch_t *watch, uint64_t word, int64_t now_us)
         return false;
     }
     return cpu - watch->probed_cpu_ns >= (int64_t)MCP_LEND_BUDGET_US * 1000 / 2;
+}
+
+/* How many looks in a row without a lend beginning or ending before the
+ * watchdog sleeps. */
+#define WATCH_QUIET_LOOKS 100
+
+void mcp_lend_watchdog_init(mcp_lend_watchdog_t *watchdog, uint64_t (*look)(void *, int64_t),
+                            bool (*any_lent)(void *), void *user)
+{
+    watchdog->look = look;
+    watchdog->any_lent = any_lent;
+    watchdog->user = user;
+    watchdog->started = false;
+    watchdog->stop = false;
+    pthread_mutex_init(&watchdog->lock, NULL);
+    mcp_clock_cond_init(&watchdog->wake);
+    atomic_init(&watchdog->idle, false);
+}
+
+static void *watchdog_main(void *arg)
+{
+    mcp_lend_watchdog_t *wd = arg;
+    uint64_t last_sum = 0;
+    int quiet = 0;
+    pthread_mutex_lock(&wd->lock);
+    while (!wd->stop) {
+        if (quiet >= WATCH_QUIET_LOOKS) {
+            /* Nothing lent for a while: sleep until a lend wakes us. */
+            atomic_store(&wd->idle, true);
+            while (!wd->stop && atomic_load(&wd->idle) && !wd->any_lent(wd->user))
+                pthread_cond_wait(&wd->wake, &wd->lock);
+            atomic_store(&wd->idle, false);
+            quiet = 0;
+            continue;
+        }
+        struct timespec deadline = mcp_clock_deadline(MCP_LEND_BUDGET_US / 1000);
+        pthread_cond_timedwait(&wd->wake, &wd->lock, &deadline);
+        if (wd->stop)
+            break;
+        pthread_mutex_unlock(&wd->lock);
+        uint64_t sum = wd->look(wd->user, mcp_clock_us());
+        quiet = sum == last_sum ? quiet + 1 : 0;
+        last_sum = sum;
+        pthread_mutex_lock(&wd->lock);
+    }
+    pthread_mutex_unlock(&wd->lock);
+    return NULL;
+}
+
+bool mcp_lend_watchdog_start(mcp_lend_watchdog_t *watchdog)
+{
+    watchdog->started = pthread_create(&watchdog->thread, NULL, watchdog_main, watchdog) == 0;
+    return watchdog->started;
+}
+
+void mcp_lend_watchdog_lent(mcp_lend_watchdog_t *watchdog)
+{
+    if (!atomic_load(&watchdog->idle))
+        return;
+    pthread_mutex_lock(&watchdog->lock);
+    atomic_store(&watchdog->idle, false);
+    pthread_cond_signal(&watchdog->wake);
+    pthread_mutex_unlock(&watchdog->lock);
+}
+
+void mcp_lend_watchdog_stop(mcp_lend_watchdog_t *watchdog)
+{
+    if (!watchdog->started)
+        return;
+    pthread_mutex_lock(&watchdog->lock);
+    watchdog->stop = true;
+    pthread_cond_signal(&watchdog->wake);
+    pthread_mutex_unlock(&watchdog->lock);
+    pthread_join(watchdog->thread, NULL);
+    watchdog->started = false;
+}
+
+void mcp_lend_watchdog_destroy(mcp_lend_watchdog_t *watchdog)
+{
+    pthread_mutex_destroy(&watchdog->lock);
+    pthread_cond_destroy(&watchdog->wake);
 }

@@ -24,6 +24,8 @@
 #ifndef MCP_LEND_H
 #define MCP_LEND_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -95,5 +97,49 @@ void mcp_lend_watch_lent(mcp_lend_watch_t *watch);
  * keeps the transport up to 20 budgets. For the watchdog's thread only.
  */
 bool mcp_lend_overdue(mcp_lend_watch_t *watch, uint64_t word, int64_t now_us);
+
+/*
+ * The watchdog thread itself. It calls look() every MCP_LEND_BUDGET_US
+ * while the transport lends, and sleeps once a hundred looks in a row saw
+ * no lend begin or end, until mcp_lend_watchdog_lent() wakes it: an idle
+ * transport costs no wake-ups.
+ */
+typedef struct mcp_lend_watchdog {
+    /* One look at every lent thread of the transport, giving the work of
+     * those overdue (mcp_lend_overdue()) to new threads. Returns a sum of
+     * the transport's lend words: the same sum as at the last look says
+     * that no lend began or ended between. On the watchdog's thread. */
+    uint64_t (*look)(void *user, int64_t now_us);
+    /* Is a thread of the transport lent now? On the watchdog's thread. */
+    bool (*any_lent)(void *user);
+    void *user;
+
+    /* The watchdog's own. */
+    pthread_t thread;
+    bool started;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool stop; /* under lock */
+    atomic_bool idle;
+} mcp_lend_watchdog_t;
+
+/* Ready to start, looking with look() and any_lent() at `user`. */
+void mcp_lend_watchdog_init(mcp_lend_watchdog_t *watchdog, uint64_t (*look)(void *, int64_t),
+                            bool (*any_lent)(void *), void *user);
+
+/* Starts the thread; false when it cannot be started. Once. */
+bool mcp_lend_watchdog_start(mcp_lend_watchdog_t *watchdog);
+
+/* A lend began: wakes the watchdog if it sleeps. Call it after storing the
+ * lend word with sequential consistency: either the watchdog sees that
+ * lend before it sleeps, or this sees it asleep. Any thread. */
+void mcp_lend_watchdog_lent(mcp_lend_watchdog_t *watchdog);
+
+/* Stops the thread and waits for it (nothing when it never started). No
+ * look happens after it returns. */
+void mcp_lend_watchdog_stop(mcp_lend_watchdog_t *watchdog);
+
+/* Frees what init() made; after stop(). */
+void mcp_lend_watchdog_destroy(mcp_lend_watchdog_t *watchdog);
 
 #endif /* MCP_LEND_H */

@@ -239,14 +239,8 @@ struct epoll_engine {
     pthread_cond_t threads_gone;
     unsigned live_threads;
     /* The watchdog that takes a loop over from a slow handler. It sleeps
-     * while no loop lends its thread (watch_idle; a lending loop wakes
-     * it). */
-    pthread_t watchdog;
-    bool watchdog_started;
-    pthread_mutex_t watch_lock;
-    pthread_cond_t watch_wake;
-    bool watch_stop; /* under watch_lock */
-    atomic_bool watch_idle;
+     * while no loop lends its thread (a lending loop wakes it). */
+    mcp_lend_watchdog_t watchdog;
 };
 
 /* The loop whose thread this is (NULL on other threads, and on a thread
@@ -1146,14 +1140,6 @@ static loop_t *lender_loop(mcp_lender_t *self)
     return (loop_t *)(void *)((char *)self - offsetof(loop_t, lender));
 }
 
-static void watchdog_wake(epoll_engine_t *engine)
-{
-    pthread_mutex_lock(&engine->watch_lock);
-    atomic_store(&engine->watch_idle, false);
-    pthread_cond_signal(&engine->watch_wake);
-    pthread_mutex_unlock(&engine->watch_lock);
-}
-
 static bool lend_begin(mcp_lender_t *self)
 {
     loop_t *loop = lender_loop(self);
@@ -1178,11 +1164,8 @@ static bool lend_begin(mcp_lender_t *self)
     uint64_t word = atomic_load_explicit(&loop->lend, memory_order_relaxed);
     lent_word = word + LEND_SEQ_ONE + LEND_LENT;
     mcp_lend_watch_lent(&loop->watch);
-    /* Sequentially consistent, as is the watchdog's watch_idle: either it
-     * sees this lend before it sleeps, or this sees it asleep. */
-    atomic_store(&loop->lend, lent_word);
-    if (atomic_load(&loop->engine->watch_idle))
-        watchdog_wake(loop->engine);
+    atomic_store(&loop->lend, lent_word); /* sequentially consistent (lend.h) */
+    mcp_lend_watchdog_lent(&loop->engine->watchdog);
     return true;
 }
 
@@ -1269,9 +1252,6 @@ static void take_over(loop_t *loop, uint64_t word)
         free(t);
 }
 
-/* How many looks in a row without a lend before the watchdog sleeps. */
-#define WATCH_QUIET_LOOKS 100
-
 /* Should the watchdog take the loop from its lent thread (lend.h)? */
 static bool lent_too_long(loop_t *loop, uint64_t word, int64_t now)
 {
@@ -1279,50 +1259,28 @@ static bool lent_too_long(loop_t *loop, uint64_t word, int64_t now)
            mcp_lend_overdue(&loop->watch, word, now);
 }
 
-static bool any_lent(epoll_engine_t *engine)
+/* The watchdog's look at every loop (lend.h). */
+static uint64_t watch_loops(void *arg, int64_t now)
 {
+    epoll_engine_t *engine = arg;
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < engine->n_loops; i++) {
+        loop_t *loop = &engine->loops[i];
+        uint64_t word = atomic_load(&loop->lend);
+        sum += word;
+        if (lent_too_long(loop, word, now))
+            take_over(loop, word);
+    }
+    return sum;
+}
+
+static bool any_lent(void *arg)
+{
+    epoll_engine_t *engine = arg;
     for (unsigned i = 0; i < engine->n_loops; i++)
         if (atomic_load(&engine->loops[i].lend) & LEND_LENT)
             return true;
     return false;
-}
-
-static void *watch_main(void *arg)
-{
-    epoll_engine_t *engine = arg;
-    uint64_t last_sum = 0;
-    int quiet = 0;
-    pthread_mutex_lock(&engine->watch_lock);
-    while (!engine->watch_stop) {
-        if (quiet >= WATCH_QUIET_LOOKS) {
-            /* Nothing lent for a while: sleep until a lend wakes us. */
-            atomic_store(&engine->watch_idle, true);
-            while (!engine->watch_stop && atomic_load(&engine->watch_idle) && !any_lent(engine))
-                pthread_cond_wait(&engine->watch_wake, &engine->watch_lock);
-            atomic_store(&engine->watch_idle, false);
-            quiet = 0;
-            continue;
-        }
-        struct timespec deadline = mcp_clock_deadline(MCP_LEND_BUDGET_US / 1000);
-        pthread_cond_timedwait(&engine->watch_wake, &engine->watch_lock, &deadline);
-        if (engine->watch_stop)
-            break;
-        pthread_mutex_unlock(&engine->watch_lock);
-        uint64_t sum = 0;
-        int64_t now = mcp_clock_us();
-        for (unsigned i = 0; i < engine->n_loops; i++) {
-            loop_t *loop = &engine->loops[i];
-            uint64_t word = atomic_load(&loop->lend);
-            sum += word;
-            if (lent_too_long(loop, word, now))
-                take_over(loop, word);
-        }
-        quiet = sum == last_sum ? quiet + 1 : 0;
-        last_sum = sum;
-        pthread_mutex_lock(&engine->watch_lock);
-    }
-    pthread_mutex_unlock(&engine->watch_lock);
-    return NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -1655,8 +1613,7 @@ static void engine_free(epoll_engine_t *engine)
         close(engine->listen_fd);
     pthread_mutex_destroy(&engine->threads_lock);
     pthread_cond_destroy(&engine->threads_gone);
-    pthread_mutex_destroy(&engine->watch_lock);
-    pthread_cond_destroy(&engine->watch_wake);
+    mcp_lend_watchdog_destroy(&engine->watchdog);
     free(engine->loops);
     free(engine);
 }
@@ -1666,14 +1623,7 @@ static void engine_free(epoll_engine_t *engine)
  * and those that still run a handler their loop was taken from. */
 static void loops_stop(epoll_engine_t *engine)
 {
-    if (engine->watchdog_started) {
-        pthread_mutex_lock(&engine->watch_lock);
-        engine->watch_stop = true;
-        pthread_cond_signal(&engine->watch_wake);
-        pthread_mutex_unlock(&engine->watch_lock);
-        pthread_join(engine->watchdog, NULL);
-        engine->watchdog_started = false;
-    }
+    mcp_lend_watchdog_stop(&engine->watchdog);
     for (unsigned i = 0; i < engine->n_loops; i++) {
         loop_t *loop = &engine->loops[i];
         if (!loop->started)
@@ -1717,9 +1667,7 @@ static int engine_start(const http_engine_config_t *cfg, void **out, uint16_t *p
     engine->n_loops = cfg->threads;
     pthread_mutex_init(&engine->threads_lock, NULL);
     pthread_cond_init(&engine->threads_gone, NULL);
-    pthread_mutex_init(&engine->watch_lock, NULL);
-    mcp_clock_cond_init(&engine->watch_wake);
-    atomic_init(&engine->watch_idle, false);
+    mcp_lend_watchdog_init(&engine->watchdog, watch_loops, any_lent, engine);
     bool scratch = true;
     for (unsigned i = 0; i < cfg->threads; i++) {
         loops[i].engine = engine;
@@ -1766,11 +1714,9 @@ static int engine_start(const http_engine_config_t *cfg, void **out, uint16_t *p
             loop->started = true;
     }
     if (rc == MCP_OK) {
-        if (pthread_create(&engine->watchdog, NULL, watch_main, engine) != 0)
+        if (!mcp_lend_watchdog_start(&engine->watchdog))
             rc = mcp_error_set(err, MCP_EIO, MCP_INTERNAL_ERROR, NULL,
                                "cannot start the HTTP event threads");
-        else
-            engine->watchdog_started = true;
     }
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
     if (rc != MCP_OK) {

@@ -510,8 +510,6 @@ static int stop_fd_of(mcp_server_t *srv)
  * was lent to, and whether it is lent now. */
 #define LEND_LENT 1u
 #define LEND_SEQ_ONE 2u
-/* How many looks in a row without a new lend before the watchdog sleeps. */
-#define WATCH_QUIET_LOOKS 100
 
 typedef struct stdio_run {
     atomic_int refs; /* the caller's, and one per reader thread */
@@ -535,15 +533,14 @@ typedef struct stdio_run {
     mcp_lender_t lender;
     _Atomic uint64_t lend; /* LEND_LENT, and the sequence number */
     mcp_lend_watch_t watch;
-    uint64_t watched;      /* the watchdog's: the lend it took the reading from */
-    bool watchdog_started; /* the reader's; the caller's once `finished` */
-    pthread_t watchdog;
+    uint64_t watched; /* the watchdog's: the lend it took the reading from */
+    /* Started by the first lend (the reader's), stopped by the caller once
+     * the reading is over. */
+    mcp_lend_watchdog_t watchdog;
 
     pthread_mutex_t lock;
-    pthread_cond_t changed; /* `finished` set, or the watchdog woken */
-    bool finished;          /* the reading is over: at_eof, stopped and rc say how */
-    bool watch_stop;
-    atomic_bool watch_idle; /* the watchdog sleeps until a lend wakes it */
+    pthread_cond_t finished_cond;
+    bool finished; /* the reading is over: at_eof, stopped and rc say how */
 } stdio_run_t;
 
 /* The run this thread reads for: NULL on other threads, and on a reader
@@ -559,8 +556,9 @@ static void run_unref(stdio_run_t *r)
 {
     if (atomic_fetch_sub(&r->refs, 1) != 1)
         return;
+    mcp_lend_watchdog_destroy(&r->watchdog);
     pthread_mutex_destroy(&r->lock);
-    pthread_cond_destroy(&r->changed);
+    pthread_cond_destroy(&r->finished_cond);
     free(r->buf);
     free(r);
 }
@@ -570,29 +568,17 @@ static stdio_run_t *run_of(mcp_lender_t *self)
     return (stdio_run_t *)(void *)((char *)self - offsetof(stdio_run_t, lender));
 }
 
-static void *watch_main(void *arg);
-
 static bool lend_begin(mcp_lender_t *self)
 {
     stdio_run_t *r = run_of(self);
     if (current_run != r || lent_word)
         return false;
-    if (!r->watchdog_started) {
-        if (pthread_create(&r->watchdog, NULL, watch_main, r) != 0)
-            return false; /* no watchdog, no lending: the pool */
-        r->watchdog_started = true;
-    }
+    if (!r->watchdog.started && !mcp_lend_watchdog_start(&r->watchdog))
+        return false; /* no watchdog, no lending: the pool */
     lent_word = atomic_load_explicit(&r->lend, memory_order_relaxed) + LEND_SEQ_ONE + LEND_LENT;
     mcp_lend_watch_lent(&r->watch);
-    /* Sequentially consistent, as is watch_idle: either the watchdog sees
-     * this lend before it sleeps, or this sees it asleep. */
-    atomic_store(&r->lend, lent_word);
-    if (atomic_load(&r->watch_idle)) {
-        pthread_mutex_lock(&r->lock);
-        atomic_store(&r->watch_idle, false);
-        pthread_cond_broadcast(&r->changed);
-        pthread_mutex_unlock(&r->lock);
-    }
+    atomic_store(&r->lend, lent_word); /* sequentially consistent (lend.h) */
+    mcp_lend_watchdog_lent(&r->watchdog);
     return true;
 }
 
@@ -714,7 +700,7 @@ static void finish_reading(stdio_run_t *r)
 {
     pthread_mutex_lock(&r->lock);
     r->finished = true;
-    pthread_cond_broadcast(&r->changed);
+    pthread_cond_broadcast(&r->finished_cond);
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -824,38 +810,20 @@ static void take_over(stdio_run_t *r, uint64_t word)
         free(t);
 }
 
-static void *watch_main(void *arg)
+/* The watchdog's look (lend.h). */
+static uint64_t watch_reader(void *arg, int64_t now)
 {
     stdio_run_t *r = arg;
-    uint64_t last = 0;
-    int quiet = 0;
-    pthread_mutex_lock(&r->lock);
-    while (!r->watch_stop) {
-        if (quiet >= WATCH_QUIET_LOOKS) {
-            /* Nothing lent for a while: sleep until a lend wakes us. */
-            atomic_store(&r->watch_idle, true);
-            while (!r->watch_stop && atomic_load(&r->watch_idle) &&
-                   !(atomic_load(&r->lend) & LEND_LENT))
-                pthread_cond_wait(&r->changed, &r->lock);
-            atomic_store(&r->watch_idle, false);
-            quiet = 0;
-            continue;
-        }
-        struct timespec deadline = mcp_clock_deadline(MCP_LEND_BUDGET_US / 1000);
-        pthread_cond_timedwait(&r->changed, &r->lock, &deadline);
-        if (r->watch_stop)
-            break;
-        pthread_mutex_unlock(&r->lock);
-        uint64_t word = atomic_load(&r->lend);
-        if ((word & LEND_LENT) && word != r->watched &&
-            mcp_lend_overdue(&r->watch, word, mcp_clock_us()))
-            take_over(r, word);
-        quiet = word == last ? quiet + 1 : 0;
-        last = word;
-        pthread_mutex_lock(&r->lock);
-    }
-    pthread_mutex_unlock(&r->lock);
-    return NULL;
+    uint64_t word = atomic_load(&r->lend);
+    if ((word & LEND_LENT) && word != r->watched && mcp_lend_overdue(&r->watch, word, now))
+        take_over(r, word);
+    return word;
+}
+
+static bool reader_lent(void *arg)
+{
+    stdio_run_t *r = arg;
+    return atomic_load(&r->lend) & LEND_LENT;
 }
 
 /* ------------------------------------------------------------------------
@@ -888,9 +856,9 @@ static stdio_run_t *run_new(mcp_server_t *srv, mcp_conn_t *conn, stdio_writer_t 
     r->lender = (mcp_lender_t){lend_begin, lend_end};
     atomic_init(&r->lend, 0);
     mcp_lend_watch_init(&r->watch);
+    mcp_lend_watchdog_init(&r->watchdog, watch_reader, reader_lent, r);
     pthread_mutex_init(&r->lock, NULL);
-    mcp_clock_cond_init(&r->changed);
-    atomic_init(&r->watch_idle, false);
+    pthread_cond_init(&r->finished_cond, NULL);
     r->rc = MCP_OK;
     return r;
 }
@@ -900,12 +868,9 @@ static void run_wait(stdio_run_t *r)
 {
     pthread_mutex_lock(&r->lock);
     while (!r->finished)
-        pthread_cond_wait(&r->changed, &r->lock);
-    r->watch_stop = true;
-    pthread_cond_broadcast(&r->changed);
+        pthread_cond_wait(&r->finished_cond, &r->lock);
     pthread_mutex_unlock(&r->lock);
-    if (r->watchdog_started)
-        pthread_join(r->watchdog, NULL);
+    mcp_lend_watchdog_stop(&r->watchdog);
 }
 
 int mcp_server_run_stdio(mcp_server_t *srv, const mcp_stdio_options_t *opts)
