@@ -174,7 +174,7 @@ async function httpEcho() {
 // libmcp's cell and the ceiling's are half a minute apart, and on this
 // shared machine the host's load moves either by a third in that time (one
 // run: libmcp 68-78k, the ceiling 94-100k; a run of alternating cells
-// minutes later: both 75-77k). Here the three contenders run in adjacent
+// minutes later: both 66-79k). Here the three contenders run in adjacent
 // cells, their order rotating every round so none is always first, and
 // each round gives one ratio: libmcp against the better of the two bare
 // layouts in that round (the stricter ceiling: the maximum of two noisy
