@@ -55,6 +55,8 @@ static int64_t thread_cpu_ns(const mcp_lend_watch_t *watch)
 
 bool mcp_lend_overdue(mcp_lend_watch_t *watch, uint64_t word, int64_t now_us)
 {
+    if (!(word & MCP_LEND_LENT))
+        return false;
     int64_t lent_for = now_us - atomic_load_explicit(&watch->lent_at_us, memory_order_relaxed);
     if (lent_for < MCP_LEND_BUDGET_US)
         return false;
@@ -151,4 +153,27 @@ void mcp_lend_watchdog_destroy(mcp_lend_watchdog_t *watchdog)
 {
     pthread_mutex_destroy(&watchdog->lock);
     pthread_cond_destroy(&watchdog->wake);
+}
+
+/* One step of a lend word's sequence number, above the lent bit. */
+#define LEND_SEQ_ONE 2u
+
+uint64_t mcp_lend_begin(_Atomic uint64_t *lend, mcp_lend_watch_t *watch,
+                        mcp_lend_watchdog_t *watchdog)
+{
+    /* The next sequence number, lent. (Only the serving thread changes
+     * the word while it is not lent.) */
+    uint64_t word = atomic_load_explicit(lend, memory_order_relaxed) + LEND_SEQ_ONE + MCP_LEND_LENT;
+    mcp_lend_watch_lent(watch);
+    /* Sequentially consistent, as is the watchdog's idle flag: either the
+     * watchdog sees this lend before it sleeps, or the wake below sees it
+     * asleep. */
+    atomic_store(lend, word);
+    mcp_lend_watchdog_lent(watchdog);
+    return word;
+}
+
+bool mcp_lend_settle(_Atomic uint64_t *lend, uint64_t word)
+{
+    return atomic_compare_exchange_strong(lend, &word, word - MCP_LEND_LENT);
 }

@@ -60,10 +60,16 @@ extern _Thread_local mcp_lender_t *mcp_thread_lender;
  * which looks every MCP_LEND_BUDGET_US while a handler holds the lent
  * thread. What it needs to judge that thread, and how it judges, is the
  * same for every transport: this.
- *
- * The transport numbers its lends: a lend word, whose lowest bit says the
- * thread is lent (the words of one lender differ from lend to lend).
  */
+
+/*
+ * A lender's lend word: a sequence number counting its lends and, in the
+ * lowest bit, whether its thread is lent now. The words of one lender
+ * differ from lend to lend, so a thread that takes the transport over
+ * names the lend it ends.
+ */
+#define MCP_LEND_LENT 1u
+
 typedef struct mcp_lend_watch {
     /* Set by the thread that serves the transport, when it starts to
      * (mcp_lend_watch_serve()), and at each lend (lent_at_us). */
@@ -87,8 +93,8 @@ void mcp_lend_watch_serve(mcp_lend_watch_t *watch);
 void mcp_lend_watch_lent(mcp_lend_watch_t *watch);
 
 /*
- * Has the handler of lend `word` (its thread lent) held the thread too
- * long, so that the watchdog should give the transport to a new thread?
+ * Has the handler of lend `word` held the thread too long (never, when
+ * the word says the thread is not lent), so that the watchdog should give the transport to a new thread?
  * When it has held it MCP_LEND_BUDGET_US and is blocked, yes. When it is
  * not blocked, it either computes or waits for a CPU: this notes the
  * thread's CPU time, and at the next look (a budget later) says yes if the
@@ -141,5 +147,16 @@ void mcp_lend_watchdog_stop(mcp_lend_watchdog_t *watchdog);
 
 /* Frees what init() made; after stop(). */
 void mcp_lend_watchdog_destroy(mcp_lend_watchdog_t *watchdog);
+
+/* The serving thread lends itself: notes the time in `watch`, stores the
+ * next lend word (lent) in *lend with sequential consistency and wakes
+ * `watchdog` if it sleeps. Returns the word, for mcp_lend_settle(). */
+uint64_t mcp_lend_begin(_Atomic uint64_t *lend, mcp_lend_watch_t *watch,
+                        mcp_lend_watchdog_t *watchdog);
+
+/* Ends lend `word` for whichever thread comes first: the lent one, its
+ * handler returned (true: it serves on), or one that takes the transport
+ * over (true: it serves from now on). The other one gets false. */
+bool mcp_lend_settle(_Atomic uint64_t *lend, uint64_t word);
 
 #endif /* MCP_LEND_H */

@@ -178,12 +178,6 @@ typedef struct conn {
     int64_t linger_until;
 } conn_t;
 
-/* A loop's lend word (see "Lending" below): a sequence number, counting
- * the handlers it has lent its thread to, and the state of the last. */
-#define LEND_OWNED 0u /* the thread runs the loop */
-#define LEND_LENT 1u  /* the thread runs a handler; the loop waits */
-#define LEND_SEQ_ONE 2u
-
 struct loop {
     epoll_engine_t *engine;
     int epfd;
@@ -206,7 +200,7 @@ struct loop {
     /* Lending (see "Lending" below). */
     mcp_lender_t lender;        /* offered to the server on the loop's thread */
     conn_t *ending;             /* inside mcp_http_end() for this connection */
-    _Atomic uint64_t lend;      /* LEND_* state, and a sequence number */
+    _Atomic uint64_t lend;      /* the lend word (lend.h) */
     mcp_lend_watch_t watch;     /* the serving thread, as the watchdog sees it */
     uint64_t watched;           /* the watchdog's: the lend it took the loop from */
 
@@ -1122,7 +1116,7 @@ static void on_writable(conn_t *c)
  * waking a worker for it. The loop's lend word says that its thread is
  * lent, and since when. The watchdog looks every MCP_LEND_BUDGET_US and
  * takes the loop from a handler lent longer: a new thread takes the word
- * back (LEND_LENT to LEND_OWNED, for that lend's sequence number) and goes
+ * back (mcp_lend_settle(), for that lend's sequence number) and goes
  * on serving the loop, starting with the rest of the batch. The lent
  * thread learns it when the handler returns (lend_end() finds the word
  * changed), unwinds without touching the loop, posting the connection to
@@ -1161,11 +1155,7 @@ static bool lend_begin(mcp_lender_t *self)
     }
     conn_ref(c);
     lent_conn = c;
-    uint64_t word = atomic_load_explicit(&loop->lend, memory_order_relaxed);
-    lent_word = word + LEND_SEQ_ONE + LEND_LENT;
-    mcp_lend_watch_lent(&loop->watch);
-    atomic_store(&loop->lend, lent_word); /* sequentially consistent (lend.h) */
-    mcp_lend_watchdog_lent(&loop->engine->watchdog);
+    lent_word = mcp_lend_begin(&loop->lend, &loop->watch, &loop->engine->watchdog);
     return true;
 }
 
@@ -1173,9 +1163,8 @@ static bool lend_end(mcp_lender_t *self)
 {
     loop_t *loop = lender_loop(self);
     conn_t *c = lent_conn;
-    uint64_t expected = lent_word;
     lent_conn = NULL;
-    if (atomic_compare_exchange_strong(&loop->lend, &expected, lent_word - LEND_LENT)) {
+    if (mcp_lend_settle(&loop->lend, lent_word)) {
         if (lent_parked && !c->in) {
             c->in = loop->scratch;
             c->in_cap = SCRATCH_BYTES;
@@ -1230,10 +1219,9 @@ static void *take_over_main(void *arg)
     takeover_t t = *(takeover_t *)arg;
     free(arg);
     epoll_engine_t *engine = t.loop->engine;
-    uint64_t expected = t.word;
     /* The handler may have returned while this thread started: then the
      * loop is still its thread's, and this one has nothing to do. */
-    if (atomic_compare_exchange_strong(&t.loop->lend, &expected, t.word - LEND_LENT))
+    if (mcp_lend_settle(&t.loop->lend, t.word))
         run_loop(t.loop, true);
     loop_thread_done(engine);
     return NULL;
@@ -1255,8 +1243,7 @@ static void take_over(loop_t *loop, uint64_t word)
 /* Should the watchdog take the loop from its lent thread (lend.h)? */
 static bool lent_too_long(loop_t *loop, uint64_t word, int64_t now)
 {
-    return (word & LEND_LENT) && word != loop->watched &&
-           mcp_lend_overdue(&loop->watch, word, now);
+    return word != loop->watched && mcp_lend_overdue(&loop->watch, word, now);
 }
 
 /* The watchdog's look at every loop (lend.h). */
@@ -1278,7 +1265,7 @@ static bool any_lent(void *arg)
 {
     epoll_engine_t *engine = arg;
     for (unsigned i = 0; i < engine->n_loops; i++)
-        if (atomic_load(&engine->loops[i].lend) & LEND_LENT)
+        if (atomic_load(&engine->loops[i].lend) & MCP_LEND_LENT)
             return true;
     return false;
 }

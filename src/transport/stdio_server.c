@@ -506,11 +506,6 @@ static int stop_fd_of(mcp_server_t *srv)
  * waits for it as it waits for the pool.
  * ------------------------------------------------------------------------ */
 
-/* A run's lend word: a sequence number counting the handlers its reader
- * was lent to, and whether it is lent now. */
-#define LEND_LENT 1u
-#define LEND_SEQ_ONE 2u
-
 typedef struct stdio_run {
     atomic_int refs; /* the caller's, and one per reader thread */
     mcp_server_t *srv;
@@ -531,7 +526,7 @@ typedef struct stdio_run {
     int rc;
 
     mcp_lender_t lender;
-    _Atomic uint64_t lend; /* LEND_LENT, and the sequence number */
+    _Atomic uint64_t lend; /* the lend word (lend.h) */
     mcp_lend_watch_t watch;
     uint64_t watched; /* the watchdog's: the lend it took the reading from */
     /* Started by the first lend (the reader's), stopped by the caller once
@@ -575,19 +570,16 @@ static bool lend_begin(mcp_lender_t *self)
         return false;
     if (!r->watchdog.started && !mcp_lend_watchdog_start(&r->watchdog))
         return false; /* no watchdog, no lending: the pool */
-    lent_word = atomic_load_explicit(&r->lend, memory_order_relaxed) + LEND_SEQ_ONE + LEND_LENT;
-    mcp_lend_watch_lent(&r->watch);
-    atomic_store(&r->lend, lent_word); /* sequentially consistent (lend.h) */
-    mcp_lend_watchdog_lent(&r->watchdog);
+    lent_word = mcp_lend_begin(&r->lend, &r->watch, &r->watchdog);
     return true;
 }
 
 static bool lend_end(mcp_lender_t *self)
 {
     stdio_run_t *r = run_of(self);
-    uint64_t expected = lent_word;
+    uint64_t word = lent_word;
     lent_word = 0;
-    if (atomic_compare_exchange_strong(&r->lend, &expected, expected - LEND_LENT))
+    if (mcp_lend_settle(&r->lend, word))
         return true;
     lent_away = true; /* another thread reads now */
     current_run = NULL;
@@ -788,10 +780,9 @@ static void *take_over_main(void *arg)
 {
     takeover_t t = *(takeover_t *)arg;
     free(arg);
-    uint64_t expected = t.word;
     /* The handler may have returned while this thread started: then the
      * reading is still its thread's, and this one has nothing to do. */
-    if (atomic_compare_exchange_strong(&t.r->lend, &expected, t.word - LEND_LENT))
+    if (mcp_lend_settle(&t.r->lend, t.word))
         read_input(t.r);
     reader_done(t.r);
     return NULL;
@@ -815,7 +806,7 @@ static uint64_t watch_reader(void *arg, int64_t now)
 {
     stdio_run_t *r = arg;
     uint64_t word = atomic_load(&r->lend);
-    if ((word & LEND_LENT) && word != r->watched && mcp_lend_overdue(&r->watch, word, now))
+    if (word != r->watched && mcp_lend_overdue(&r->watch, word, now))
         take_over(r, word);
     return word;
 }
@@ -823,7 +814,7 @@ static uint64_t watch_reader(void *arg, int64_t now)
 static bool reader_lent(void *arg)
 {
     stdio_run_t *r = arg;
-    return atomic_load(&r->lend) & LEND_LENT;
+    return atomic_load(&r->lend) & MCP_LEND_LENT;
 }
 
 /* ------------------------------------------------------------------------
