@@ -47,6 +47,7 @@
 #include "mcp/mcp.h"
 #include "schema_check.h"
 #include "test_clock.h"
+#include "thread_gone.h"
 
 #define REVISION "2026-07-28"
 #define PATIENCE_MS 10000 /* how long to wait for something that must happen */
@@ -879,7 +880,10 @@ static void test_lent_thread(void **state)
     assert_int_equal(echo_ran_on(a, "echo", 8), new_loop_thread);
 
     /* "block" held its thread too long: its next call goes to the pool
-     * (it returns at once now), while "echo" still runs on the loop. */
+     * (it returns at once now), while "echo" still runs on the loop. That
+     * is settled when its thread, the loop's old one, is done with it:
+     * the answer above goes out before. */
+    assert_true(thread_gone_within(loop_thread, PATIENCE_MS));
     call_ok(a, "block", 9, "pooled");
     assert_int_not_equal(atomic_load(&block_thread), new_loop_thread);
     assert_int_equal(echo_ran_on(b, "echo", 10), new_loop_thread);

@@ -31,6 +31,7 @@
 #include "modern_request.h"
 #include "schema_check.h"
 #include "test_clock.h"
+#include "thread_gone.h"
 
 typedef struct run {
     mcp_server_t *srv;
@@ -559,7 +560,10 @@ static void test_handlers_run_on_the_reader(void **state)
     assert_int_equal(atomic_load(&block_cancelled), 0);
 
     /* It held the reader too long: its next call runs on the pool (it
-     * returns at once now), while "echo" still runs on the reader. */
+     * returns at once now), while "echo" still runs on the reader. That
+     * is settled when its thread, the old reader, is done with it: the
+     * answer above goes out before. */
+    assert_true(thread_gone_within(reader, PATIENCE_MS));
     send_call(&r, 8, "block", "pooled");
     expect_echo(&r, 8, "pooled");
     assert_int_not_equal(atomic_load(&block_thread), new_reader);
